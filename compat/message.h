@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * message.h - dbus1 → kdbus translation of one message: the kdbus_msg and
+ * its SEND items for a (validated, header-rewritten) dbus1 message, and the
+ * mapping between unique names ":1.N" and kdbus connection ids.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compat/wire.h"
+#include "kdbus/kdbus.h"
+
+/* room for a kdbus_msg with every SEND item the bridge uses, except fds */
+#define MESSAGE_KMSG_BASE_SIZE 1024
+
+/**
+ * struct MessageTarget - where a dbus1 message goes, decided from its
+ * DESTINATION field
+ * @dst_id:	the kdbus dst_id (a connection id, KDBUS_DST_ID_NAME or
+ *		KDBUS_DST_ID_BROADCAST)
+ * @dst_name:	the well-known name for KDBUS_DST_ID_NAME, else NULL
+ */
+typedef struct MessageTarget {
+	uint64_t dst_id;
+	const char *dst_name;
+	size_t dst_name_len;
+} MessageTarget;
+
+/**
+ * message_unique_name_to_id() - parse ":1.N"
+ *
+ * Return: true and *ret_id = N if @s is a unique name of this bus.
+ */
+bool message_unique_name_to_id(const char *s, size_t len, uint64_t *ret_id);
+
+/**
+ * message_unique_name_format() - write ":1.N" for connection @id
+ * Return: the length written (without NUL); @buf must hold 24 bytes.
+ */
+size_t message_unique_name_format(char *buf, uint64_t id);
+
+/**
+ * message_target() - kdbus destination of a parsed message
+ *
+ * Return: 0, -ENXIO for a unique name that no connection can have
+ * (":1.N" with N not a valid id, or another bus's prefix).
+ */
+int message_target(const WireHeader *h, MessageTarget *ret);
+
+/**
+ * message_kmsg_size() - bytes needed for the kdbus_msg of a message
+ */
+size_t message_kmsg_size(const MessageTarget *t, size_t n_fds, size_t bloom_size);
+
+/**
+ * struct MessageSendParts - the pieces of one outgoing message
+ */
+typedef struct MessageSendParts {
+	const uint8_t *header;		/* rewritten header */
+	size_t header_len;
+	const uint8_t *body;
+	size_t body_len;
+	const int *fds;
+	size_t n_fds;
+	const uint64_t *bloom;		/* broadcasts only */
+	size_t bloom_size;		/* bytes */
+	uint64_t timeout_ns;		/* absolute deadline for calls expecting a reply */
+} MessageSendParts;
+
+/**
+ * message_kmsg_build() - fill a kdbus_msg for KDBUS_CMD_SEND
+ * @h:		parsed dbus1 header (type, flags, serial, reply serial)
+ * @t:		its destination
+ * @p:		payload, fds, bloom filter, deadline
+ * @buf:	8-byte aligned, at least message_kmsg_size() bytes
+ *
+ * Return: the kdbus_msg in @buf.
+ */
+struct kdbus_msg *message_kmsg_build(const WireHeader *h, const MessageTarget *t,
+				     const MessageSendParts *p, void *buf);

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bus.c - the bus as the daemon runs it: one libevent loop, one kdbus bus,
+ * the driver, the listeners, the clients.
+ *
+ * Dispatch order: client input is handled as it is read (each message is
+ * SENT to the core right away); the core's wakeups only put clients on the
+ * ready list, and one event drains that list after the readable sockets of
+ * this loop iteration were served, so output to each client is written in
+ * batches.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
+
+#include "daemon/bus.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/listen-socket.h"
+#include "daemon/log.h"
+#include "daemon/monitor.h"
+#include "policy/config.h"
+#include "util/macro.h"
+
+uint64_t bus_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t bus_reply_deadline(Bus *bus) {
+	if (bus->limits.reply_timeout < 0)
+		return UINT64_MAX;
+	/* the coarse clock is read from the vDSO: no syscall per message */
+	return bus_now_ns() + (uint64_t) bus->limits.reply_timeout * 1000000ULL;
+}
+
+Client *bus_find_client(Bus *bus, uint64_t id) {
+	return idmap_get(&bus->clients_by_id, id);
+}
+
+void bus_schedule_ready(Bus *bus, Client *c) {
+	if (!list_is_linked(&c->ready_link))
+		list_link_tail(&bus->ready, &c->ready_link);
+	event_active(bus->ev_ready, EV_TIMEOUT, 0);
+}
+
+void bus_schedule_driver(Bus *bus) {
+	bus->driver_pending = true;
+	event_active(bus->ev_ready, EV_TIMEOUT, 0);
+}
+
+int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
+	return 1;
+}
+
+static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
+	Bus *bus = userdata;
+
+	if (bus->driver_pending) {
+		bus->driver_pending = false;
+		driver_dispatch(bus->driver);
+	}
+
+	/* client_flush() may close clients and wake others: always take the head */
+	for (unsigned n = 0; !list_is_empty(&bus->ready) && n < 100000; n++) {
+		Client *c = list_first_entry(&bus->ready, Client, ready_link);
+		list_unlink(&c->ready_link);
+		client_flush(c);
+	}
+}
+
+static void bus_on_timeout(evutil_socket_t fd, short what, void *userdata) {
+	Bus *bus = userdata;
+	uint64_t next;
+
+	bus->timeout_deadline = 0;
+	next = kdbus_bus_dispatch_timeouts(bus->kbus, bus_now_ns() + 1000000);
+	if (next) {
+		uint64_t now = bus_now_ns();
+		uint64_t d = next > now ? next - now : 0;
+		struct timeval tv = { .tv_sec = d / 1000000000ULL, .tv_usec = (d % 1000000000ULL) / 1000 };
+		bus->timeout_deadline = next;
+		evtimer_add(bus->ev_timeout, &tv);
+	}
+}
+
+static void bus_set_timer(KdbusBus *kbus, uint64_t deadline, void *userdata) {
+	Bus *bus = userdata;
+
+	if (deadline == 0 || deadline == UINT64_MAX)
+		return;
+	if (bus->timeout_deadline && bus->timeout_deadline <= deadline)
+		return;
+	uint64_t now = bus_now_ns();
+	uint64_t d = deadline > now ? deadline - now : 0;
+	struct timeval tv = { .tv_sec = d / 1000000000ULL, .tv_usec = (d % 1000000000ULL) / 1000 + 1000 };
+	bus->timeout_deadline = deadline;
+	evtimer_add(bus->ev_timeout, &tv);
+}
+
+/* ---- listeners ------------------------------------------------------------ */
+
+static void bus_pause_listeners(Bus *bus) {
+	for (size_t i = 0; i < bus->n_listeners; i++)
+		if (!bus->listeners[i]->paused) {
+			event_del(bus->listeners[i]->ev);
+			bus->listeners[i]->paused = true;
+		}
+}
+
+void bus_resume_listeners(Bus *bus) {
+	for (size_t i = 0; i < bus->n_listeners; i++)
+		if (bus->listeners[i]->paused) {
+			event_add(bus->listeners[i]->ev, NULL);
+			bus->listeners[i]->paused = false;
+		}
+}
+
+static void bus_expire_oldest_incomplete(Bus *bus) {
+	Client *c;
+
+	list_for_each_entry(c, &bus->clients, link) {
+		if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH || c->state == CLIENT_AWAIT_HELLO) {
+			log_warning("Connection has not authenticated soon enough, closing it "
+				    "(max_incomplete_connections=%" PRIu64 ")",
+				    bus->limits.max_incomplete_connections);
+			client_close(c, "too many incomplete connections");
+			return;
+		}
+	}
+}
+
+static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
+	Listener *l = userdata;
+	Bus *bus = l->bus;
+
+	for (int i = 0; i < 64; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+				return;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				log_warning("Cannot accept connection: %s; pausing until a connection closes",
+					    strerror(errno));
+				bus_pause_listeners(bus);
+				return;
+			}
+			log_warning("accept() failed: %m");
+			return;
+		}
+		if (bus->n_incomplete >= bus->limits.max_incomplete_connections)
+			bus_expire_oldest_incomplete(bus);
+
+		Client *c;
+		int r = client_new(&c, bus, cfd, listen_socket_is_unix(l->socket),
+				   listen_socket_nonce(l->socket));
+		if (r < 0)
+			log_warning_errno(r, "Cannot set up new connection: %m");
+	}
+}
+
+static int bus_add_listener(Bus *bus, ListenSocket *s) {
+	Listener **n = realloc(bus->listeners, (bus->n_listeners + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	bus->listeners = n;
+	Listener *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->bus = bus;
+	l->socket = s;
+	l->ev = event_new(bus->base, listen_socket_fd(s), EV_READ | EV_PERSIST, bus_on_accept, l);
+	if (!l->ev) {
+		free(l);
+		return -ENOMEM;
+	}
+	event_add(l->ev, NULL);
+	bus->listeners[bus->n_listeners++] = l;
+	return 0;
+}
+
+static int strv_append_address(char **acc, const char *addr, const char *guid) {
+	char *n;
+	if (asprintf(&n, "%s%s%s,guid=%s", *acc ? *acc : "", *acc ? ";" : "", addr, guid) < 0)
+		return -ENOMEM;
+	free(*acc);
+	*acc = n;
+	return 0;
+}
+
+/**
+ * bus_listen() - open every listen address
+ * @addresses:	the config's <listen> entries (or the --address list)
+ * @ret_address: the connectable addresses with guid, ';'-separated
+ */
+int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address) {
+	_cleanup_free_ char *all = NULL;
+	char *fallback[2] = { (char *) fallback_address, NULL };
+	int r;
+
+	if (!addresses || !addresses[0])
+		addresses = fallback;
+	if (!addresses[0])
+		return log_error_errno(-EINVAL, "No addresses to listen on");
+
+	for (char **a = addresses; *a; a++) {
+		ListenSocket **socks = NULL;
+		size_t n = 0;
+		_cleanup_free_ char *error = NULL;
+
+		r = listen_address_open(*a, &socks, &n, &error);
+		if (r < 0)
+			return log_error_errno(r, "Failed to listen on \"%s\": %s", *a, error ? error : strerror(-r));
+		for (size_t i = 0; i < n; i++) {
+			r = strv_append_address(&all, listen_socket_address(socks[i]), bus->guid);
+			if (r >= 0)
+				r = bus_add_listener(bus, socks[i]);
+			if (r < 0) {
+				for (size_t j = i; j < n; j++)
+					listen_socket_free(socks[j]);
+				free(socks);
+				return r;
+			}
+		}
+		free(socks);
+	}
+	*ret_address = TAKE_PTR(all);
+	return 0;
+}
+
+int bus_adopt_systemd_sockets(Bus *bus, char **ret_address) {
+	_cleanup_free_ char *all = NULL;
+	int n = sd_listen_fds(true);
+	int r;
+
+	if (n < 0)
+		return log_error_errno(n, "Failed to get sockets from systemd: %m");
+	if (n == 0)
+		return log_error_errno(-ENOENT, "No sockets passed by systemd");
+	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		ListenSocket *s;
+		r = listen_socket_from_fd(fd, &s);
+		if (r < 0)
+			return log_error_errno(r, "Socket %d passed by systemd is not usable: %m", fd);
+		r = strv_append_address(&all, listen_socket_address(s), bus->guid);
+		if (r >= 0)
+			r = bus_add_listener(bus, s);
+		if (r < 0) {
+			listen_socket_free(s);
+			return r;
+		}
+	}
+	*ret_address = TAKE_PTR(all);
+	return 0;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static void bus_on_signal(evutil_socket_t sig, short what, void *userdata) {
+	Bus *bus = userdata;
+
+	if (sig == SIGHUP) {
+		_cleanup_free_ char *error = NULL;
+		int r = bus_reload(bus, &error);
+		if (r < 0)
+			log_error("Unable to reload configuration: %s", error ? error : strerror(-r));
+		return;
+	}
+	log_info("Exiting on signal %d", (int) sig);
+	event_base_loopbreak(bus->base);
+}
+
+static void bus_limits_from_config(BusLimits *l, const BusConfig *c) {
+	const BusConfigLimits *cl = &c->limits;
+
+	*l = (BusLimits) {
+		.max_incoming_bytes = cl->max_incoming_bytes,
+		.max_incoming_unix_fds = cl->max_incoming_unix_fds,
+		.max_outgoing_bytes = cl->max_outgoing_bytes,
+		.max_outgoing_unix_fds = cl->max_outgoing_unix_fds,
+		.max_message_size = cl->max_message_size,
+		.max_message_unix_fds = cl->max_message_unix_fds,
+		.service_start_timeout = cl->service_start_timeout,
+		.auth_timeout = cl->auth_timeout,
+		.pending_fd_timeout = cl->pending_fd_timeout,
+		.max_completed_connections = cl->max_completed_connections,
+		.max_incomplete_connections = cl->max_incomplete_connections,
+		.max_connections_per_user = cl->max_connections_per_user,
+		.max_pending_service_starts = cl->max_pending_service_starts,
+		.max_names_per_connection = cl->max_names_per_connection,
+		.max_match_rules_per_connection = cl->max_match_rules_per_connection,
+		.max_replies_per_connection = cl->max_replies_per_connection,
+		.reply_timeout = cl->reply_timeout,
+	};
+}
+
+static int bus_apply_limits(Bus *bus) {
+	const BusLimits *l = &bus->limits;
+	KdbusLimits kl = {
+		.max_names_per_conn = l->max_names_per_connection + 1,
+		/* one dbus1 rule takes at most six kdbus matches under one cookie */
+		.max_matches_per_conn = l->max_match_rules_per_connection * 6 + 16,
+		.max_requests_pending = l->max_replies_per_connection,
+		.max_msgs_per_conn = 1u << 22,
+		.max_conns_per_user = l->max_connections_per_user,
+		.max_fds_per_msg = l->max_message_unix_fds,
+		.max_payload_size = l->max_message_size,
+		.max_msg_size = 16 * 1024,
+	};
+	if (!kl.max_requests_pending)
+		kl.max_requests_pending = 1;
+	return kdbus_bus_set_limits(bus->kbus, &kl);
+}
+
+static int bus_make_kdbus(Bus *bus) {
+	struct {
+		struct kdbus_cmd cmd;
+		uint8_t items[256];
+	} _Alignas(8) mk = {};
+	struct kdbus_item *it = mk.cmd.items;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%u-busbridge-%d", (unsigned) geteuid(), (int) getpid());
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
+	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
+	it->bloom_parameter.size = 64;
+	it->bloom_parameter.n_hash = 8;
+	it = KDBUS_ITEM_NEXT(it);
+	it->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+	it->type = KDBUS_ITEM_MAKE_NAME;
+	strcpy(it->str, name);
+	it = KDBUS_ITEM_NEXT(it);
+	mk.cmd.size = (uint8_t *) it - (uint8_t *) &mk.cmd;
+	mk.cmd.flags = KDBUS_MAKE_ACCESS_WORLD;
+	return kdbus_cmd_bus_make(KDBUS_BACKEND_USERSPACE, &mk.cmd, &bus->kbus);
+}
+
+static void bus_read_machine_id(Bus *bus) {
+	_cleanup_fclose_ FILE *f = fopen("/etc/machine-id", "re");
+	if (!f)
+		f = fopen("/var/lib/dbus/machine-id", "re");
+	if (f && fgets(bus->machine_id, sizeof(bus->machine_id), f) && strlen(bus->machine_id) == 32)
+		return;
+	/* no machine id: a stable one is better than none */
+	snprintf(bus->machine_id, sizeof(bus->machine_id), "%s", bus->guid);
+}
+
+int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file) {
+	_cleanup_(bus_freep) Bus *bus = NULL;
+	uint8_t rnd[16];
+	int r;
+
+	bus = calloc(1, sizeof(*bus));
+	if (!bus)
+		return -ENOMEM;
+	bus->base = base;
+	list_init(&bus->clients);
+	list_init(&bus->ready);
+	bus->config = config;
+	bus->is_system = config->type && streq(config->type, "system");
+	bus->allow_anonymous = config->allow_anonymous;
+	bus->auth_mechanisms = config->auth && config->auth[0] ? config->auth : NULL;
+	if (config_file && !(bus->config_file = strdup(config_file)))
+		return -ENOMEM;
+	bus_limits_from_config(&bus->limits, config);
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return -errno;
+	for (size_t i = 0; i < 16; i++)
+		sprintf(bus->guid + 2 * i, "%02x", rnd[i]);
+	bus_read_machine_id(bus);
+
+	r = bus_make_kdbus(bus);
+	if (r < 0)
+		return log_error_errno(r, "Cannot create the bus: %m");
+	r = bus_apply_limits(bus);
+	if (r < 0)
+		return r;
+	kdbus_bus_set_timer(bus->kbus, bus_set_timer, bus);
+
+	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
+	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);
+	bus->ev_sigterm = evsignal_new(base, SIGTERM, bus_on_signal, bus);
+	bus->ev_sigint = evsignal_new(base, SIGINT, bus_on_signal, bus);
+	bus->ev_sighup = evsignal_new(base, SIGHUP, bus_on_signal, bus);
+	if (!bus->ev_ready || !bus->ev_timeout || !bus->ev_sigterm || !bus->ev_sigint || !bus->ev_sighup)
+		return -ENOMEM;
+	event_add(bus->ev_sigterm, NULL);
+	event_add(bus->ev_sigint, NULL);
+	event_add(bus->ev_sighup, NULL);
+
+	r = driver_new(&bus->driver, bus);
+	if (r < 0)
+		return log_error_errno(r, "Cannot set up the bus driver: %m");
+
+	*ret = TAKE_PTR(bus);
+	return 0;
+}
+
+Bus *bus_free(Bus *bus) {
+	if (!bus)
+		return NULL;
+	while (!list_is_empty(&bus->clients))
+		client_free(list_first_entry(&bus->clients, Client, link));
+	monitor_free(bus);
+	bus->driver = driver_free(bus->driver);
+	for (size_t i = 0; i < bus->n_listeners; i++) {
+		event_free(bus->listeners[i]->ev);
+		listen_socket_free(bus->listeners[i]->socket);
+		free(bus->listeners[i]);
+	}
+	free(bus->listeners);
+	bus->kbus = kdbus_bus_close(bus->kbus);
+	idmap_done(&bus->clients_by_id);
+	if (bus->ev_ready)
+		event_free(bus->ev_ready);
+	if (bus->ev_timeout)
+		event_free(bus->ev_timeout);
+	if (bus->ev_sigterm)
+		event_free(bus->ev_sigterm);
+	if (bus->ev_sigint)
+		event_free(bus->ev_sigint);
+	if (bus->ev_sighup)
+		event_free(bus->ev_sighup);
+	strv_free(bus->activation_env);
+	bus_config_free(bus->config);
+	free(bus->config_file);
+	free(bus);
+	return NULL;
+}
+
+/**
+ * bus_reload() - re-read the configuration file.  The new configuration is
+ * loaded aside and swapped in only if it is valid; a broken file keeps the
+ * running configuration and reports the error.
+ */
+int bus_reload(Bus *bus, char **ret_error) {
+	BusConfig *c = NULL;
+	int r;
+
+	if (!bus->config_file)
+		return 0;
+	r = bus_config_load(bus->config_file, &c, ret_error);
+	if (r < 0)
+		return r;
+	bus_config_free(bus->config);
+	bus->config = c;
+	bus->allow_anonymous = c->allow_anonymous;
+	bus->auth_mechanisms = c->auth && c->auth[0] ? c->auth : NULL;
+	bus_limits_from_config(&bus->limits, c);
+	(void) bus_apply_limits(bus);
+	log_info("Reloaded configuration");
+	return 0;
+}
+
+int bus_run(Bus *bus) {
+	int r = event_base_dispatch(bus->base);
+	return r < 0 ? -EIO : 0;
+}

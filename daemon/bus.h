@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * bus.h - the bus as the daemon runs it: the libevent loop, the kdbus bus
+ * it routes through, the driver's connection, the listeners and every
+ * client.  One Bus per process.
+ */
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kdbus/bus.h"
+#include "util/idmap.h"
+#include "util/list.h"
+
+typedef struct BusConfig BusConfig;
+typedef struct Client Client;
+typedef struct Driver Driver;
+typedef struct ListenSocket ListenSocket;
+
+/**
+ * struct BusLimits - dbus-daemon's <limit>s, in the units dbus-daemon uses
+ * (bytes, counts, milliseconds); copied from the config at start and reload.
+ */
+typedef struct BusLimits {
+	uint64_t max_incoming_bytes;
+	uint64_t max_incoming_unix_fds;
+	uint64_t max_outgoing_bytes;
+	uint64_t max_outgoing_unix_fds;
+	uint64_t max_message_size;
+	uint64_t max_message_unix_fds;
+	uint64_t service_start_timeout;
+	uint64_t auth_timeout;
+	uint64_t pending_fd_timeout;
+	uint64_t max_completed_connections;
+	uint64_t max_incomplete_connections;
+	uint64_t max_connections_per_user;
+	uint64_t max_pending_service_starts;
+	uint64_t max_names_per_connection;
+	uint64_t max_match_rules_per_connection;
+	uint64_t max_replies_per_connection;
+	int64_t reply_timeout;	/* < 0: none */
+} BusLimits;
+
+typedef struct Listener {
+	struct Bus *bus;
+	ListenSocket *socket;
+	struct event *ev;
+	bool paused;		/* accept() paused on EMFILE/ENFILE or by limits */
+} Listener;
+
+typedef struct Bus {
+	struct event_base *base;
+	BusConfig *config;
+	char *config_file;
+	BusLimits limits;
+	bool is_system;
+	bool systemd_activation;
+	bool allow_anonymous;
+	char **auth_mechanisms;	/* <auth>, NULL = every mechanism */
+	char guid[33];		/* server GUID, 32 hex digits */
+	char machine_id[33];
+
+	KdbusBus *kbus;
+	Driver *driver;
+
+	Listener **listeners;
+	size_t n_listeners;
+
+	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
+	List clients;		/* every client */
+	List ready;		/* clients with kdbus messages to write */
+	struct event *ev_ready;
+	struct event *ev_timeout;	/* kdbus reply deadlines */
+	uint64_t timeout_deadline;
+	struct event *ev_sigterm, *ev_sigint, *ev_sighup;
+
+	unsigned n_incomplete;	/* connections before Hello */
+	unsigned n_complete;	/* connections after Hello */
+	char **activation_env;	/* UpdateActivationEnvironment */
+
+	struct Eavesdrop *eavesdrop;	/* shared monitor for eavesdrop=true rules */
+	struct ServiceRegistry *services;
+	bool driver_pending;		/* the driver's queue needs a dispatch */
+
+	uint64_t stats_messages;
+} Bus;
+
+int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);
+Bus *bus_free(Bus *bus);
+int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address);
+int bus_adopt_systemd_sockets(Bus *bus, char **ret_address);
+int bus_reload(Bus *bus, char **ret_error);
+int bus_run(Bus *bus);
+
+void bus_schedule_ready(Bus *bus, Client *c);
+void bus_schedule_driver(Bus *bus);
+/* policy decisions of the daemon: 1 allow, 0 deny */
+int bus_policy_check_own(Bus *bus, Client *c, const char *name);
+uint64_t bus_now_ns(void);
+uint64_t bus_reply_deadline(Bus *bus);
+Client *bus_find_client(Bus *bus, uint64_t id);
+void bus_resume_listeners(Bus *bus);
+
+DEFINE_CLEANUP(Bus *, bus_free);

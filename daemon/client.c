@@ -1,0 +1,1115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * client.c - one classic D-Bus connection.
+ *
+ * Input: bytes are read into one buffer (recvmsg with SCM_RIGHTS), framed,
+ * validated and handed on: before Hello to the SASL state machine, then
+ * each message is header-rewritten (sender set, unknown fields dropped) and
+ * SENT to the core with the body bytes as they came.  Messages to
+ * org.freedesktop.DBus go to the driver's connection, and the driver runs
+ * before the next message of this client is looked at, so a client's
+ * messages take effect in order.
+ *
+ * Output: the core wakes the client when its queue becomes non-empty; the
+ * client RECVs slices and writes them with one sendmsg() per batch,
+ * straight from the payload the core shares between receivers.  While the
+ * socket is full it stops RECVing, so messages wait in the core, where
+ * quotas apply to their senders.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include "compat/auth.h"
+#include "compat/bloom.h"
+#include "compat/match-rule.h"
+#include "compat/message.h"
+#include "daemon/bus.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/log.h"
+#include "daemon/monitor.h"
+#include "daemon/peer-creds.h"
+#include "policy/config.h"
+#include "util/macro.h"
+
+#define CLIENT_READ_MIN (64 * 1024)
+#define CLIENT_RBUF_KEEP (1024 * 1024)
+#define CLIENT_READ_BUDGET (256 * 1024)
+#define CLIENT_OUT_MAX 128		/* messages in flight to the socket */
+#define CLIENT_OUT_BYTES_MAX (4 * 1024 * 1024)
+#define CLIENT_MAX_FDS_PER_READ 253
+#define CLIENT_IOV_MAX 64
+
+static void client_update_events(Client *c);
+static int client_process_input(Client *c);
+
+const char *client_name(const Client *c) {
+	return c->unique_name_len ? c->unique_name : "(not registered)";
+}
+
+static void client_out_release(Client *c, ClientOut *o) {
+	if (o->slice && c->conn) {
+		struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = o->slice };
+		(void) kdbus_cmd_free(c->conn, &cmd);
+	}
+	for (unsigned i = 0; i < o->n_fds; i++)
+		safe_close(o->fds[i]);
+	free(o->owned);
+	*o = (ClientOut) {};
+}
+
+static void client_drop_output(Client *c) {
+	while (c->out_n) {
+		client_out_release(c, &c->out[c->out_head]);
+		c->out_head = (c->out_head + 1) % c->out_cap;
+		c->out_n--;
+	}
+	c->out_bytes = 0;
+}
+
+static void client_drop_input_fds(Client *c) {
+	for (size_t i = 0; i < c->n_in_fds; i++)
+		safe_close(c->in_fds[i]);
+	c->n_in_fds = 0;
+}
+
+static void client_creds_done(ClientCreds *cr) {
+	free(cr->groups);
+	free(cr->label);
+	safe_close(cr->pidfd);
+	*cr = (ClientCreds) { .pidfd = -1 };
+}
+
+Client *client_free(Client *c) {
+	if (!c)
+		return NULL;
+	Bus *bus = c->bus;
+
+	if (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_AUTH || c->state == CLIENT_NONCE)
+		bus->n_incomplete--;
+	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
+		bus->n_complete--;
+
+	if (bus->driver)
+		driver_forget_client(bus->driver, c);
+	monitor_forget_client(bus, c);
+	if (c->id)
+		idmap_remove(&bus->clients_by_id, c->id);
+	list_unlink(&c->link);
+	list_unlink(&c->ready_link);
+
+	client_drop_output(c);
+	free(c->out);
+	client_drop_input_fds(c);
+	free(c->in_fds);
+	free(c->rbuf);
+
+	ClientMatch *m, *n;
+	list_for_each_entry_safe(m, n, &c->matches, link) {
+		list_unlink(&m->link);
+		match_rule_free(m->rule);
+		free(m);
+	}
+	for (size_t i = 0; i < c->n_monitor_rules; i++)
+		match_rule_free(c->monitor_rules[i]);
+	free(c->monitor_rules);
+
+	c->conn = kdbus_conn_close(c->conn);
+	auth_free(c->auth);
+	if (c->ev_timeout)
+		event_free(c->ev_timeout);
+	if (c->ev)
+		event_free(c->ev);
+	safe_close(c->fd);
+	client_creds_done(&c->creds);
+	free(c);
+
+	bus_resume_listeners(bus);
+	return NULL;
+}
+
+/* client_close() - disconnect, logging the reason once */
+void client_close(Client *c, const char *reason) {
+	if (reason)
+		log_debug("closing connection %s (uid %u pid %d): %s", client_name(c),
+			  (unsigned) c->creds.uid, (int) c->creds.pid, reason);
+	client_free(c);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static size_t iov_total(const struct iovec *iov, size_t n) {
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+static int client_out_push(Client *c, ClientOut *o) {
+	if (c->out_n == c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap * 2 : 16;
+		ClientOut *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->out_n; i++)
+			n[i] = c->out[(c->out_head + i) % c->out_cap];
+		free(c->out);
+		c->out = n;
+		c->out_head = 0;
+		c->out_cap = cap;
+	}
+	c->out[(c->out_head + c->out_n) % c->out_cap] = *o;
+	c->out_n++;
+	c->out_bytes += o->len;
+	if (c->out_bytes > c->peak_out_bytes)
+		c->peak_out_bytes = c->out_bytes;
+	return 0;
+}
+
+int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
+	ClientOut o = {
+		.owned = msg,
+		.iov[0] = { .iov_base = msg, .iov_len = len },
+		.n_iov = 1,
+		.len = len,
+	};
+	int r = client_out_push(c, &o);
+	if (r < 0)
+		free(msg);
+	return r;
+}
+
+/* write as much of the output ring as the socket takes; -EPIPE etc. on error */
+static int client_write(Client *c) {
+	while (c->out_n) {
+		struct iovec iov[CLIENT_IOV_MAX];
+		size_t n_iov = 0, idx = c->out_head;
+		union {
+			struct cmsghdr cm;
+			uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
+		} control;
+		struct msghdr mh = {};
+		ClientOut *first = &c->out[idx];
+
+		/* a message's fds travel with its first byte: one such message
+		 * per sendmsg(), and only at the start of the batch */
+		for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
+			ClientOut *o = &c->out[(idx + i) % c->out_cap];
+			size_t skip = o->sent;
+
+			if (i > 0 && o->n_fds)
+				break;
+			for (unsigned k = 0; k < o->n_iov; k++) {
+				if (skip >= o->iov[k].iov_len) {
+					skip -= o->iov[k].iov_len;
+					continue;
+				}
+				iov[n_iov].iov_base = (uint8_t *) o->iov[k].iov_base + skip;
+				iov[n_iov].iov_len = o->iov[k].iov_len - skip;
+				n_iov++;
+				skip = 0;
+			}
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = n_iov;
+		if (first->n_fds && first->sent == 0) {
+			mh.msg_control = control.buf;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * first->n_fds);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * first->n_fds);
+			memcpy(CMSG_DATA(cm), first->fds, sizeof(int) * first->n_fds);
+		}
+
+		ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+
+		size_t left = k;
+		while (c->out_n && left > 0) {
+			ClientOut *o = &c->out[c->out_head];
+			size_t rest = o->len - o->sent;
+			if (left < rest) {
+				o->sent += left;
+				left = 0;
+				break;
+			}
+			left -= rest;
+			c->out_bytes -= o->len;
+			client_out_release(c, o);
+			c->out_head = (c->out_head + 1) % c->out_cap;
+			c->out_n--;
+			c->stats_out_messages++;
+		}
+		/* zero-length messages cannot exist, but be safe */
+		while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
+			client_out_release(c, &c->out[c->out_head]);
+			c->out_head = (c->out_head + 1) % c->out_cap;
+			c->out_n--;
+		}
+		if ((size_t) k < iov_total(iov, n_iov))
+			return 0;	/* short write: the socket is full */
+	}
+	return 0;
+}
+
+static bool client_sender_has_name(void *userdata, const char *name) {
+	uint64_t sender_id = *(uint64_t *) ((void **) userdata)[1];
+	Client *c = ((void **) userdata)[0];
+	struct {
+		struct kdbus_cmd_info cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} _Alignas(8) q = {};
+	size_t l = strlen(name);
+
+	if (l > 255 || !c->conn)
+		return false;
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	if (kdbus_cmd_conn_info(c->conn, &q.cmd) < 0)
+		return false;
+	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
+	bool is = info->id == sender_id;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_cmd_free(c->conn, &f);
+	return is;
+}
+
+static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+				bool monitor, bool eavesdrop_only) {
+	void *ud[2] = { c, &sender_id };
+	MatchContext ctx = {
+		.sender = h->sender.s,
+		.sender_has_name = client_sender_has_name,
+		.userdata = ud,
+		.receiver = c->unique_name_len ? c->unique_name : NULL,
+	};
+
+	if (monitor) {
+		if (c->n_monitor_rules == 0)
+			return true;
+		for (size_t i = 0; i < c->n_monitor_rules; i++)
+			if (match_rule_matches(c->monitor_rules[i], h, body, &ctx))
+				return true;
+		return false;
+	}
+
+	ClientMatch *m;
+	list_for_each_entry(m, &c->matches, link)
+		if ((!eavesdrop_only || m->eavesdrop) && match_rule_matches(m->rule, h, body, &ctx))
+			return true;
+	return false;
+}
+
+static bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+			     bool monitor) {
+	return client_match_any_of(c, h, body, sender_id, monitor, false);
+}
+
+bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id) {
+	return client_match_any_of(c, h, body, sender_id, false, true);
+}
+
+static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
+	WireHeader h;
+
+	if (broadcast) {
+		/* exact dbus1 matching of a signal the bus synthesizes */
+		if (wire_header_parse(msg, len, &h) < 0 ||
+		    !client_match_any(c, &h, msg + h.header_len, 0, c->state == CLIENT_MONITOR)) {
+			free(msg);
+			return 0;
+		}
+	}
+	return client_queue_owned(c, msg, len);
+}
+
+static void client_name_change(Client *c, const char *name, uint64_t old_id, uint64_t new_id,
+			       bool old_queued_or_activator, bool new_queued_or_activator) {
+	char old_name[24] = "", new_name[24] = "";
+	uint8_t *msg;
+	size_t len;
+
+	/* activators and waiters are not owners in dbus1 terms */
+	if (old_id && !old_queued_or_activator)
+		message_unique_name_format(old_name, old_id);
+	if (new_id && !new_queued_or_activator)
+		message_unique_name_format(new_name, new_id);
+	if (streq(old_name, new_name))
+		return;
+
+	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
+		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
+						    old_name, new_name, &msg, &len) >= 0)
+			client_queue_synth(c, msg, len, true);
+	}
+	if (c->state != CLIENT_ACTIVE || !name)
+		return;
+	if (old_id == c->id && old_name[0] &&
+	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
+		client_queue_owned(c, msg, len);
+	if (new_id == c->id && new_name[0] &&
+	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
+		client_queue_owned(c, msg, len);
+}
+
+/* a kernel message: notifications become dbus1 signals or errors */
+static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
+	struct kdbus_item *it;
+	uint8_t *msg;
+	size_t len;
+
+	KDBUS_ITEM_FOREACH(it, m, items) {
+		switch (it->type) {
+		case KDBUS_ITEM_NAME_ADD:
+		case KDBUS_ITEM_NAME_REMOVE:
+		case KDBUS_ITEM_NAME_CHANGE: {
+			const struct kdbus_notify_name_change *nc = &it->name_change;
+			client_name_change(c, nc->name, nc->old_id.id, nc->new_id.id,
+					   nc->old_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
+					   nc->new_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR));
+			break;
+		}
+		case KDBUS_ITEM_ID_ADD:
+			if (it->id_change.id != c->id && !(it->id_change.flags & KDBUS_HELLO_MONITOR) &&
+			    it->id_change.id != driver_id(c->bus->driver))
+				client_name_change(c, NULL, 0, it->id_change.id, false, false);
+			break;
+		case KDBUS_ITEM_ID_REMOVE:
+			if (it->id_change.id != c->id && !(it->id_change.flags & KDBUS_HELLO_MONITOR) &&
+			    it->id_change.id != driver_id(c->bus->driver))
+				client_name_change(c, NULL, it->id_change.id, 0, false, false);
+			break;
+		case KDBUS_ITEM_REPLY_TIMEOUT:
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
+					       "Did not receive a reply. Possible causes include: the remote "
+					       "application did not send a reply, the message bus security "
+					       "policy blocked the reply, the reply timeout expired, or the "
+					       "network connection was broken.", &msg, &len) >= 0)
+				client_queue_owned(c, msg, len);
+			break;
+		case KDBUS_ITEM_REPLY_DEAD:
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
+					       "Message recipient disconnected from message bus without replying",
+					       &msg, &len) >= 0)
+				client_queue_owned(c, msg, len);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* one received slice: queue it for the socket, or drop it */
+static int client_take_slice(Client *c, uint64_t offset) {
+	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
+	struct kdbus_item *it;
+	ClientOut o = { .slice = offset };
+	int r;
+
+	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
+		client_handle_kernel_msg(c, m);
+		client_out_release(c, &o);
+		return 0;
+	}
+
+	KDBUS_ITEM_FOREACH(it, m, items) {
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o.n_iov < ELEMENTSOF(o.iov)) {
+			o.iov[o.n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
+			o.iov[o.n_iov].iov_len = it->vec.size;
+			o.len += it->vec.size;
+			o.n_iov++;
+		} else if (it->type == KDBUS_ITEM_FDS) {
+			o.fds = it->fds;
+			o.n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
+		}
+	}
+	if (o.n_iov == 0 || o.len == 0) {
+		client_out_release(c, &o);
+		return 0;
+	}
+
+	/* broadcasts passed the bloom prefilter; apply the exact dbus1 rules.
+	 * Monitors apply their BecomeMonitor rules to everything. */
+	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR) {
+		WireHeader h;
+		const uint8_t *p = o.iov[0].iov_base;
+		if (o.n_iov != 1 || wire_header_parse(p, o.len, &h) < 0 ||
+		    !client_match_any(c, &h, p + h.header_len, m->src_id, c->state == CLIENT_MONITOR)) {
+			client_out_release(c, &o);
+			return 0;
+		}
+	}
+
+	if (o.n_fds && !c->unix_fd) {
+		/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
+		client_out_release(c, &o);
+		return 0;
+	}
+	r = client_out_push(c, &o);
+	if (r < 0)
+		client_out_release(c, &o);
+	return r;
+}
+
+/* pull from the core while there is room in flight */
+static int client_pull(Client *c) {
+	if (!c->conn)
+		return 0;
+	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		int r = kdbus_cmd_recv(c->conn, &recv);
+		if (r == -EAGAIN)
+			return 0;
+		if (r < 0)
+			return r;
+		r = client_take_slice(c, recv.msg.offset);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void client_drain(Client *c) {
+	while (c->conn) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		if (kdbus_cmd_recv(c->conn, &recv) < 0 || client_take_slice(c, recv.msg.offset) < 0)
+			break;
+	}
+	/* slices must not outlive the connection they belong to */
+	for (size_t i = 0; i < c->out_n; i++) {
+		ClientOut *o = &c->out[(c->out_head + i) % c->out_cap];
+		if (!o->slice)
+			continue;
+		uint8_t *copy = malloc(o->len ? o->len : 1);
+		size_t at = 0;
+		if (!copy)
+			continue;
+		for (unsigned k = 0; k < o->n_iov; k++) {
+			memcpy(copy + at, o->iov[k].iov_base, o->iov[k].iov_len);
+			at += o->iov[k].iov_len;
+		}
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = o->slice };
+		(void) kdbus_cmd_free(c->conn, &f);
+		o->slice = 0;
+		o->owned = copy;
+		o->iov[0] = (struct iovec) { .iov_base = copy, .iov_len = at };
+		o->n_iov = 1;
+	}
+}
+
+void client_flush(Client *c) {
+	int r;
+
+	for (int round = 0; round < 64; round++) {
+		r = client_pull(c);
+		if (r < 0)
+			goto fail;
+		if (!c->out_n)
+			break;
+		size_t before = c->out_n;
+		r = client_write(c);
+		if (r < 0)
+			goto fail;
+		if (c->out_n == before && c->out_n)
+			break;	/* socket full */
+		if (c->conn && !kdbus_conn_has_messages(c->conn) && !c->out_n)
+			break;
+	}
+	client_update_events(c);
+	return;
+fail:
+	client_close(c, r == -EPIPE || r == -ECONNRESET ? "peer closed" : "write failed");
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+static void client_update_events(Client *c) {
+	size_t pending = 0;
+	if (c->auth)
+		(void) auth_output(c->auth, &pending);
+	bool want_write = c->out_n > 0 || pending > 0;
+	if (want_write == c->want_write)
+		return;
+	c->want_write = want_write;
+	event_del(c->ev);
+	event_assign(c->ev, c->bus->base, c->fd, EV_READ | EV_PERSIST | (want_write ? EV_WRITE : 0),
+		     event_get_callback(c->ev), c);
+	event_add(c->ev, NULL);
+}
+
+static int client_reserve(Client *c, size_t need) {
+	if (c->rcap - c->rlen >= need)
+		return 0;
+	size_t cap = c->rcap ? c->rcap : CLIENT_READ_MIN;
+	while (cap - c->rlen < need)
+		cap *= 2;
+	uint8_t *n = realloc(c->rbuf, cap);
+	if (!n)
+		return -ENOMEM;
+	c->rbuf = n;
+	c->rcap = cap;
+	return 0;
+}
+
+/* read once; 0 on EOF, -EAGAIN when drained, > 0 bytes read */
+static ssize_t client_read_once(Client *c, size_t want) {
+	union {
+		struct cmsghdr cm;
+		uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
+	} control;
+	struct iovec iov;
+	struct msghdr mh = {};
+	ssize_t k;
+	int r;
+
+	r = client_reserve(c, want);
+	if (r < 0)
+		return r;
+	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_len = c->rcap - c->rlen;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (c->is_unix) {
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+	}
+	k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (k < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+
+	for (struct cmsghdr *cm = mh.msg_controllen ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *fds = (int *) CMSG_DATA(cm);
+		int *nf = realloc(c->in_fds, (c->n_in_fds + n) * sizeof(int));
+		if (!nf) {
+			for (size_t i = 0; i < n; i++)
+				safe_close(fds[i]);
+			return -ENOMEM;
+		}
+		c->in_fds = nf;
+		memcpy(c->in_fds + c->n_in_fds, fds, n * sizeof(int));
+		c->n_in_fds += n;
+	}
+	if (mh.msg_flags & MSG_CTRUNC)
+		return -EMFILE;
+	c->rlen += k;
+	return k;
+}
+
+static void client_on_event(evutil_socket_t fd, short what, void *userdata);
+
+static int client_auth_step(Client *c) {
+	size_t consumed = 0;
+	int r = auth_feed(c->auth, c->rbuf, c->rlen, &consumed);
+
+	memmove(c->rbuf, c->rbuf + consumed, c->rlen - consumed);
+	c->rlen -= consumed;
+
+	/* send what SASL has to say */
+	for (;;) {
+		size_t l;
+		const void *p = auth_output(c->auth, &l);
+		if (!p || l == 0)
+			break;
+		ssize_t k = send(c->fd, p, l, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		auth_output_consume(c->auth, k);
+	}
+	if (r < 0)
+		return r;
+	if (r == AUTH_DONE) {
+		c->unix_fd = auth_unix_fd_negotiated(c->auth);
+		c->auth = auth_free(c->auth);
+		c->state = CLIENT_AWAIT_HELLO;
+		if (c->ev_timeout)
+			event_del(c->ev_timeout);
+	}
+	return 0;
+}
+
+static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
+	Client *c = userdata;
+	size_t budget = CLIENT_READ_BUDGET;
+	int r;
+
+	if (what & EV_WRITE) {
+		if (c->auth) {
+			r = client_auth_step(c);
+			if (r < 0)
+				return client_close(c, "authentication failed");
+		} else {
+			client_flush(c);
+			return;	/* c may be gone; reading resumes on the next EV_READ */
+		}
+	}
+	if (!(what & EV_READ))
+		return;
+
+	while (budget > 0) {
+		if (c->state == CLIENT_NONCE) {
+			uint8_t buf[16];
+			ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
+			if (k < 0 && errno == EAGAIN)
+				return;
+			if (k < 16) {
+				if (k > 0)
+					return; /* wait for the whole nonce */
+				return client_close(c, "nonce missing");
+			}
+			(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
+			if (memcmp(buf, c->nonce, 16) != 0)
+				return client_close(c, "wrong nonce");
+			c->state = CLIENT_AUTH;
+			continue;
+		}
+
+		ssize_t k = client_read_once(c, c->state == CLIENT_AUTH ? 512 : CLIENT_READ_MIN / 4);
+		if (k == -EAGAIN)
+			break;
+		if (k == 0)
+			return client_close(c, "peer closed");
+		if (k < 0)
+			return client_close(c, "read failed");
+		budget = budget > (size_t) k ? budget - k : 0;
+
+		if (c->state == CLIENT_AUTH) {
+			r = client_auth_step(c);
+			if (r < 0)
+				return client_close(c, "authentication failed");
+			if (c->state == CLIENT_AUTH)
+				continue;
+		}
+		r = client_process_input(c);
+		if (r < 0)
+			return; /* closed */
+		if ((size_t) k < c->rcap - (c->rlen - k) && c->state != CLIENT_AUTH)
+			break;	/* short read: drained for now */
+	}
+	client_update_events(c);
+}
+
+static int client_register(Client *c) {
+	Bus *bus = c->bus;
+	struct {
+		struct kdbus_cmd_hello cmd;
+		uint8_t items[4096];
+	} _Alignas(8) h = {};
+	struct kdbus_item *it = h.cmd.items;
+	uint64_t pool = bus->limits.max_outgoing_bytes;
+	int r;
+
+	if (bus->n_complete >= bus->limits.max_completed_connections)
+		return -EMFILE;
+
+	pool = pool < 16 * 1024 * 1024 ? 16 * 1024 * 1024 : pool;
+	pool = pool > (1ULL << 40) ? (1ULL << 40) : pool;
+	pool = ALIGN_TO(pool, (uint64_t) 4096);
+
+	h.cmd.flags = c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0;
+	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
+	h.cmd.attach_flags_recv = 0;
+	h.cmd.pool_size = pool;
+
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
+	it->type = KDBUS_ITEM_CREDS;
+	it->creds = (struct kdbus_creds) {
+		.uid = c->creds.uid, .euid = c->creds.uid, .suid = c->creds.uid, .fsuid = c->creds.uid,
+		.gid = c->creds.gid, .egid = c->creds.gid, .sgid = c->creds.gid, .fsgid = c->creds.gid,
+	};
+	it = KDBUS_ITEM_NEXT(it);
+	if (c->creds.have_pid) {
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
+		it->type = KDBUS_ITEM_PIDS;
+		it->pids = (struct kdbus_pids) { .pid = c->creds.pid, .tid = c->creds.pid };
+		it = KDBUS_ITEM_NEXT(it);
+	}
+	if (c->creds.n_groups > 0 && c->creds.n_groups <= 256) {
+		it->size = KDBUS_ITEM_HEADER_SIZE + c->creds.n_groups * sizeof(uint64_t);
+		it->type = KDBUS_ITEM_AUXGROUPS;
+		for (size_t i = 0; i < c->creds.n_groups; i++)
+			it->data64[i] = c->creds.groups[i];
+		it = KDBUS_ITEM_NEXT(it);
+	}
+	if (c->creds.label && strlen(c->creds.label) < 1024) {
+		size_t l = strlen(c->creds.label);
+		it->size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+		it->type = KDBUS_ITEM_SECLABEL;
+		memcpy(it->str, c->creds.label, l + 1);
+		it = KDBUS_ITEM_NEXT(it);
+	}
+	h.cmd.size = (uint8_t *) it - (uint8_t *) &h.cmd;
+
+	r = kdbus_cmd_hello(bus->kbus, &h.cmd, &c->conn);
+	if (r < 0)
+		return r;
+	if (h.cmd.offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.cmd.offset };
+		(void) kdbus_cmd_free(c->conn, &f);
+	}
+	c->id = h.cmd.id;
+	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
+	r = idmap_put(&bus->clients_by_id, c->id, c);
+	if (r < 0)
+		return r;
+
+	/* NameAcquired / NameLost: notifications about our own names */
+	struct {
+		struct kdbus_cmd_match cmd;
+		uint8_t items[2 * KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change))];
+	} _Alignas(8) mt;
+	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_CHANGE,
+					  KDBUS_ITEM_NAME_REMOVE };
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+		memset(&mt, 0, sizeof(mt));
+		mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
+		mt.cmd.cookie = 0;	/* cookie 0: the client's own-name matches */
+		mt.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+		mt.cmd.items[0].type = types[i];
+		bool own_is_new = (i == 0 || i == 1);
+		mt.cmd.items[0].name_change.old_id.id = own_is_new ? KDBUS_MATCH_ID_ANY : c->id;
+		mt.cmd.items[0].name_change.new_id.id = own_is_new ? c->id : KDBUS_MATCH_ID_ANY;
+		r = kdbus_cmd_match_add(c->conn, &mt.cmd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* handle one complete, framed message from the client */
+static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
+	Bus *bus = c->bus;
+	WireHeader h;
+	MessageTarget t;
+	int fds[CLIENT_MAX_FDS_PER_READ];
+	size_t n_fds;
+	int r;
+
+	r = wire_header_parse(msg, len, &h);
+	if (r < 0) {
+		client_close(c, "invalid message header");
+		return -EBADMSG;
+	}
+	r = wire_body_validate(&h, msg + h.header_len, h.body_len);
+	if (r < 0) {
+		client_close(c, "invalid message body");
+		return -EBADMSG;
+	}
+	if (h.unix_fds > c->n_in_fds || h.unix_fds > bus->limits.max_message_unix_fds ||
+	    h.unix_fds > CLIENT_MAX_FDS_PER_READ) {
+		client_close(c, "message announces more fds than were passed");
+		return -EBADMSG;
+	}
+	n_fds = h.unix_fds;
+	memcpy(fds, c->in_fds, n_fds * sizeof(int));
+	memmove(c->in_fds, c->in_fds + n_fds, (c->n_in_fds - n_fds) * sizeof(int));
+	c->n_in_fds -= n_fds;
+	c->stats_in_messages++;
+	bus->stats_messages++;
+
+	if (c->state == CLIENT_AWAIT_HELLO) {
+		if (h.type != WIRE_TYPE_METHOD_CALL || !h.destination.s || !streq(h.destination.s, DRIVER_NAME) ||
+		    !h.member.s || !streq(h.member.s, "Hello") || (h.interface.s && !streq(h.interface.s, DRIVER_INTERFACE))) {
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			client_close(c, "first message was not Hello");
+			return -EPERM;
+		}
+		r = client_register(c);
+		if (r < 0) {
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			client_close(c, r == -EMFILE ? "too many connections" : "cannot register");
+			return r;
+		}
+		bus->n_incomplete--;
+		bus->n_complete++;
+		c->state = CLIENT_ACTIVE;
+		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+		bus_resume_listeners(bus);
+	} else if (c->state == CLIENT_MONITOR) {
+		/* monitors may not send; dbus-daemon disconnects them */
+		for (size_t i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		client_close(c, "monitor sent a message");
+		return -EPERM;
+	}
+
+	if (wire_header_is_local(&h)) {
+		for (size_t i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		client_close(c, "message on the reserved Local interface");
+		return -EPERM;
+	}
+
+	bool to_driver = h.destination.s && streq(h.destination.s, DRIVER_NAME);
+	if (to_driver) {
+		t = (MessageTarget) { .dst_id = driver_id(bus->driver) };
+	} else {
+		r = message_target(&h, &t);
+		if (r == 0 && t.dst_id == driver_id(bus->driver))
+			r = -ENXIO;	/* the driver has no unique name */
+		if (r < 0) {
+			if (h.type == WIRE_TYPE_METHOD_CALL && !(h.flags & WIRE_FLAG_NO_REPLY_EXPECTED))
+				driver_send_error(bus->driver, c, h.serial, "org.freedesktop.DBus.Error.ServiceUnknown",
+						  "The name %s was not provided by any .service files", h.destination.s);
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			return 0;
+		}
+	}
+
+	/* the header the bus forwards: our sender, only known fields */
+	size_t hmax = wire_header_rewrite_size(&h, c->unique_name_len);
+	uint8_t hstack[1024];
+	_cleanup_free_ uint8_t *hheap = NULL;
+	uint8_t *hbuf = hstack;
+	size_t hlen;
+	if (hmax > sizeof(hstack)) {
+		hheap = malloc(hmax);
+		if (!hheap)
+			return -ENOMEM;
+		hbuf = hheap;
+	}
+	r = wire_header_rewrite(&h, c->unique_name, c->unique_name_len, hbuf, hmax, &hlen);
+	if (r < 0) {
+		client_close(c, "cannot rewrite header");
+		return r;
+	}
+
+	uint64_t bloom[64];
+	size_t bloom_size = 0;
+	if (t.dst_id == KDBUS_DST_ID_BROADCAST) {
+		if (h.type != WIRE_TYPE_SIGNAL) {
+			/* no destination and not a signal: dbus-daemon hands it to
+			 * the driver, which ignores anything but method calls */
+			t.dst_id = driver_id(bus->driver);
+			to_driver = true;
+		} else {
+			bloom_size = BLOOM_SIZE_DEFAULT;
+			memset(bloom, 0, bloom_size);
+			bloom_add_message(bloom, bloom_size, BLOOM_N_HASH_DEFAULT, &h, msg + h.header_len);
+			if (n_fds) {
+				/* kdbus refuses fds on broadcasts (ENOTUNIQ); dbus1 allows them */
+				for (size_t i = 0; i < n_fds; i++)
+					safe_close(fds[i]);
+				n_fds = 0;
+			}
+		}
+	}
+
+	MessageSendParts parts = {
+		.header = hbuf,
+		.header_len = hlen,
+		.body = msg + h.header_len,
+		.body_len = h.body_len,
+		.fds = fds,
+		.n_fds = n_fds,
+		.bloom = bloom,
+		.bloom_size = bloom_size,
+		.timeout_ns = bus_reply_deadline(bus),
+	};
+	uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)] _Alignas(8);
+	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
+
+	r = kdbus_cmd_send(c->conn, &cmd);
+	for (size_t i = 0; i < n_fds; i++)
+		safe_close(fds[i]);
+
+	if (to_driver) {
+		driver_dispatch(bus->driver);
+		return 0;
+	}
+	if (r >= 0)
+		return 0;
+
+	/* routing failed */
+	if (h.type == WIRE_TYPE_METHOD_CALL && !(h.flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
+		const char *err = driver_error_for_send(r);
+		switch (r) {
+		case -ESRCH:
+		case -ENXIO:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The name %s was not provided by any .service files",
+					  h.destination.s ? h.destination.s : "(none)");
+			break;
+		case -EADDRNOTAVAIL:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The name %s is not activatable and auto-start was disabled",
+					  h.destination.s);
+			break;
+		case -EMLINK:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The maximum number of pending replies for \"%s\" (uid=%u pid=%d) "
+					  "has been reached (max_replies_per_connection=%" PRIu64 ")",
+					  c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid,
+					  bus->limits.max_replies_per_connection);
+			break;
+		case -ENOBUFS:
+		case -EXFULL:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The destination %s has too many messages queued "
+					  "(max_outgoing_bytes=%" PRIu64 ")",
+					  h.destination.s, bus->limits.max_outgoing_bytes);
+			break;
+		case -ECOMM:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The destination %s does not accept file descriptors", h.destination.s);
+			break;
+		case -EPERM:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "Rejected send message, 0 matched rules; type=\"method_call\", sender=\"%s\" "
+					  "interface=\"%s\" member=\"%s\" error name=\"(unset)\" requested_reply=\"0\" "
+					  "destination=\"%s\"", c->unique_name, strempty(h.interface.s),
+					  strempty(h.member.s), strempty(h.destination.s));
+			break;
+		default:
+			driver_send_error(bus->driver, c, h.serial, err, "Cannot deliver the message to %s: %s",
+					  h.destination.s ? h.destination.s : "(broadcast)", strerror(-r));
+			break;
+		}
+	}
+	/* EBADSLT: a reply nobody asked for is not delivered */
+	return 0;
+}
+
+static int client_process_input(Client *c) {
+	size_t pos = 0;
+	int r;
+
+	while (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR) {
+		size_t total;
+		r = wire_frame_size(c->rbuf + pos, c->rlen - pos, c->bus->limits.max_message_size, &total);
+		if (r < 0) {
+			client_close(c, r == -EMSGSIZE ? "message too large" : "invalid message framing");
+			return r;
+		}
+		if (total == 0 || total > c->rlen - pos) {
+			if (total > c->rcap - pos) {
+				/* make room for the whole message at once */
+				memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+				c->rlen -= pos;
+				pos = 0;
+				r = client_reserve(c, total - c->rlen);
+				if (r < 0) {
+					client_close(c, "out of memory");
+					return r;
+				}
+			}
+			break;
+		}
+		r = client_dispatch(c, c->rbuf + pos, total);
+		if (r == -EBADMSG || r == -EPERM || (r < 0 && r != -ENOMEM))
+			return r;	/* client closed */
+		pos += total;
+	}
+	if (pos) {
+		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+		c->rlen -= pos;
+	}
+	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN) {
+		uint8_t *n = malloc(CLIENT_READ_MIN);
+		if (n) {
+			memcpy(n, c->rbuf, c->rlen);
+			free(c->rbuf);
+			c->rbuf = n;
+			c->rcap = CLIENT_READ_MIN;
+		}
+	}
+	return 0;
+}
+
+void client_wakeup(KdbusConn *conn, void *userdata) {
+	Client *c = userdata;
+	bus_schedule_ready(c->bus, c);
+}
+
+static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
+	Client *c = userdata;
+	client_close(c, "authentication timed out");
+}
+
+int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce) {
+	_cleanup_(client_freep) Client *c = NULL;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		safe_close(fd);
+		return -ENOMEM;
+	}
+	c->bus = bus;
+	c->fd = fd;
+	c->is_unix = is_unix;
+	c->nonce = nonce;
+	c->creds.pidfd = -1;
+	c->state = nonce ? CLIENT_NONCE : CLIENT_AUTH;
+	list_init(&c->link);
+	list_init(&c->ready_link);
+	list_init(&c->matches);
+	list_link_tail(&bus->clients, &c->link);
+	bus->n_incomplete++;
+
+	if (is_unix) {
+		PeerCreds pc;
+		r = peer_creds_get(fd, &pc);
+		if (r < 0)
+			return r;
+		c->creds.pid = pc.pid;
+		c->creds.have_pid = pc.pid > 0;
+		c->creds.uid = pc.uid;
+		c->creds.gid = pc.gid;
+		c->creds.groups = TAKE_PTR(pc.groups);
+		c->creds.n_groups = pc.n_groups;
+		c->creds.label = TAKE_PTR(pc.label);
+		c->creds.pidfd = TAKE_FD(pc.pidfd);
+		peer_creds_done(&pc);
+	} else {
+		c->creds.uid = (uid_t) -1;
+		c->creds.gid = (gid_t) -1;
+	}
+
+	AuthConfig cfg = {
+		.peer_uid = c->creds.uid,
+		.peer_uid_known = is_unix,
+		.unix_fd_possible = is_unix,
+		.allow_anonymous = bus->allow_anonymous,
+		.mechanisms = bus->auth_mechanisms,
+		.guid_hex = bus->guid,
+	};
+	r = auth_new(&c->auth, &cfg);
+	if (r < 0)
+		return r;
+
+	c->ev = event_new(bus->base, fd, EV_READ | EV_PERSIST, client_on_event, c);
+	c->ev_timeout = evtimer_new(bus->base, client_on_timeout, c);
+	if (!c->ev || !c->ev_timeout)
+		return -ENOMEM;
+	event_add(c->ev, NULL);
+	struct timeval tv = {
+		.tv_sec = bus->limits.auth_timeout / 1000,
+		.tv_usec = (bus->limits.auth_timeout % 1000) * 1000,
+	};
+	evtimer_add(c->ev_timeout, &tv);
+
+	*ret = TAKE_PTR(c);
+	return 0;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * client.h - one classic D-Bus connection (AF_UNIX or TCP) and, once it has
+ * said Hello, its kdbus connection.  The client reads dbus1 frames,
+ * validates them, rewrites the header (sender, header filtering) and SENDs
+ * them to the core; in the other direction it RECVs pool slices and writes
+ * them to the socket straight from the shared payload.
+ */
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "compat/wire.h"
+#include "kdbus/bus.h"
+#include "util/list.h"
+
+typedef struct Auth Auth;
+typedef struct Bus Bus;
+typedef struct MatchRule MatchRule;
+
+typedef enum ClientState {
+	CLIENT_NONCE,		/* nonce-tcp: waiting for the 16-byte nonce */
+	CLIENT_AUTH,		/* SASL */
+	CLIENT_AWAIT_HELLO,	/* authenticated, first message must be Hello */
+	CLIENT_ACTIVE,
+	CLIENT_MONITOR,
+	CLIENT_CLOSED,
+} ClientState;
+
+typedef struct ClientCreds {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t n_groups;
+	char *label;		/* SO_PEERSEC, or NULL */
+	int pidfd;		/* SO_PEERPIDFD, or -1 */
+	bool have_pid;
+} ClientCreds;
+
+/* one dbus1 match rule of a client, installed in the core under @cookie */
+typedef struct ClientMatch {
+	List link;
+	MatchRule *rule;
+	uint64_t cookie;
+	bool eavesdrop;		/* eavesdrop=true: also sees unicasts to others */
+	bool noc;		/* may match NameOwnerChanged: notifications installed */
+} ClientMatch;
+
+/* one message on its way to the socket */
+typedef struct ClientOut {
+	uint64_t slice;		/* pool slice to FREE when written, 0 if none */
+	uint8_t *owned;		/* or a buffer the client owns */
+	struct iovec iov[2];
+	unsigned n_iov;
+	size_t len, sent;
+	int *fds;
+	unsigned n_fds;
+} ClientOut;
+
+struct Client {
+	Bus *bus;
+	List link;		/* Bus.clients */
+	List ready_link;	/* Bus.ready */
+	ClientState state;
+	int fd;
+	bool is_unix;
+	bool unix_fd;		/* NEGOTIATE_UNIX_FD agreed */
+	struct event *ev;	/* EV_READ (| EV_WRITE while output is blocked) */
+	struct event *ev_timeout;	/* auth_timeout, pending_fd_timeout */
+	bool want_write;
+	const uint8_t *nonce;	/* nonce-tcp */
+
+	ClientCreds creds;
+	Auth *auth;
+
+	KdbusConn *conn;
+	uint64_t id;
+	char unique_name[24];
+	size_t unique_name_len;
+	uint64_t serial;	/* for messages the bus originates to this client */
+
+	/* input */
+	uint8_t *rbuf;
+	size_t rlen, rcap;
+	int *in_fds;
+	size_t n_in_fds;
+
+	/* output */
+	ClientOut *out;		/* ring of ClientOut */
+	size_t out_head, out_n, out_cap;
+	size_t out_bytes;
+
+	List matches;		/* ClientMatch */
+	size_t n_matches;
+	uint64_t next_match_cookie;
+	size_t n_noc_rules;	/* rules that may match NameOwnerChanged */
+	bool hello_done;
+
+	MatchRule **monitor_rules;	/* BecomeMonitor */
+	size_t n_monitor_rules;
+
+	uint64_t stats_in_messages, stats_out_messages;
+	uint64_t peak_out_bytes;
+};
+
+int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce);
+Client *client_free(Client *c);
+void client_close(Client *c, const char *reason);
+
+/* pull messages from the kdbus queue and write them to the socket */
+void client_flush(Client *c);
+
+/* move everything queued in the core to the output ring, without limit */
+void client_drain(Client *c);
+
+/* the core's POLLIN callback for client connections */
+void client_wakeup(KdbusConn *conn, void *userdata);
+
+/* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
+bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id);
+
+/* queue bytes the bus originates (driver replies, synthesized signals);
+ * takes ownership of @msg */
+int client_queue_owned(Client *c, uint8_t *msg, size_t len);
+
+const char *client_name(const Client *c);
+
+DEFINE_CLEANUP(Client *, client_free);

@@ -1,0 +1,1857 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * driver.c - org.freedesktop.DBus.
+ *
+ * The driver owns a kdbus connection.  Calls arrive on it through the core
+ * like any message; each is answered through the core, so replies are
+ * ordered with everything else the caller receives.  Method arguments are
+ * read and replies built with libdbus (DBusMessage), which also validates
+ * the argument types against each method's signature; errors carry
+ * dbus-daemon's names and texts.
+ */
+#include <dbus/dbus.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat/match-rule.h"
+#include "compat/message.h"
+#include "compat/wire.h"
+#include "daemon/bus.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/log.h"
+#include "daemon/monitor.h"
+#include "daemon/service-registry.h"
+#include "policy/config.h"
+#include "util/macro.h"
+
+#define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
+
+struct Driver {
+	Bus *bus;
+	KdbusConn *conn;
+	uint64_t id;
+	uint64_t serial;
+	bool dispatching;
+};
+
+typedef struct DriverCall {
+	Driver *driver;
+	Client *caller;
+	DBusMessage *msg;
+	bool canonical_path;
+	DBusError error;
+} DriverCall;
+
+uint64_t driver_id(const Driver *d) {
+	return d ? d->id : 0;
+}
+
+static void dbus_message_unrefp(DBusMessage **m) {
+	if (*m)
+		dbus_message_unref(*m);
+}
+#define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
+
+/* ---- sending ---------------------------------------------------------------- */
+
+/* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
+ * the driver's connection; @reply_cookie consumes the caller's reply tracker */
+static int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
+			       const int *fds, size_t n_fds) {
+	char *buf = NULL;
+	int len = 0;
+	int r;
+
+	if (!to->conn)
+		return 0;
+	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
+	    (!dbus_message_get_destination(m) && !dbus_message_set_destination(m, to->unique_name)))
+		return -ENOMEM;
+	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
+	if (!dbus_message_marshal(m, &buf, &len))
+		return -ENOMEM;
+
+	struct {
+		struct kdbus_msg msg;
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) + KDBUS_ITEM_SIZE(4 * sizeof(int))];
+	} _Alignas(8) km = {};
+	struct kdbus_item *it = km.msg.items;
+
+	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
+	km.msg.dst_id = to->id;
+	km.msg.cookie = ++d->serial;
+	km.msg.cookie_reply = reply_cookie;
+	if (dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_SIGNAL)
+		km.msg.flags |= KDBUS_MSG_SIGNAL;
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+	it->type = KDBUS_ITEM_PAYLOAD_VEC;
+	it->vec.address = (uintptr_t) buf;
+	it->vec.size = len;
+	it = KDBUS_ITEM_NEXT(it);
+	if (n_fds) {
+		it->size = KDBUS_ITEM_HEADER_SIZE + n_fds * sizeof(int);
+		it->type = KDBUS_ITEM_FDS;
+		memcpy(it->fds, fds, n_fds * sizeof(int));
+		it = KDBUS_ITEM_NEXT(it);
+	}
+	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
+
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
+	r = kdbus_cmd_send(d->conn, &cmd);
+	if (r == -EBADSLT && reply_cookie) {
+		/* the caller's tracker is gone (it timed out): deliver anyway,
+		 * as a plain message, like dbus-daemon's error replies */
+		km.msg.cookie_reply = 0;
+		r = kdbus_cmd_send(d->conn, &cmd);
+	}
+	dbus_free(buf);
+	if (r < 0)
+		log_debug("Cannot send driver message to %s: %s", to->unique_name, strerror(-r));
+	return r;
+}
+
+static bool call_wants_reply(const DriverCall *call) {
+	return !dbus_message_get_no_reply(call->msg);
+}
+
+static int call_reply(DriverCall *call, DBusMessage *reply) {
+	if (!call_wants_reply(call))
+		return 0;
+	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), NULL, 0);
+}
+
+static int call_reply_fds(DriverCall *call, DBusMessage *reply, const int *fds, size_t n_fds) {
+	if (!call_wants_reply(call))
+		return 0;
+	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), fds, n_fds);
+}
+
+/* reply with the arguments given as for dbus_message_append_args() */
+static int call_reply_args(DriverCall *call, int first_type, ...) {
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	va_list ap;
+	bool ok;
+
+	if (!reply)
+		return -ENOMEM;
+	va_start(ap, first_type);
+	ok = dbus_message_append_args_valist(reply, first_type, ap);
+	va_end(ap);
+	if (!ok)
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) _printf_(3, 4);
+static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
+	_cleanup_free_ char *text = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	dbus_set_error_const(&call->error, name, "");
+	call->error.name = name;
+	dbus_error_free(&call->error);
+	dbus_set_error(&call->error, name, "%s", text ? text : "");
+	return -EPROTO;
+}
+
+int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
+		       uint8_t **ret_msg, size_t *ret_len) {
+	_cleanup_msg_ DBusMessage *m = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR);
+	char *buf;
+	int len;
+
+	if (!m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
+	    !dbus_message_set_sender(m, DRIVER_NAME) || !dbus_message_set_destination(m, to->unique_name) ||
+	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+		return -ENOMEM;
+	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
+	if (!dbus_message_marshal(m, &buf, &len))
+		return -ENOMEM;
+	*ret_msg = malloc(len);
+	if (!*ret_msg) {
+		dbus_free(buf);
+		return -ENOMEM;
+	}
+	memcpy(*ret_msg, buf, len);
+	dbus_free(buf);
+	*ret_len = len;
+	return 0;
+}
+
+static int driver_marshal_signal(Client *to, DBusMessage *m, bool directed, uint8_t **ret_msg, size_t *ret_len) {
+	char *buf;
+	int len;
+
+	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
+	    (directed && !dbus_message_set_destination(m, to->unique_name)))
+		return -ENOMEM;
+	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
+	if (!dbus_message_marshal(m, &buf, &len))
+		return -ENOMEM;
+	*ret_msg = malloc(len);
+	if (!*ret_msg) {
+		dbus_free(buf);
+		return -ENOMEM;
+	}
+	memcpy(*ret_msg, buf, len);
+	dbus_free(buf);
+	*ret_len = len;
+	return 0;
+}
+
+int driver_build_name_owner_changed(Client *to, const char *name, const char *old_owner,
+				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len) {
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, "NameOwnerChanged");
+
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_STRING, &old_owner,
+					    DBUS_TYPE_STRING, &new_owner, DBUS_TYPE_INVALID))
+		return -ENOMEM;
+	return driver_marshal_signal(to, m, false, ret_msg, ret_len);
+}
+
+int driver_build_name_signal(Client *to, const char *member, const char *name, uint8_t **ret_msg, size_t *ret_len) {
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, member);
+
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return -ENOMEM;
+	return driver_marshal_signal(to, m, true, ret_msg, ret_len);
+}
+
+int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {
+	_cleanup_msg_ DBusMessage *m = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR);
+	_cleanup_free_ char *text = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text || !m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
+	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+		return -ENOMEM;
+	/* no tracker: the failed send created none */
+	return driver_send_message(d, to, m, 0, NULL, 0);
+}
+
+const char *driver_error_for_send(int r) {
+	switch (r) {
+	case -ESRCH:
+	case -ENXIO:
+	case -EADDRNOTAVAIL:
+		return DBUS_ERR("ServiceUnknown");
+	case -EPERM:
+	case -EACCES:
+		return DBUS_ERR("AccessDenied");
+	case -EMLINK:
+	case -ENOBUFS:
+	case -EXFULL:
+	case -EDQUOT:
+	case -EMFILE:
+		return DBUS_ERR("LimitsExceeded");
+	case -ECOMM:
+		return DBUS_ERR("NotSupported");
+	case -ENOMEM:
+		return DBUS_ERR("NoMemory");
+	case -ECONNRESET:
+		return DBUS_ERR("NoReply");
+	default:
+		return DBUS_ERR("Failed");
+	}
+}
+
+/* ---- name lookups ----------------------------------------------------------- */
+
+/* the kdbus id owning @name (unique or well-known), 0 if none; activators
+ * and waiters do not count as owners */
+static uint64_t driver_lookup_owner(Driver *d, const char *name) {
+	uint64_t id;
+
+	if (name[0] == ':') {
+		if (!message_unique_name_to_id(name, strlen(name), &id) || id == d->id)
+			return 0;
+		Client *c = bus_find_client(d->bus, id);
+		return c && c->state == CLIENT_ACTIVE ? id : 0;
+	}
+
+	size_t l = strlen(name);
+	if (l > 255)
+		return 0;
+	struct {
+		struct kdbus_cmd_info cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} _Alignas(8) q = {};
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	if (kdbus_cmd_conn_info(d->conn, &q.cmd) < 0)
+		return 0;
+	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.cmd.offset);
+	id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_cmd_free(d->conn, &f);
+	return id;
+}
+
+typedef enum Found { FOUND_ERROR, FOUND_SELF, FOUND_PEER } Found;
+
+/* bus_driver_get_conn_helper(): the single string argument names a peer */
+static Found call_get_peer(DriverCall *call, const char *what, const char **ret_name, Client **ret_peer) {
+	const char *name;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return FOUND_ERROR;
+	*ret_name = name;
+	if (streq(name, DRIVER_NAME))
+		return FOUND_SELF;
+	uint64_t id = driver_lookup_owner(call->driver, name);
+	Client *c = id ? bus_find_client(call->driver->bus, id) : NULL;
+	if (!c) {
+		call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get %s of name '%s': no such name", what, name);
+		return FOUND_ERROR;
+	}
+	*ret_peer = c;
+	return FOUND_PEER;
+}
+
+/* ---- methods ---------------------------------------------------------------- */
+
+static int method_hello(DriverCall *call) {
+	Client *c = call->caller;
+	const char *name = c->unique_name;
+	uint8_t *msg;
+	size_t len;
+	int r;
+
+	if (c->hello_done)
+		return call_fail(call, DBUS_ERR("Failed"), "Already handled an Hello message");
+	c->hello_done = true;
+	r = call_reply_args(call, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
+	if (r < 0)
+		return r;
+	/* NameAcquired for the unique name follows the reply */
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, "NameAcquired");
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) ||
+	    !dbus_message_set_destination(m, c->unique_name))
+		return -ENOMEM;
+	(void) msg;
+	(void) len;
+	return driver_send_message(call->driver, c, m, 0, NULL, 0);
+}
+
+static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint64_t flags, bool acquire,
+				   uint64_t *ret_flags) {
+	size_t l = strlen(name);
+	struct {
+		struct kdbus_cmd cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + 256)];
+	} _Alignas(8) q = {};
+	int r;
+
+	if (l > 255)
+		return -EINVAL;
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.flags = flags;
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	r = acquire ? kdbus_cmd_name_acquire(c->conn, &q.cmd) : kdbus_cmd_name_release(c->conn, &q.cmd);
+	if (ret_flags)
+		*ret_flags = q.cmd.return_flags;
+	return r;
+}
+
+static int method_request_name(DriverCall *call) {
+	Client *c = call->caller;
+	Bus *bus = call->driver->bus;
+	const char *name;
+	uint32_t flags, result;
+	uint64_t kflags = 0, ret_flags = 0;
+	int r;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
+				   DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!wire_bus_name_is_valid(name, strlen(name)))
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "Requested bus name \"%s\" is not valid", name);
+	if (name[0] == ':')
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "Cannot acquire a service starting with ':' such as \"%s\"", name);
+	if (streq(name, DRIVER_NAME))
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "Connection \"%s\" is not allowed to own the service \"%s\" because it is "
+				 "reserved for D-Bus' use only", c->unique_name, name);
+	r = bus_policy_check_own(bus, c, name);
+	if (r == 0)
+		return call_fail(call, DBUS_ERR("AccessDenied"),
+				 "Connection \"%s\" is not allowed to own the service \"%s\" due to security "
+				 "policies in the configuration file", c->unique_name, name);
+
+	if (flags & DBUS_NAME_FLAG_ALLOW_REPLACEMENT)
+		kflags |= KDBUS_NAME_ALLOW_REPLACEMENT;
+	if (flags & DBUS_NAME_FLAG_REPLACE_EXISTING)
+		kflags |= KDBUS_NAME_REPLACE_EXISTING;
+	if (!(flags & DBUS_NAME_FLAG_DO_NOT_QUEUE))
+		kflags |= KDBUS_NAME_QUEUE;
+
+	r = name_acquire_or_release(call->driver, c, name, kflags, true, &ret_flags);
+	switch (r) {
+	case 0:
+		result = (ret_flags & KDBUS_NAME_IN_QUEUE) ? DBUS_REQUEST_NAME_REPLY_IN_QUEUE
+							   : DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+		break;
+	case -EALREADY:
+		result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
+		break;
+	case -EEXIST:
+		result = DBUS_REQUEST_NAME_REPLY_EXISTS;
+		break;
+	case -E2BIG:
+		return call_fail(call, DBUS_ERR("LimitsExceeded"),
+				 "Connection \"%s\" is not allowed to own more services (increase limits in "
+				 "configuration file if required; max_names_per_connection=%" PRIu64 ")",
+				 c->unique_name, bus->limits.max_names_per_connection);
+	case -EPERM:
+		return call_fail(call, DBUS_ERR("AccessDenied"),
+				 "Connection \"%s\" is not allowed to own the service \"%s\" due to security "
+				 "policies in the configuration file", c->unique_name, name);
+	case -EINVAL:
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "Requested bus name \"%s\" is not valid", name);
+	default:
+		return r;
+	}
+	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+}
+
+static int method_release_name(DriverCall *call) {
+	Client *c = call->caller;
+	const char *name;
+	uint32_t result;
+	int r;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!wire_bus_name_is_valid(name, strlen(name)))
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "Given bus name \"%s\" is not valid", name);
+	if (name[0] == ':')
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "Cannot release a service starting with ':' such as \"%s\"", name);
+	if (streq(name, DRIVER_NAME))
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "Cannot release the %s service because it is owned by the bus", DRIVER_NAME);
+
+	r = name_acquire_or_release(call->driver, c, name, 0, false, NULL);
+	switch (r) {
+	case 0:
+		result = DBUS_RELEASE_NAME_REPLY_RELEASED;
+		break;
+	case -ESRCH:
+		result = DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;
+		break;
+	case -EADDRINUSE:
+		result = DBUS_RELEASE_NAME_REPLY_NOT_OWNER;
+		break;
+	default:
+		return r;
+	}
+	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+}
+
+static int method_start_service_by_name(DriverCall *call) {
+	const char *name;
+	uint32_t flags, result;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
+				   DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (driver_lookup_owner(call->driver, name) || streq(name, DRIVER_NAME)) {
+		result = DBUS_START_REPLY_ALREADY_RUNNING;
+		return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	}
+	return service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+}
+
+static int method_update_activation_environment(DriverCall *call) {
+	Bus *bus = call->driver->bus;
+	DBusMessageIter iter, dict, entry;
+
+	if (bus->is_system)
+		return call_fail(call, DBUS_ERR("AccessDenied"), "Cannot change activation environment on a system bus.");
+
+	dbus_message_iter_init(call->msg, &iter);
+	dbus_message_iter_recurse(&iter, &dict);
+	while (dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY) {
+		const char *key, *value;
+		dbus_message_iter_recurse(&dict, &entry);
+		dbus_message_iter_get_basic(&entry, &key);
+		dbus_message_iter_next(&entry);
+		dbus_message_iter_get_basic(&entry, &value);
+		int r = service_registry_setenv(bus, key, value);
+		if (r < 0)
+			return r;
+		dbus_message_iter_next(&dict);
+	}
+	if (bus->systemd_activation)
+		service_registry_forward_environment(bus, call->msg);
+	return call_reply_args(call, DBUS_TYPE_INVALID);
+}
+
+static int method_name_has_owner(DriverCall *call) {
+	const char *name;
+	dbus_bool_t has;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	has = streq(name, DRIVER_NAME) || driver_lookup_owner(call->driver, name) != 0;
+	return call_reply_args(call, DBUS_TYPE_BOOLEAN, &has, DBUS_TYPE_INVALID);
+}
+
+static int strv_push(char ***l, size_t *n, const char *s) {
+	char **nl = realloc(*l, (*n + 2) * sizeof(char *));
+	if (!nl)
+		return -ENOMEM;
+	*l = nl;
+	if (!(nl[*n] = strdup(s)))
+		return -ENOMEM;
+	nl[++*n] = NULL;
+	return 0;
+}
+
+/* every name on the bus (with @queued: only the owners, in list order,
+ * of @only_name) */
+static int driver_list_names(Driver *d, const char *only_name, char ***ret, size_t *ret_n) {
+	struct kdbus_cmd_list cmd = { .size = sizeof(cmd) };
+	_cleanup_strv_free_ char **l = NULL;
+	_cleanup_strv_free_ char **queued = NULL;
+	size_t n = 0, nq = 0;
+	int r;
+
+	cmd.flags = only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES);
+	r = kdbus_cmd_list(d->conn, &cmd);
+	if (r < 0)
+		return r;
+
+	struct kdbus_info *base = kdbus_pool_ptr(d->conn, cmd.offset);
+	struct kdbus_info *info;
+	KDBUS_FOREACH(info, base, cmd.list_size) {
+		char unique[24];
+		struct kdbus_item *it;
+
+		if (info->id == d->id || (info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_MONITOR |
+							  KDBUS_HELLO_POLICY_HOLDER)))
+			continue;
+		Client *c = bus_find_client(d->bus, info->id);
+		if (!c || c->state != CLIENT_ACTIVE)
+			continue;
+		message_unique_name_format(unique, info->id);
+		if (!only_name && (r = strv_push(&l, &n, unique)) < 0)
+			break;
+		KDBUS_ITEM_FOREACH(it, info, items) {
+			if (it->type != KDBUS_ITEM_OWNED_NAME)
+				continue;
+			if (only_name) {
+				if (!streq(it->name.name, only_name))
+					continue;
+				r = (it->name.flags & KDBUS_NAME_IN_QUEUE) ? strv_push(&queued, &nq, unique)
+									    : strv_push(&l, &n, unique);
+			} else if (!(it->name.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR)))
+				r = strv_push(&l, &n, it->name.name);
+			if (r < 0)
+				break;
+		}
+		if (r < 0)
+			break;
+	}
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
+	(void) kdbus_cmd_free(d->conn, &f);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nq; i++)
+		if ((r = strv_push(&l, &n, queued[i])) < 0)
+			return r;
+	*ret_n = n;
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+static int reply_strv(DriverCall *call, const char *first, char **l, size_t n) {
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	DBusMessageIter iter, sub;
+
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &sub))
+		return -ENOMEM;
+	if (first && !dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &first))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &l[i]))
+			return -ENOMEM;
+	if (!dbus_message_iter_close_container(&iter, &sub))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_list_names(DriverCall *call) {
+	_cleanup_strv_free_ char **l = NULL;
+	size_t n = 0;
+	int r = driver_list_names(call->driver, NULL, &l, &n);
+	if (r < 0)
+		return r;
+	return reply_strv(call, DRIVER_NAME, l, n);
+}
+
+static int method_list_activatable_names(DriverCall *call) {
+	_cleanup_strv_free_ char **l = NULL;
+	size_t n = 0;
+	int r = service_registry_list(call->driver->bus, &l, &n);
+	if (r < 0)
+		return r;
+	return reply_strv(call, DRIVER_NAME, l, n);
+}
+
+static int method_list_queued_owners(DriverCall *call) {
+	_cleanup_strv_free_ char **l = NULL;
+	const char *name;
+	size_t n = 0;
+	int r;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (streq(name, DRIVER_NAME))
+		return reply_strv(call, DRIVER_NAME, NULL, 0);
+	if (name[0] == ':') {
+		if (!driver_lookup_owner(call->driver, name))
+			return call_fail(call, DBUS_ERR("NameHasNoOwner"),
+					 "Could not get owners of name '%s': no such name", name);
+		return reply_strv(call, name, NULL, 0);
+	}
+	r = driver_list_names(call->driver, name, &l, &n);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get owners of name '%s': no such name",
+				 name);
+	return reply_strv(call, NULL, l, n);
+}
+
+static int method_get_name_owner(DriverCall *call) {
+	const char *name, *owner;
+	char unique[24];
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (streq(name, DRIVER_NAME))
+		owner = DRIVER_NAME;
+	else {
+		uint64_t id = driver_lookup_owner(call->driver, name);
+		if (!id)
+			return call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get owner of name '%s': no such name",
+					 name);
+		message_unique_name_format(unique, id);
+		owner = unique;
+	}
+	return call_reply_args(call, DBUS_TYPE_STRING, &owner, DBUS_TYPE_INVALID);
+}
+
+static int method_get_connection_unix_user(DriverCall *call) {
+	const char *name;
+	Client *peer = NULL;
+	uint32_t uid;
+
+	switch (call_get_peer(call, "UID", &name, &peer)) {
+	case FOUND_SELF:
+		uid = getuid();
+		break;
+	case FOUND_PEER:
+		if (!peer->is_unix)
+			return call_fail(call, DBUS_ERR("Failed"), "Could not determine UID for '%s'", name);
+		uid = peer->creds.uid;
+		break;
+	default:
+		return -EPROTO;
+	}
+	return call_reply_args(call, DBUS_TYPE_UINT32, &uid, DBUS_TYPE_INVALID);
+}
+
+static int method_get_connection_unix_process_id(DriverCall *call) {
+	const char *name;
+	Client *peer = NULL;
+	uint32_t pid;
+
+	switch (call_get_peer(call, "PID", &name, &peer)) {
+	case FOUND_SELF:
+		pid = getpid();
+		break;
+	case FOUND_PEER:
+		if (!peer->creds.have_pid)
+			return call_fail(call, DBUS_ERR("UnixProcessIdUnknown"), "Could not determine PID for '%s'", name);
+		pid = peer->creds.pid;
+		break;
+	default:
+		return -EPROTO;
+	}
+	return call_reply_args(call, DBUS_TYPE_UINT32, &pid, DBUS_TYPE_INVALID);
+}
+
+static int method_get_adt_audit_session_data(DriverCall *call) {
+	const char *name;
+	Client *peer = NULL;
+
+	if (call_get_peer(call, "audit session data", &name, &peer) == FOUND_ERROR)
+		return -EPROTO;
+	return call_fail(call, DBUS_ERR("AdtAuditDataUnknown"), "Could not determine audit session data for '%s'", name);
+}
+
+static int method_get_connection_selinux_security_context(DriverCall *call) {
+	const char *name;
+	Client *peer = NULL;
+
+	if (call_get_peer(call, "security context", &name, &peer) == FOUND_ERROR)
+		return -EPROTO;
+	return call_fail(call, DBUS_ERR("SELinuxSecurityContextUnknown"),
+			 "Could not determine security context for '%s'", name);
+}
+
+static bool asv_open(DBusMessageIter *arr, DBusMessageIter *entry, DBusMessageIter *var, const char *key,
+		     const char *sig) {
+	return dbus_message_iter_open_container(arr, DBUS_TYPE_DICT_ENTRY, NULL, entry) &&
+	       dbus_message_iter_append_basic(entry, DBUS_TYPE_STRING, &key) &&
+	       dbus_message_iter_open_container(entry, DBUS_TYPE_VARIANT, sig, var);
+}
+
+static bool asv_close(DBusMessageIter *arr, DBusMessageIter *entry, DBusMessageIter *var) {
+	return dbus_message_iter_close_container(entry, var) && dbus_message_iter_close_container(arr, entry);
+}
+
+static bool asv_add_basic(DBusMessageIter *arr, const char *key, int type, const void *v) {
+	DBusMessageIter entry, var;
+	char sig[2] = { (char) type, 0 };
+	return asv_open(arr, &entry, &var, key, sig) && dbus_message_iter_append_basic(&var, type, v) &&
+	       asv_close(arr, &entry, &var);
+}
+
+static bool asv_add_fixed_array(DBusMessageIter *arr, const char *key, int type, const void *v, int n) {
+	DBusMessageIter entry, var, sub;
+	char sig[3] = { 'a', (char) type, 0 };
+	return asv_open(arr, &entry, &var, key, sig) &&
+	       dbus_message_iter_open_container(&var, DBUS_TYPE_ARRAY, sig + 1, &sub) &&
+	       dbus_message_iter_append_fixed_array(&sub, type, &v, n) &&
+	       dbus_message_iter_close_container(&var, &sub) && asv_close(arr, &entry, &var);
+}
+
+static int method_get_connection_credentials(DriverCall *call) {
+	_cleanup_msg_ DBusMessage *reply = NULL;
+	DBusMessageIter iter, arr;
+	const char *name;
+	Client *peer = NULL;
+	uint32_t pid, uid;
+	bool have_pid, have_uid;
+	int pidfd = -1;
+
+	switch (call_get_peer(call, "credentials", &name, &peer)) {
+	case FOUND_SELF:
+		pid = getpid();
+		uid = getuid();
+		have_pid = have_uid = true;
+		break;
+	case FOUND_PEER:
+		pid = peer->creds.pid;
+		uid = peer->creds.uid;
+		have_pid = peer->creds.have_pid;
+		have_uid = peer->is_unix;
+		break;
+	default:
+		return -EPROTO;
+	}
+
+	reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
+		return -ENOMEM;
+	if (have_pid && !asv_add_basic(&arr, "ProcessID", DBUS_TYPE_UINT32, &pid))
+		return -ENOMEM;
+	if (have_uid && !asv_add_basic(&arr, "UnixUserID", DBUS_TYPE_UINT32, &uid))
+		return -ENOMEM;
+	if (peer && peer->is_unix) {
+		uint32_t gids[257];
+		int n = 0;
+		gids[n++] = peer->creds.gid;
+		for (size_t i = 0; i < peer->creds.n_groups && n < 257; i++) {
+			bool dup = false;
+			for (int k = 0; k < n; k++)
+				dup = dup || gids[k] == peer->creds.groups[i];
+			if (!dup)
+				gids[n++] = peer->creds.groups[i];
+		}
+		/* dbus-daemon sorts the groups */
+		for (int i = 1; i < n; i++)
+			for (int k = i; k > 0 && gids[k - 1] > gids[k]; k--) {
+				uint32_t t = gids[k];
+				gids[k] = gids[k - 1];
+				gids[k - 1] = t;
+			}
+		if (!asv_add_fixed_array(&arr, "UnixGroupIDs", DBUS_TYPE_UINT32, gids, n))
+			return -ENOMEM;
+	}
+	if (peer && peer->creds.label &&
+	    !asv_add_fixed_array(&arr, "LinuxSecurityLabel", DBUS_TYPE_BYTE, peer->creds.label,
+				 (int) strlen(peer->creds.label) + 1))
+		return -ENOMEM;
+	if (peer && peer->creds.pidfd >= 0 && call->caller->unix_fd) {
+		pidfd = peer->creds.pidfd;
+		if (!asv_add_basic(&arr, "ProcessFD", DBUS_TYPE_UNIX_FD, &pidfd))
+			return -ENOMEM;
+	}
+	if (!dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply_fds(call, reply, &pidfd, pidfd >= 0 ? 1 : 0);
+}
+
+static int method_reload_config(DriverCall *call) {
+	_cleanup_free_ char *error = NULL;
+	int r = bus_reload(call->driver->bus, &error);
+	if (r < 0)
+		return call_fail(call, DBUS_ERR("Failed"), "%s", error ? error : strerror(-r));
+	return call_reply_args(call, DBUS_TYPE_INVALID);
+}
+
+static int method_get_id(DriverCall *call) {
+	const char *id = call->driver->bus->guid;
+	return call_reply_args(call, DBUS_TYPE_STRING, &id, DBUS_TYPE_INVALID);
+}
+
+static int match_rule_error(DriverCall *call, int r, const char *text) {
+	if (r == -ENOMEM)
+		return r;
+	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
+}
+
+/* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
+ * when the rule can match NameOwnerChanged, the name and id notifications */
+static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
+	struct {
+		struct kdbus_cmd_match cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) + KDBUS_ITEM_SIZE(64)];
+	} _Alignas(8) q;
+	int r;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd.cookie = m->cookie;
+	q.cmd.items[0].type = KDBUS_ITEM_BLOOM_MASK;
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_SIZE_DEFAULT;
+	bloom_add_rule_mask(q.cmd.items[0].data64, BLOOM_SIZE_DEFAULT, BLOOM_N_HASH_DEFAULT, m->rule);
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_SIZE_DEFAULT);
+	r = kdbus_cmd_match_add(c->conn, &q.cmd);
+	if (r < 0)
+		return r;
+
+	if (!match_rule_may_match_name_owner_changed(m->rule))
+		return 0;
+	m->noc = true;
+	c->n_noc_rules++;
+	static const uint64_t name_types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_REMOVE, KDBUS_ITEM_NAME_CHANGE };
+	for (size_t i = 0; i < ELEMENTSOF(name_types); i++) {
+		memset(&q, 0, sizeof(q));
+		q.cmd.cookie = m->cookie;
+		q.cmd.items[0].type = name_types[i];
+		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+		q.cmd.items[0].name_change.old_id.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.items[0].name_change.new_id.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
+		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		if (r < 0)
+			return r;
+	}
+	static const uint64_t id_types[] = { KDBUS_ITEM_ID_ADD, KDBUS_ITEM_ID_REMOVE };
+	for (size_t i = 0; i < ELEMENTSOF(id_types); i++) {
+		memset(&q, 0, sizeof(q));
+		q.cmd.cookie = m->cookie;
+		q.cmd.items[0].type = id_types[i];
+		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+		q.cmd.items[0].id_change.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
+		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void client_match_free(Client *c, ClientMatch *m) {
+	if (!m)
+		return;
+	if (m->noc)
+		c->n_noc_rules--;
+	if (m->eavesdrop)
+		monitor_eavesdropper_unref(c->bus, c);
+	list_unlink(&m->link);
+	match_rule_free(m->rule);
+	free(m);
+}
+
+static int method_add_match(DriverCall *call) {
+	Client *c = call->caller;
+	Bus *bus = call->driver->bus;
+	const char *text;
+	ClientMatch *m;
+	int r;
+
+	if (c->n_matches >= bus->limits.max_match_rules_per_connection)
+		return call_fail(call, DBUS_ERR("LimitsExceeded"),
+				 "Connection \"%s\" is not allowed to add more match rules (increase limits in "
+				 "configuration file if required; max_match_rules_per_connection=%" PRIu64 ")",
+				 c->unique_name, bus->limits.max_match_rules_per_connection);
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+		return -EPROTO;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	list_init(&m->link);
+	r = match_rule_parse(text, strlen(text), &m->rule);
+	if (r < 0) {
+		free(m);
+		return match_rule_error(call, r, text);
+	}
+	m->cookie = ++c->next_match_cookie;
+	list_link_tail(&c->matches, &m->link);
+	c->n_matches++;
+	r = driver_install_match(call->driver, c, m);
+	if (r < 0) {
+		struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
+		(void) kdbus_cmd_match_remove(c->conn, &rm);
+		client_match_free(c, m);
+		c->n_matches--;
+		return r == -EMFILE ? call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"",
+						c->unique_name)
+				    : r;
+	}
+	if (match_rule_is_eavesdrop(m->rule)) {
+		m->eavesdrop = true;
+		r = monitor_eavesdropper_ref(bus, c);
+		if (r < 0)
+			return r;
+	}
+	return call_reply_args(call, DBUS_TYPE_INVALID);
+}
+
+static int method_remove_match(DriverCall *call) {
+	Client *c = call->caller;
+	_cleanup_(match_rule_freep) MatchRule *rule = NULL;
+	const char *text;
+	ClientMatch *m, *found = NULL;
+	int r;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	r = match_rule_parse(text, strlen(text), &rule);
+	if (r < 0)
+		return match_rule_error(call, r, text);
+	/* the most recently added equal rule goes first */
+	list_for_each_entry(m, &c->matches, link)
+		if (match_rule_equal(m->rule, rule))
+			found = m;
+	if (!found)
+		return call_fail(call, DBUS_ERR("MatchRuleNotFound"),
+				 "The given match rule wasn't found and can't be removed");
+	struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = found->cookie };
+	(void) kdbus_cmd_match_remove(c->conn, &rm);
+	client_match_free(c, found);
+	c->n_matches--;
+	return call_reply_args(call, DBUS_TYPE_INVALID);
+}
+
+static int method_become_monitor(DriverCall *call) {
+	Client *c = call->caller;
+	char **rules = NULL;
+	int n = 0;
+	uint32_t flags;
+	MatchRule **parsed = NULL;
+	size_t n_parsed = 0;
+	int r;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_ARRAY, DBUS_TYPE_STRING, &rules, &n,
+				   DBUS_TYPE_UINT32, &flags, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (flags != 0) {
+		dbus_free_string_array(rules);
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "BecomeMonitor does not support any flags yet");
+	}
+	parsed = calloc(n + 1, sizeof(*parsed));
+	if (!parsed) {
+		dbus_free_string_array(rules);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		r = match_rule_parse(rules[i], strlen(rules[i]), &parsed[n_parsed]);
+		if (r < 0) {
+			r = match_rule_error(call, r, rules[i]);
+			for (size_t k = 0; k < n_parsed; k++)
+				match_rule_free(parsed[k]);
+			free(parsed);
+			dbus_free_string_array(rules);
+			return r;
+		}
+		n_parsed++;
+	}
+	dbus_free_string_array(rules);
+
+	r = call_reply_args(call, DBUS_TYPE_INVALID);
+	if (r >= 0)
+		r = monitor_become(call->driver->bus, c, parsed, n_parsed);
+	else {
+		for (size_t k = 0; k < n_parsed; k++)
+			match_rule_free(parsed[k]);
+		free(parsed);
+	}
+	return r;
+}
+
+static int method_get_machine_id(DriverCall *call) {
+	const char *id = call->driver->bus->machine_id;
+	return call_reply_args(call, DBUS_TYPE_STRING, &id, DBUS_TYPE_INVALID);
+}
+
+static int method_ping(DriverCall *call) {
+	return call_reply_args(call, DBUS_TYPE_INVALID);
+}
+
+static int method_introspect(DriverCall *call);
+static int method_properties_get(DriverCall *call);
+static int method_properties_get_all(DriverCall *call);
+static int method_properties_set(DriverCall *call);
+static int method_get_stats(DriverCall *call);
+static int method_get_connection_stats(DriverCall *call);
+static int method_get_all_match_rules(DriverCall *call);
+
+typedef enum MethodFlags {
+	METHOD_ANY_PATH = 1 << 0,	/* available at every object path */
+	METHOD_PRIVILEGED = 1 << 1,	/* caller's uid must be ours or 0 */
+} MethodFlags;
+
+typedef struct DriverMethod {
+	const char *name;
+	const char *in;
+	const char *out;
+	int (*handler)(DriverCall *call);
+	MethodFlags flags;
+} DriverMethod;
+
+typedef struct DriverProperty {
+	const char *name;
+	const char *type;
+} DriverProperty;
+
+typedef enum InterfaceFlags {
+	IFACE_ANY_PATH = 1 << 0,
+	IFACE_UNINTERESTING = 1 << 1,	/* not in the Interfaces property */
+} InterfaceFlags;
+
+typedef struct DriverInterface {
+	const char *name;
+	const DriverMethod *methods;
+	const char *extra_xml;
+	InterfaceFlags flags;
+	const DriverProperty *properties;
+} DriverInterface;
+
+static const DriverMethod dbus_methods[] = {
+	{ "Hello", "", "s", method_hello, METHOD_ANY_PATH },
+	{ "RequestName", "su", "u", method_request_name, METHOD_ANY_PATH },
+	{ "ReleaseName", "s", "u", method_release_name, METHOD_ANY_PATH },
+	{ "StartServiceByName", "su", "u", method_start_service_by_name, METHOD_ANY_PATH },
+	{ "UpdateActivationEnvironment", "a{ss}", "", method_update_activation_environment, METHOD_PRIVILEGED },
+	{ "NameHasOwner", "s", "b", method_name_has_owner, METHOD_ANY_PATH },
+	{ "ListNames", "", "as", method_list_names, METHOD_ANY_PATH },
+	{ "ListActivatableNames", "", "as", method_list_activatable_names, METHOD_ANY_PATH },
+	{ "AddMatch", "s", "", method_add_match, METHOD_ANY_PATH },
+	{ "RemoveMatch", "s", "", method_remove_match, METHOD_ANY_PATH },
+	{ "GetNameOwner", "s", "s", method_get_name_owner, METHOD_ANY_PATH },
+	{ "ListQueuedOwners", "s", "as", method_list_queued_owners, METHOD_ANY_PATH },
+	{ "GetConnectionUnixUser", "s", "u", method_get_connection_unix_user, METHOD_ANY_PATH },
+	{ "GetConnectionUnixProcessID", "s", "u", method_get_connection_unix_process_id, METHOD_ANY_PATH },
+	{ "GetAdtAuditSessionData", "s", "ay", method_get_adt_audit_session_data, METHOD_ANY_PATH },
+	{ "GetConnectionSELinuxSecurityContext", "s", "ay", method_get_connection_selinux_security_context,
+	  METHOD_ANY_PATH },
+	{ "ReloadConfig", "", "", method_reload_config, METHOD_ANY_PATH },
+	{ "GetId", "", "s", method_get_id, METHOD_ANY_PATH },
+	{ "GetConnectionCredentials", "s", "a{sv}", method_get_connection_credentials, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverProperty dbus_properties[] = {
+	{ "Features", "as" },
+	{ "Interfaces", "as" },
+	{}
+};
+
+static const DriverMethod properties_methods[] = {
+	{ "Get", "ss", "v", method_properties_get, 0 },
+	{ "GetAll", "s", "a{sv}", method_properties_get_all, 0 },
+	{ "Set", "ssv", "", method_properties_set, 0 },
+	{}
+};
+
+static const DriverMethod introspectable_methods[] = {
+	{ "Introspect", "", "s", method_introspect, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverMethod monitoring_methods[] = {
+	{ "BecomeMonitor", "asu", "", method_become_monitor, METHOD_PRIVILEGED },
+	{}
+};
+
+static const DriverMethod stats_methods[] = {
+	{ "GetStats", "", "a{sv}", method_get_stats, 0 },
+	{ "GetConnectionStats", "s", "a{sv}", method_get_connection_stats, 0 },
+	{ "GetAllMatchRules", "", "a{sas}", method_get_all_match_rules, 0 },
+	{}
+};
+
+static const DriverMethod peer_methods[] = {
+	{ "GetMachineId", "", "s", method_get_machine_id, METHOD_ANY_PATH },
+	{ "Ping", "", "", method_ping, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverInterface driver_interfaces[] = {
+	{ DRIVER_INTERFACE, dbus_methods,
+	  "    <signal name=\"NameOwnerChanged\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "      <arg type=\"s\"/>\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"NameLost\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"NameAcquired\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n",
+	  IFACE_ANY_PATH | IFACE_UNINTERESTING, dbus_properties },
+	{ "org.freedesktop.DBus.Properties", properties_methods,
+	  "    <signal name=\"PropertiesChanged\">\n"
+	  "      <arg type=\"s\" name=\"interface_name\"/>\n"
+	  "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
+	  "      <arg type=\"as\" name=\"invalidated_properties\"/>\n"
+	  "    </signal>\n",
+	  IFACE_UNINTERESTING, NULL },
+	{ "org.freedesktop.DBus.Introspectable", introspectable_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING,
+	  NULL },
+	{ "org.freedesktop.DBus.Monitoring", monitoring_methods, NULL, 0, NULL },
+	{ "org.freedesktop.DBus.Debug.Stats", stats_methods, NULL, 0, NULL },
+	{ "org.freedesktop.DBus.Peer", peer_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING, NULL },
+	{}
+};
+
+/* a{sv}-free helpers for the two properties */
+static bool append_property_value(Driver *d, const char *name, DBusMessageIter *var) {
+	DBusMessageIter arr;
+
+	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
+		return false;
+	if (streq(name, "Features")) {
+		const char *hf = "HeaderFiltering", *sa = "SystemdActivation";
+		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
+			return false;
+		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
+			return false;
+	} else {
+		for (const DriverInterface *i = driver_interfaces; i->name; i++)
+			if (!(i->flags & IFACE_UNINTERESTING) &&
+			    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &i->name))
+				return false;
+	}
+	return dbus_message_iter_close_container(var, &arr);
+}
+
+static const DriverInterface *find_interface(DriverCall *call, const char *name) {
+	for (const DriverInterface *i = driver_interfaces; i->name; i++)
+		if (streq(i->name, name))
+			return i;
+	call_fail(call, DBUS_ERR("UnknownInterface"), "Interface \"%s\" not found", name);
+	return NULL;
+}
+
+static const DriverProperty *find_property(DriverCall *call, const DriverInterface *i, const char *name) {
+	for (const DriverProperty *p = i->properties; p && p->name; p++)
+		if (streq(p->name, name))
+			return p;
+	call_fail(call, DBUS_ERR("UnknownProperty"), "Property \"%s.%s\" not found", i->name, name);
+	return NULL;
+}
+
+static int method_properties_get(DriverCall *call) {
+	const char *iface, *prop;
+	const DriverInterface *i;
+	const DriverProperty *p;
+	DBusMessageIter iter, var;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
+				   DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!(i = find_interface(call, iface)) || !(p = find_property(call, i, prop)))
+		return -EPROTO;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, p->type, &var) ||
+	    !append_property_value(call->driver, p->name, &var) || !dbus_message_iter_close_container(&iter, &var))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_properties_get_all(DriverCall *call) {
+	const char *iface;
+	const DriverInterface *i;
+	DBusMessageIter iter, arr, entry, var;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!(i = find_interface(call, iface)))
+		return -EPROTO;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
+		return -ENOMEM;
+	for (const DriverProperty *p = i->properties; p && p->name; p++)
+		if (!asv_open(&arr, &entry, &var, p->name, p->type) || !append_property_value(call->driver, p->name, &var) ||
+		    !asv_close(&arr, &entry, &var))
+			return -ENOMEM;
+	if (!dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_properties_set(DriverCall *call) {
+	DBusMessageIter iter;
+	const char *iface, *prop;
+	const DriverInterface *i;
+
+	dbus_message_iter_init(call->msg, &iter);
+	dbus_message_iter_get_basic(&iter, &iface);
+	dbus_message_iter_next(&iter);
+	dbus_message_iter_get_basic(&iter, &prop);
+	if (!(i = find_interface(call, iface)) || !find_property(call, i, prop))
+		return -EPROTO;
+	return call_fail(call, DBUS_ERR("PropertyReadOnly"), "Property '%s.%s' cannot be set", iface, prop);
+}
+
+static void introspect_args(FILE *f, const char *sig, const char *dir) {
+	DBusSignatureIter it;
+
+	if (!*sig)
+		return;
+	dbus_signature_iter_init(&it, sig);
+	do {
+		char *s = dbus_signature_iter_get_signature(&it);
+		fprintf(f, "      <arg direction=\"%s\" type=\"%s\"/>\n", dir, s);
+		dbus_free(s);
+	} while (dbus_signature_iter_next(&it));
+}
+
+/* the introspection XML of the driver at @path */
+static char *driver_introspect_at(const char *path) {
+	bool canonical = path && streq(path, DRIVER_PATH);
+	char *xml = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&xml, &len);
+
+	if (!f)
+		return NULL;
+	fputs(DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n", f);
+	for (const DriverInterface *i = driver_interfaces; i->name; i++) {
+		if (!canonical && !(i->flags & IFACE_ANY_PATH))
+			continue;
+		fprintf(f, "  <interface name=\"%s\">\n", i->name);
+		for (const DriverMethod *m = i->methods; m->name; m++) {
+			fprintf(f, "    <method name=\"%s\">\n", m->name);
+			introspect_args(f, m->in, "in");
+			introspect_args(f, m->out, "out");
+			fputs("    </method>\n", f);
+		}
+		for (const DriverProperty *p = i->properties; p && p->name; p++)
+			fprintf(f,
+				"    <property name=\"%s\" type=\"%s\" access=\"read\">\n"
+				"      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
+				"    </property>\n",
+				p->name, p->type);
+		if (i->extra_xml)
+			fputs(i->extra_xml, f);
+		fputs("  </interface>\n", f);
+	}
+	if (path && streq(path, "/"))
+		fputs("  <node name=\"org/freedesktop/DBus\"/>\n", f);
+	else if (path && streq(path, "/org"))
+		fputs("  <node name=\"freedesktop/DBus\"/>\n", f);
+	else if (path && streq(path, "/org/freedesktop"))
+		fputs("  <node name=\"DBus\"/>\n", f);
+	fputs("</node>\n", f);
+	if (fclose(f) != 0) {
+		free(xml);
+		return NULL;
+	}
+	return xml;
+}
+
+char *driver_introspect_string(void) {
+	return driver_introspect_at(DRIVER_PATH);
+}
+
+static int method_introspect(DriverCall *call) {
+	_cleanup_free_ char *xml = driver_introspect_at(dbus_message_get_path(call->msg));
+	const char *s = xml;
+
+	if (!xml)
+		return -ENOMEM;
+	return call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+}
+
+static int method_get_stats(DriverCall *call);
+static int method_get_connection_stats(DriverCall *call);
+static int method_get_all_match_rules(DriverCall *call);
+
+typedef enum MethodFlags {
+	METHOD_ANY_PATH = 1 << 0,	/* available at every object path */
+	METHOD_PRIVILEGED = 1 << 1,	/* caller's uid must be ours or 0 */
+} MethodFlags;
+
+typedef struct DriverMethod {
+	const char *name;
+	const char *in;
+	const char *out;
+	int (*handler)(DriverCall *call);
+	MethodFlags flags;
+} DriverMethod;
+
+typedef struct DriverProperty {
+	const char *name;
+	const char *type;
+} DriverProperty;
+
+typedef enum InterfaceFlags {
+	IFACE_ANY_PATH = 1 << 0,
+	IFACE_UNINTERESTING = 1 << 1,	/* not in the Interfaces property */
+} InterfaceFlags;
+
+typedef struct DriverInterface {
+	const char *name;
+	const DriverMethod *methods;
+	const char *extra_xml;
+	InterfaceFlags flags;
+	const DriverProperty *properties;
+} DriverInterface;
+
+static const DriverMethod dbus_methods[] = {
+	{ "Hello", "", "s", method_hello, METHOD_ANY_PATH },
+	{ "RequestName", "su", "u", method_request_name, METHOD_ANY_PATH },
+	{ "ReleaseName", "s", "u", method_release_name, METHOD_ANY_PATH },
+	{ "StartServiceByName", "su", "u", method_start_service_by_name, METHOD_ANY_PATH },
+	{ "UpdateActivationEnvironment", "a{ss}", "", method_update_activation_environment, METHOD_PRIVILEGED },
+	{ "NameHasOwner", "s", "b", method_name_has_owner, METHOD_ANY_PATH },
+	{ "ListNames", "", "as", method_list_names, METHOD_ANY_PATH },
+	{ "ListActivatableNames", "", "as", method_list_activatable_names, METHOD_ANY_PATH },
+	{ "AddMatch", "s", "", method_add_match, METHOD_ANY_PATH },
+	{ "RemoveMatch", "s", "", method_remove_match, METHOD_ANY_PATH },
+	{ "GetNameOwner", "s", "s", method_get_name_owner, METHOD_ANY_PATH },
+	{ "ListQueuedOwners", "s", "as", method_list_queued_owners, METHOD_ANY_PATH },
+	{ "GetConnectionUnixUser", "s", "u", method_get_connection_unix_user, METHOD_ANY_PATH },
+	{ "GetConnectionUnixProcessID", "s", "u", method_get_connection_unix_process_id, METHOD_ANY_PATH },
+	{ "GetAdtAuditSessionData", "s", "ay", method_get_adt_audit_session_data, METHOD_ANY_PATH },
+	{ "GetConnectionSELinuxSecurityContext", "s", "ay", method_get_connection_selinux_security_context,
+	  METHOD_ANY_PATH },
+	{ "ReloadConfig", "", "", method_reload_config, METHOD_ANY_PATH },
+	{ "GetId", "", "s", method_get_id, METHOD_ANY_PATH },
+	{ "GetConnectionCredentials", "s", "a{sv}", method_get_connection_credentials, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverProperty dbus_properties[] = {
+	{ "Features", "as" },
+	{ "Interfaces", "as" },
+	{}
+};
+
+static const DriverMethod properties_methods[] = {
+	{ "Get", "ss", "v", method_properties_get, 0 },
+	{ "GetAll", "s", "a{sv}", method_properties_get_all, 0 },
+	{ "Set", "ssv", "", method_properties_set, 0 },
+	{}
+};
+
+static const DriverMethod introspectable_methods[] = {
+	{ "Introspect", "", "s", method_introspect, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverMethod monitoring_methods[] = {
+	{ "BecomeMonitor", "asu", "", method_become_monitor, METHOD_PRIVILEGED },
+	{}
+};
+
+static const DriverMethod stats_methods[] = {
+	{ "GetStats", "", "a{sv}", method_get_stats, 0 },
+	{ "GetConnectionStats", "s", "a{sv}", method_get_connection_stats, 0 },
+	{ "GetAllMatchRules", "", "a{sas}", method_get_all_match_rules, 0 },
+	{}
+};
+
+static const DriverMethod peer_methods[] = {
+	{ "GetMachineId", "", "s", method_get_machine_id, METHOD_ANY_PATH },
+	{ "Ping", "", "", method_ping, METHOD_ANY_PATH },
+	{}
+};
+
+static const DriverInterface driver_interfaces[] = {
+	{ DRIVER_INTERFACE, dbus_methods,
+	  "    <signal name=\"NameOwnerChanged\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "      <arg type=\"s\"/>\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"NameLost\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"NameAcquired\">\n"
+	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n",
+	  IFACE_ANY_PATH | IFACE_UNINTERESTING, dbus_properties },
+	{ "org.freedesktop.DBus.Properties", properties_methods,
+	  "    <signal name=\"PropertiesChanged\">\n"
+	  "      <arg type=\"s\" name=\"interface_name\"/>\n"
+	  "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
+	  "      <arg type=\"as\" name=\"invalidated_properties\"/>\n"
+	  "    </signal>\n",
+	  IFACE_UNINTERESTING, NULL },
+	{ "org.freedesktop.DBus.Introspectable", introspectable_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING,
+	  NULL },
+	{ "org.freedesktop.DBus.Monitoring", monitoring_methods, NULL, 0, NULL },
+	{ "org.freedesktop.DBus.Debug.Stats", stats_methods, NULL, 0, NULL },
+	{ "org.freedesktop.DBus.Peer", peer_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING, NULL },
+	{}
+};
+
+/* a{sv}-free helpers for the two properties */
+static bool append_property_value(Driver *d, const char *name, DBusMessageIter *var) {
+	DBusMessageIter arr;
+
+	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
+		return false;
+	if (streq(name, "Features")) {
+		const char *hf = "HeaderFiltering", *sa = "SystemdActivation";
+		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
+			return false;
+		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
+			return false;
+	} else {
+		for (const DriverInterface *i = driver_interfaces; i->name; i++)
+			if (!(i->flags & IFACE_UNINTERESTING) &&
+			    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &i->name))
+				return false;
+	}
+	return dbus_message_iter_close_container(var, &arr);
+}
+
+static const DriverInterface *find_interface(DriverCall *call, const char *name) {
+	for (const DriverInterface *i = driver_interfaces; i->name; i++)
+		if (streq(i->name, name))
+			return i;
+	call_fail(call, DBUS_ERR("UnknownInterface"), "Interface \"%s\" not found", name);
+	return NULL;
+}
+
+static const DriverProperty *find_property(DriverCall *call, const DriverInterface *i, const char *name) {
+	for (const DriverProperty *p = i->properties; p && p->name; p++)
+		if (streq(p->name, name))
+			return p;
+	call_fail(call, DBUS_ERR("UnknownProperty"), "Property \"%s.%s\" not found", i->name, name);
+	return NULL;
+}
+
+static int method_properties_get(DriverCall *call) {
+	const char *iface, *prop;
+	const DriverInterface *i;
+	const DriverProperty *p;
+	DBusMessageIter iter, var;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
+				   DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!(i = find_interface(call, iface)) || !(p = find_property(call, i, prop)))
+		return -EPROTO;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, p->type, &var) ||
+	    !append_property_value(call->driver, p->name, &var) || !dbus_message_iter_close_container(&iter, &var))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_properties_get_all(DriverCall *call) {
+	const char *iface;
+	const DriverInterface *i;
+	DBusMessageIter iter, arr, entry, var;
+
+	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_INVALID))
+		return -EPROTO;
+	if (!(i = find_interface(call, iface)))
+		return -EPROTO;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
+		return -ENOMEM;
+	for (const DriverProperty *p = i->properties; p && p->name; p++)
+		if (!asv_open(&arr, &entry, &var, p->name, p->type) || !append_property_value(call->driver, p->name, &var) ||
+		    !asv_close(&arr, &entry, &var))
+			return -ENOMEM;
+	if (!dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_properties_set(DriverCall *call) {
+	DBusMessageIter iter;
+	const char *iface, *prop;
+	const DriverInterface *i;
+
+	dbus_message_iter_init(call->msg, &iter);
+	dbus_message_iter_get_basic(&iter, &iface);
+	dbus_message_iter_next(&iter);
+	dbus_message_iter_get_basic(&iter, &prop);
+	if (!(i = find_interface(call, iface)) || !find_property(call, i, prop))
+		return -EPROTO;
+	return call_fail(call, DBUS_ERR("PropertyReadOnly"), "Property '%s.%s' cannot be set", iface, prop);
+}
+
+static int introspect_args(char **xml, size_t *len, FILE *f, const char *sig, const char *dir) {
+	DBusSignatureIter it;
+
+	if (!*sig)
+		return 0;
+	dbus_signature_iter_init(&it, sig);
+	do {
+		char *s = dbus_signature_iter_get_signature(&it);
+		fprintf(f, "      <arg direction=\"%s\" type=\"%s\"/>\n", dir, s);
+		dbus_free(s);
+	} while (dbus_signature_iter_next(&it));
+	return 0;
+}
+
+static int method_introspect(DriverCall *call) {
+	char *xml = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&xml, &len);
+	const char *path = dbus_message_get_path(call->msg);
+
+	if (!f)
+		return -ENOMEM;
+	fputs(DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n", f);
+	for (const DriverInterface *i = driver_interfaces; i->name; i++) {
+		if (!call->canonical_path && !(i->flags & IFACE_ANY_PATH))
+			continue;
+		fprintf(f, "  <interface name=\"%s\">\n", i->name);
+		for (const DriverMethod *m = i->methods; m->name; m++) {
+			fprintf(f, "    <method name=\"%s\">\n", m->name);
+			introspect_args(&xml, &len, f, m->in, "in");
+			introspect_args(&xml, &len, f, m->out, "out");
+			fputs("    </method>\n", f);
+		}
+		for (const DriverProperty *p = i->properties; p && p->name; p++)
+			fprintf(f,
+				"    <property name=\"%s\" type=\"%s\" access=\"read\">\n"
+				"      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
+				"    </property>\n",
+				p->name, p->type);
+		if (i->extra_xml)
+			fputs(i->extra_xml, f);
+		fputs("  </interface>\n", f);
+	}
+	if (path && streq(path, "/"))
+		fputs("  <node name=\"org/freedesktop/DBus\"/>\n", f);
+	else if (path && streq(path, "/org"))
+		fputs("  <node name=\"freedesktop/DBus\"/>\n", f);
+	else if (path && streq(path, "/org/freedesktop"))
+		fputs("  <node name=\"DBus\"/>\n", f);
+	fputs("</node>\n", f);
+	fclose(f);
+
+	const char *s = xml;
+	int r = call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+	free(xml);
+	return r;
+}
+
+static int method_get_stats(DriverCall *call) {
+	Bus *bus = call->driver->bus;
+	DBusMessageIter iter, arr;
+	uint32_t serial = (uint32_t) call->driver->serial, active = bus->n_complete, incomplete = bus->n_incomplete;
+	uint32_t rules = 0, names = 0;
+	Client *c;
+
+	list_for_each_entry(c, &bus->clients, link)
+		rules += c->n_matches;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
+	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
+	    !asv_add_basic(&arr, "ActiveConnections", DBUS_TYPE_UINT32, &active) ||
+	    !asv_add_basic(&arr, "IncompleteConnections", DBUS_TYPE_UINT32, &incomplete) ||
+	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
+	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
+	    !dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_get_connection_stats(DriverCall *call) {
+	DBusMessageIter iter, arr;
+	const char *name;
+	Client *peer = NULL;
+
+	switch (call_get_peer(call, "statistics", &name, &peer)) {
+	case FOUND_PEER:
+		break;
+	case FOUND_SELF:
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "Cannot get statistics of the bus driver");
+	default:
+		return -EPROTO;
+	}
+	const char *unique = peer->unique_name;
+	uint32_t rules = peer->n_matches, in = peer->stats_in_messages, out = peer->stats_out_messages;
+	uint32_t out_bytes = peer->out_bytes, peak = peer->peak_out_bytes;
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
+	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
+	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
+	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &in) ||
+	    !asv_add_basic(&arr, "OutgoingMessages", DBUS_TYPE_UINT32, &out) ||
+	    !asv_add_basic(&arr, "OutgoingBytes", DBUS_TYPE_UINT32, &out_bytes) ||
+	    !asv_add_basic(&arr, "PeakOutgoingBytes", DBUS_TYPE_UINT32, &peak) ||
+	    !dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+static int method_get_all_match_rules(DriverCall *call) {
+	Bus *bus = call->driver->bus;
+	DBusMessageIter iter, arr, entry, sub;
+	Client *c;
+
+	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+	if (!reply)
+		return -ENOMEM;
+	dbus_message_iter_init_append(reply, &iter);
+	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sas}", &arr))
+		return -ENOMEM;
+	list_for_each_entry(c, &bus->clients, link) {
+		const char *name = c->unique_name;
+		ClientMatch *m;
+		if (c->state != CLIENT_ACTIVE)
+			continue;
+		if (!dbus_message_iter_open_container(&arr, DBUS_TYPE_DICT_ENTRY, NULL, &entry) ||
+		    !dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &name) ||
+		    !dbus_message_iter_open_container(&entry, DBUS_TYPE_ARRAY, "s", &sub))
+			return -ENOMEM;
+		list_for_each_entry(m, &c->matches, link) {
+			_cleanup_free_ char *s = match_rule_to_string(m->rule);
+			const char *p = s;
+			if (!s || !dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &p))
+				return -ENOMEM;
+		}
+		if (!dbus_message_iter_close_container(&entry, &sub) || !dbus_message_iter_close_container(&arr, &entry))
+			return -ENOMEM;
+	}
+	if (!dbus_message_iter_close_container(&iter, &arr))
+		return -ENOMEM;
+	return call_reply(call, reply);
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+static bool caller_is_privileged(Client *c) {
+	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == geteuid());
+}
+
+static int driver_handle_call(DriverCall *call) {
+	DBusMessage *msg = call->msg;
+	const char *iface = dbus_message_get_interface(msg);
+	const char *member = dbus_message_get_member(msg);
+	bool found_iface = false;
+
+	call->canonical_path = dbus_message_has_path(msg, DRIVER_PATH);
+
+	for (const DriverInterface *i = driver_interfaces; i->name; i++) {
+		if (!call->canonical_path && !(i->flags & IFACE_ANY_PATH))
+			continue;
+		if (iface && !streq(iface, i->name))
+			continue;
+		found_iface = true;
+		for (const DriverMethod *m = i->methods; m->name; m++) {
+			if (!streq(m->name, member))
+				continue;
+			if ((m->flags & METHOD_PRIVILEGED) && !caller_is_privileged(call->caller)) {
+				log_notice("rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u",
+					   member, call->caller->unique_name, (unsigned) call->caller->creds.uid,
+					   (int) call->caller->creds.pid, (unsigned) call->caller->creds.uid);
+				return call_fail(call, DBUS_ERR("AccessDenied"),
+						 "rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u",
+						 member, call->caller->unique_name, (unsigned) call->caller->creds.uid,
+						 (int) call->caller->creds.pid, (unsigned) call->caller->creds.uid);
+			}
+			if (!call->canonical_path && !(m->flags & METHOD_ANY_PATH))
+				return call_fail(call, DBUS_ERR("AccessDenied"),
+						 "Method '%s' is only available at the canonical object path '%s'", member,
+						 DRIVER_PATH);
+			if (!dbus_message_has_signature(msg, m->in))
+				return call_fail(call, DBUS_ERR("InvalidArgs"), "Call to %s has wrong args (%s, expected %s)\n",
+						 member, dbus_message_get_signature(msg), m->in);
+			return m->handler(call);
+		}
+	}
+	return call_fail(call, found_iface ? DBUS_ERR("UnknownMethod") : DBUS_ERR("UnknownInterface"),
+			 "%s does not understand message %s", DRIVER_NAME, member);
+}
+
+static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
+	struct kdbus_item *it;
+	const uint8_t *data = NULL;
+	size_t len = 0;
+	DBusError err;
+	int r;
+
+	Client *c = bus_find_client(d->bus, km->src_id);
+	if (!c || km->payload_type != KDBUS_PAYLOAD_DBUS)
+		return;
+	KDBUS_ITEM_FOREACH(it, km, items)
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
+			data = kdbus_pool_ptr(d->conn, it->vec.offset);
+			len = it->vec.size;
+		} else if (it->type == KDBUS_ITEM_FDS) {
+			/* fds sent to the driver are not used */
+			for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
+				safe_close(it->fds[i]);
+		}
+	if (!data)
+		return;
+
+	dbus_error_init(&err);
+	_cleanup_msg_ DBusMessage *msg = dbus_message_demarshal((const char *) data, (int) len, &err);
+	if (!msg) {
+		dbus_error_free(&err);
+		return;
+	}
+
+	if (dbus_message_get_type(msg) == DBUS_MESSAGE_TYPE_SIGNAL) {
+		if (dbus_message_is_signal(msg, "org.freedesktop.systemd1.Activator", "ActivationFailure"))
+			service_registry_activation_failure(d->bus, c, msg);
+		return;
+	}
+	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL)
+		return;
+
+	DriverCall call = { .driver = d, .caller = c, .msg = msg };
+	dbus_error_init(&call.error);
+	r = driver_handle_call(&call);
+	if (r < 0 && c->conn && call_wants_reply(&call)) {
+		const char *name, *text;
+		if (dbus_error_is_set(&call.error)) {
+			name = call.error.name;
+			text = call.error.message;
+		} else if (r == -ENOMEM) {
+			name = DBUS_ERR("NoMemory");
+			text = "Not enough memory";
+		} else {
+			name = DBUS_ERR("Failed");
+			text = strerror(-r);
+		}
+		_cleanup_msg_ DBusMessage *e = dbus_message_new_error(msg, name, text);
+		if (e)
+			(void) driver_send_message(d, c, e, dbus_message_get_serial(msg), NULL, 0);
+	}
+	dbus_error_free(&call.error);
+}
+
+void driver_dispatch(Driver *d) {
+	if (d->dispatching)
+		return;
+	d->dispatching = true;
+	for (;;) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		int r = kdbus_cmd_recv(d->conn, &recv);
+		if (r < 0)
+			break;
+		driver_handle_message(d, kdbus_pool_ptr(d->conn, recv.msg.offset));
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
+		(void) kdbus_cmd_free(d->conn, &f);
+	}
+	d->dispatching = false;
+}
+
+static void driver_wakeup(KdbusConn *conn, void *userdata) {
+	Driver *d = userdata;
+	/* calls addressed by name are run by the client right after its send;
+	 * anything else (e.g. a queued call) is run from the ready event */
+	bus_schedule_driver(d->bus);
+}
+
+void driver_forget_client(Driver *d, Client *c) {
+}
+
+int driver_new(Driver **ret, Bus *bus) {
+	_cleanup_(driver_freep) Driver *d = NULL;
+	struct kdbus_cmd_hello h = {
+		.size = sizeof(h),
+		.flags = KDBUS_HELLO_ACCEPT_FD,
+		.attach_flags_send = _KDBUS_ATTACH_ALL,
+		.pool_size = 64 * 1024 * 1024,
+	};
+	int r;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->bus = bus;
+	r = kdbus_cmd_hello(bus->kbus, &h, &d->conn);
+	if (r < 0)
+		return r;
+	if (h.offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
+		(void) kdbus_cmd_free(d->conn, &f);
+	}
+	d->id = h.id;
+	kdbus_conn_set_wakeup(d->conn, driver_wakeup, d);
+	*ret = TAKE_PTR(d);
+	return 0;
+}
+
+Driver *driver_free(Driver *d) {
+	if (!d)
+		return NULL;
+	d->conn = kdbus_conn_close(d->conn);
+	free(d);
+	return NULL;
+}

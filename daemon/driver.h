@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * driver.h - org.freedesktop.DBus, the bus driver.
+ *
+ * The driver is a kdbus connection of its own.  Clients' calls to
+ * org.freedesktop.DBus are SENT to it like any other message (so monitors
+ * see them), and it answers through the core, so a client receives the
+ * driver's replies in order with everything else.  Each driver method maps
+ * onto core commands (NAME_ACQUIRE, LIST, CONN_INFO, MATCH_ADD …).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kdbus/bus.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct Client Client;
+typedef struct Driver Driver;
+
+#define DRIVER_NAME "org.freedesktop.DBus"
+#define DRIVER_PATH "/org/freedesktop/DBus"
+#define DRIVER_INTERFACE "org.freedesktop.DBus"
+
+int driver_new(Driver **ret, Bus *bus);
+Driver *driver_free(Driver *d);
+
+/* the kdbus id messages to the driver are sent to */
+uint64_t driver_id(const Driver *d);
+
+/* handle every call queued on the driver's connection */
+void driver_dispatch(Driver *d);
+
+/* a client went away: drop what the driver keeps for it */
+void driver_forget_client(Driver *d, Client *c);
+
+/**
+ * driver_send_error() - send a D-Bus error from org.freedesktop.DBus to
+ * @to, as the reply to its message @reply_serial, through the core (so it
+ * is ordered after what @to was already sent, and monitors see it).
+ */
+int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name,
+		      const char *fmt, ...) __attribute__((__format__(printf, 5, 6)));
+
+/**
+ * driver_build_*() - marshal a message from org.freedesktop.DBus to @to;
+ * *ret_msg is malloc()ed and owned by the caller.
+ */
+int driver_build_name_owner_changed(Client *to, const char *name, const char *old_owner,
+				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len);
+int driver_build_name_signal(Client *to, const char *member, const char *name,
+			     uint8_t **ret_msg, size_t *ret_len);
+int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
+		       uint8_t **ret_msg, size_t *ret_len);
+
+/* the driver's introspection XML at its canonical path (--introspect) */
+char *driver_introspect_string(void);
+
+/* map a kdbus SEND errno onto the D-Bus error a sender gets */
+const char *driver_error_for_send(int r);
+
+DEFINE_CLEANUP(Driver *, driver_free);

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * main.c - busbridged: dbus-daemon's command line, and the startup order
+ * dbus-daemon uses: read the configuration, listen, fork, write the
+ * pidfile, drop privileges, print the address and pid, serve.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon/bus.h"
+#include "daemon/driver.h"
+#include "daemon/log.h"
+#include "daemon/service-registry.h"
+#include "policy/config.h"
+#include "util/macro.h"
+
+typedef struct Options {
+	const char *config_file;
+	bool session, system;
+	const char *address;
+	bool print_address;
+	int print_address_fd;
+	bool print_pid;
+	int print_pid_fd;
+	int fork;		/* -1 unset, 0 --nofork, 1 --fork */
+	bool nopidfile;
+	bool systemd_activation;
+	bool introspect;
+	int syslog;		/* -1 unset, 0 no, 1 yes, 2 only */
+} Options;
+
+static void usage(FILE *f) {
+	fputs("busbridged [--version] [--session] [--system] [--config-file=FILE] [--print-address[=DESCRIPTOR]] "
+	      "[--print-pid[=DESCRIPTOR]] [--introspect] [--address=ADDRESS] [--nopidfile] [--nosyslog] [--syslog] "
+	      "[--syslog-only] [--nofork] [--fork] [--systemd-activation]\n",
+	      f);
+}
+
+static bool parse_fd(const char *s, int *ret) {
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > 65535)
+		return false;
+	*ret = (int) v;
+	return true;
+}
+
+/* dbus-daemon's argument forms: --opt=VAL and --opt VAL; --print-address
+ * and --print-pid take an optional descriptor (the next argument if it is
+ * a number) */
+static int parse_args(int argc, char **argv, Options *o) {
+	*o = (Options) { .print_address_fd = 1, .print_pid_fd = 1, .fork = -1, .syslog = -1 };
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = NULL;
+		size_t n = strcspn(a, "=");
+		bool has_eq = a[n] == '=';
+		if (has_eq)
+			v = a + n + 1;
+#define OPT(name) (strlen(name) == n && strncmp(a, name, n) == 0)
+#define NEED_VALUE()                                                                   \
+	do {                                                                           \
+		if (!v) {                                                              \
+			if (i + 1 >= argc) {                                           \
+				fprintf(stderr, "%s requires an argument\n", a);       \
+				return -EINVAL;                                        \
+			}                                                              \
+			v = argv[++i];                                                 \
+		}                                                                      \
+	} while (0)
+
+		if (OPT("--help") || OPT("-h")) {
+			usage(stdout);
+			exit(0);
+		} else if (OPT("--version")) {
+			printf("D-Bus Message Bus Daemon (busbridge) %s\n"
+			       "A D-Bus message bus with kdbus semantics, compatible with dbus-daemon 1.14\n",
+			       PACKAGE_VERSION);
+			exit(0);
+		} else if (OPT("--session")) {
+			o->session = true;
+		} else if (OPT("--system")) {
+			o->system = true;
+		} else if (OPT("--config-file")) {
+			NEED_VALUE();
+			o->config_file = v;
+		} else if (OPT("--address")) {
+			NEED_VALUE();
+			o->address = v;
+		} else if (OPT("--print-address")) {
+			o->print_address = true;
+			if (has_eq) {
+				if (!parse_fd(v, &o->print_address_fd)) {
+					fprintf(stderr, "Invalid file descriptor: \"%s\"\n", v);
+					return -EINVAL;
+				}
+			} else if (i + 1 < argc && parse_fd(argv[i + 1], &o->print_address_fd))
+				i++;
+		} else if (OPT("--print-pid")) {
+			o->print_pid = true;
+			if (has_eq) {
+				if (!parse_fd(v, &o->print_pid_fd)) {
+					fprintf(stderr, "Invalid file descriptor: \"%s\"\n", v);
+					return -EINVAL;
+				}
+			} else if (i + 1 < argc && parse_fd(argv[i + 1], &o->print_pid_fd))
+				i++;
+		} else if (OPT("--nofork")) {
+			o->fork = 0;
+		} else if (OPT("--fork")) {
+			o->fork = 1;
+		} else if (OPT("--nopidfile")) {
+			o->nopidfile = true;
+		} else if (OPT("--systemd-activation")) {
+			o->systemd_activation = true;
+		} else if (OPT("--introspect")) {
+			o->introspect = true;
+		} else if (OPT("--nosyslog")) {
+			o->syslog = 0;
+		} else if (OPT("--syslog")) {
+			o->syslog = 1;
+		} else if (OPT("--syslog-only")) {
+			o->syslog = 2;
+		} else {
+			fprintf(stderr, "Unknown command line argument: %s\n", a);
+			usage(stderr);
+			return -EINVAL;
+		}
+#undef OPT
+#undef NEED_VALUE
+	}
+	if ((o->session + o->system + !!o->config_file) > 1) {
+		fprintf(stderr, "--session, --system and --config-file are mutually exclusive\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *s) {
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t k = write(fd, s, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int drop_privileges(const char *user) {
+	struct passwd *pw;
+
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw)
+		return log_error_errno(errno ? -errno : -ESRCH, "Could not get UID and GID for username \"%s\"", user);
+	if (geteuid() == pw->pw_uid)
+		return 0;
+	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
+		return log_error_errno(-errno, "Failed to drop privileges to %s: %m", user);
+	return 0;
+}
+
+static int write_pidfile(const char *path) {
+	char buf[32];
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_error_errno(-errno, "Failed to write pid file \"%s\": %m", path);
+	snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+	return write_all(fd, buf);
+}
+
+static void raise_fd_limit(void) {
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void) setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* daemonize: the parent exits once the child is serving (or fails) */
+static int become_daemon(int *ret_notify_fd, bool keep_umask) {
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		ssize_t k;
+		do
+			k = read(p[0], &c, 1);
+		while (k < 0 && errno == EINTR);
+		_exit(k == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	if (setsid() < 0)
+		return -errno;
+	if (!keep_umask)
+		umask(022);
+	if (chdir("/") < 0)
+		return -errno;
+	/* stdio to /dev/null, unless it is closed or used for printing */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		for (int fd = 0; fd <= 2; fd++)
+			if (fcntl(fd, F_GETFD) < 0 || fd == 0)
+				(void) dup2(null, fd);
+		if (null > 2)
+			close(null);
+	}
+	*ret_notify_fd = p[1];
+	return 0;
+}
+
+int main(int argc, char **argv) {
+	_cleanup_(bus_freep) Bus *bus = NULL;
+	_cleanup_free_ char *address = NULL;
+	_cleanup_free_ char *error = NULL;
+	struct event_base *base = NULL;
+	BusConfig *config = NULL;
+	Options o;
+	const char *config_file;
+	char default_conf[256];
+	int notify_fd = -1;
+	int r;
+
+	signal(SIGPIPE, SIG_IGN);
+	r = parse_args(argc, argv, &o);
+	if (r < 0)
+		return 1;
+
+	if (o.introspect) {
+		_cleanup_free_ char *xml = driver_introspect_string();
+		if (!xml)
+			return 1;
+		fputs(xml, stdout);
+		return 0;
+	}
+
+	if (o.config_file)
+		config_file = o.config_file;
+	else if (o.system || o.session) {
+		snprintf(default_conf, sizeof(default_conf), "%s/dbus-1/%s.conf", DBUS_DATADIR,
+			 o.system ? "system" : "session");
+		config_file = default_conf;
+	} else {
+		fprintf(stderr, "No configuration file specified.\n");
+		usage(stderr);
+		return 1;
+	}
+
+	r = bus_config_load(config_file, &config, &error);
+	if (r < 0) {
+		fprintf(stderr, "Failed to start message bus: %s\n", error ? error : strerror(-r));
+		return 1;
+	}
+
+	if (o.syslog == 2)
+		log_set_target(LOG_TARGET_SYSLOG);
+	else if (o.syslog == 1 || (o.syslog < 0 && config->syslog))
+		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
+
+	raise_fd_limit();
+	base = event_base_new();
+	if (!base)
+		return 1;
+
+	r = bus_new(&bus, base, config, config_file);
+	if (r < 0) {
+		bus_config_free(config);
+		fprintf(stderr, "Failed to start message bus: %s\n", strerror(-r));
+		return 1;
+	}
+	bus->systemd_activation = o.systemd_activation;
+
+	if (o.address && streq(o.address, "systemd:"))
+		r = bus_adopt_systemd_sockets(bus, &address);
+	else if (o.address) {
+		char *one[2] = { (char *) o.address, NULL };
+		r = bus_listen(bus, one, NULL, &address);
+	} else
+		r = bus_listen(bus, config->listen, NULL, &address);
+	if (r < 0) {
+		fprintf(stderr, "Failed to start message bus: %s\n", strerror(-r));
+		return 1;
+	}
+
+	r = service_registry_load(bus);
+	if (r < 0)
+		log_warning_errno(r, "Failed to read service directories: %m");
+
+	bool do_fork = o.fork == 1 || (o.fork < 0 && config->fork);
+	if (do_fork) {
+		r = become_daemon(&notify_fd, config->keep_umask);
+		if (r < 0) {
+			fprintf(stderr, "Failed to fork: %s\n", strerror(-r));
+			return 1;
+		}
+	}
+
+	if (config->pidfile && !o.nopidfile) {
+		r = write_pidfile(config->pidfile);
+		if (r < 0)
+			return 1;
+	}
+
+	if (config->user && geteuid() == 0) {
+		r = drop_privileges(config->user);
+		if (r < 0)
+			return 1;
+	}
+
+	if (o.print_address) {
+		_cleanup_free_ char *line = NULL;
+		if (asprintf(&line, "%s\n", address) < 0 || write_all(o.print_address_fd, line) < 0) {
+			log_error("Failed to print address to fd %d", o.print_address_fd);
+			return 1;
+		}
+	}
+	if (o.print_pid) {
+		char line[32];
+		snprintf(line, sizeof(line), "%d\n", (int) getpid());
+		if (write_all(o.print_pid_fd, line) < 0) {
+			log_error("Failed to print pid to fd %d", o.print_pid_fd);
+			return 1;
+		}
+	}
+	if (notify_fd >= 0) {
+		(void) write(notify_fd, "", 1);
+		close(notify_fd);
+	}
+
+	(void) sd_notifyf(false, "READY=1\nSTATUS=Serving %s\nMAINPID=%d", address, (int) getpid());
+	r = bus_run(bus);
+	(void) sd_notify(false, "STOPPING=1");
+	bus = bus_free(bus);
+	event_base_free(base);
+	return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat/match-rule.h"
+#include "compat/message.h"
+#include "compat/wire.h"
+#include "daemon/bus.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/log.h"
+#include "daemon/monitor.h"
+#include "util/macro.h"
+
+static int monitor_hello(Bus *bus, KdbusConn **ret) {
+	struct kdbus_cmd_hello h = {
+		.size = sizeof(h),
+		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD,
+		.attach_flags_send = _KDBUS_ATTACH_ALL,
+		.pool_size = 64 * 1024 * 1024,
+	};
+	int r = kdbus_cmd_hello(bus->kbus, &h, ret);
+	if (r < 0)
+		return r;
+	if (h.offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
+		(void) kdbus_cmd_free(*ret, &f);
+	}
+	return 0;
+}
+
+int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
+	KdbusConn *mon = NULL;
+	ClientMatch *m, *tmp;
+	int r;
+
+	/* what was already queued for the client (the BecomeMonitor reply
+	 * among it) is written before it turns into a monitor */
+	client_drain(c);
+
+	r = monitor_hello(bus, &mon);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			match_rule_free(rules[i]);
+		free(rules);
+		client_close(c, "cannot become a monitor");
+		return 0;
+	}
+
+	list_for_each_entry_safe(m, tmp, &c->matches, link) {
+		if (m->eavesdrop)
+			monitor_eavesdropper_unref(bus, c);
+		list_unlink(&m->link);
+		match_rule_free(m->rule);
+		free(m);
+	}
+	c->n_matches = 0;
+	c->n_noc_rules = 0;
+
+	/* closing the client's connection releases its names: everyone
+	 * sees them and the unique name go, as with dbus-daemon */
+	idmap_remove(&bus->clients_by_id, c->id);
+	c->conn = kdbus_conn_close(c->conn);
+	c->conn = mon;
+	c->state = CLIENT_MONITOR;
+	c->monitor_rules = rules;
+	c->n_monitor_rules = n;
+	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+	log_info("Connection %s (uid=%u pid=%d) became a monitor.", c->unique_name, (unsigned) c->creds.uid,
+		 (int) c->creds.pid);
+	return 0;
+}
+
+/* ---- eavesdropping ---------------------------------------------------------- */
+
+typedef struct Eavesdrop {
+	KdbusConn *conn;
+	Client **clients;
+	size_t n_clients;
+	unsigned *refs;
+} Eavesdrop;
+
+static Eavesdrop *eavesdrop_of(Bus *bus) {
+	return bus->eavesdrop;
+}
+
+static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
+	Eavesdrop *e = eavesdrop_of(bus);
+	struct kdbus_item *it;
+	const uint8_t *data = NULL;
+	size_t len = 0;
+	WireHeader h;
+
+	if (km->payload_type != KDBUS_PAYLOAD_DBUS || km->dst_id == KDBUS_DST_ID_BROADCAST)
+		return;
+	KDBUS_ITEM_FOREACH(it, km, items) {
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
+			data = kdbus_pool_ptr(e->conn, it->vec.offset);
+			len = it->vec.size;
+		} else if (it->type == KDBUS_ITEM_FDS) {
+			for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
+				safe_close(it->fds[i]);
+		}
+	}
+	if (!data || wire_header_parse(data, len, &h) < 0)
+		return;
+
+	for (size_t i = 0; i < e->n_clients; i++) {
+		Client *c = e->clients[i];
+		if (c->id == km->dst_id || c->id == km->src_id || c->state != CLIENT_ACTIVE)
+			continue;
+		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id))
+			continue;
+		/* fds are not passed to eavesdroppers, as with dbus-daemon */
+		if (h.unix_fds)
+			continue;
+		uint8_t *copy = malloc(len);
+		if (!copy)
+			continue;
+		memcpy(copy, data, len);
+		client_queue_owned(c, copy, len);
+		bus_schedule_ready(bus, c);
+	}
+}
+
+static void eavesdrop_wakeup(KdbusConn *conn, void *userdata) {
+	Bus *bus = userdata;
+	Eavesdrop *e = eavesdrop_of(bus);
+
+	for (;;) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		if (!e || kdbus_cmd_recv(e->conn, &recv) < 0)
+			break;
+		eavesdrop_deliver(bus, kdbus_pool_ptr(e->conn, recv.msg.offset));
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
+		(void) kdbus_cmd_free(e->conn, &f);
+	}
+}
+
+int monitor_eavesdropper_ref(Bus *bus, Client *c) {
+	Eavesdrop *e = eavesdrop_of(bus);
+	int r;
+
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		r = monitor_hello(bus, &e->conn);
+		if (r < 0) {
+			free(e);
+			return r;
+		}
+		kdbus_conn_set_wakeup(e->conn, eavesdrop_wakeup, bus);
+		bus->eavesdrop = e;
+	}
+	for (size_t i = 0; i < e->n_clients; i++)
+		if (e->clients[i] == c) {
+			e->refs[i]++;
+			return 0;
+		}
+	Client **nc = realloc(e->clients, (e->n_clients + 1) * sizeof(*nc));
+	if (!nc)
+		return -ENOMEM;
+	e->clients = nc;
+	unsigned *nr = realloc(e->refs, (e->n_clients + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	e->refs = nr;
+	e->clients[e->n_clients] = c;
+	e->refs[e->n_clients] = 1;
+	e->n_clients++;
+	return 0;
+}
+
+static void eavesdrop_remove_at(Eavesdrop *e, size_t i) {
+	e->clients[i] = e->clients[e->n_clients - 1];
+	e->refs[i] = e->refs[e->n_clients - 1];
+	e->n_clients--;
+}
+
+void monitor_eavesdropper_unref(Bus *bus, Client *c) {
+	Eavesdrop *e = eavesdrop_of(bus);
+
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_clients; i++)
+		if (e->clients[i] == c && --e->refs[i] == 0) {
+			eavesdrop_remove_at(e, i);
+			break;
+		}
+	if (e->n_clients == 0)
+		monitor_free(bus);
+}
+
+void monitor_forget_client(Bus *bus, Client *c) {
+	Eavesdrop *e = eavesdrop_of(bus);
+
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_clients; i++)
+		if (e->clients[i] == c) {
+			eavesdrop_remove_at(e, i);
+			break;
+		}
+	if (e->n_clients == 0)
+		monitor_free(bus);
+}
+
+void monitor_free(Bus *bus) {
+	Eavesdrop *e = eavesdrop_of(bus);
+
+	if (!e)
+		return;
+	kdbus_conn_close(e->conn);
+	free(e->clients);
+	free(e->refs);
+	free(e);
+	bus->eavesdrop = NULL;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * bus.h - the kdbus command API
+ *
+ * One function per kdbus ioctl, taking the very structures of kdbus/kdbus.h.
+ * Two backends implement it:
+ *
+ *  - KDBUS_BACKEND_USERSPACE: the in-process core (kdbus/bus.c,
+ *    connection.c, names.c, ...).  It is the default, since kdbus never
+ *    landed in Linux.
+ *  - KDBUS_BACKEND_IOCTL: a thin wrapper around the real uapi on
+ *    /sys/fs/kdbus (kdbus/ioctl.c), where the module exists.
+ *
+ * Every function returns 0 (or a documented positive value) on success and
+ * a negative errno on failure, with the errno values of the kernel module
+ * (kdbus-reference.md §1.14).  Structures are passed in and out exactly as
+ * with ioctl(2): the caller fills size/flags/items, the backend writes the
+ * return fields.
+ *
+ * DOC: the pool
+ *
+ * Results that the kernel places in the connection's pool (received
+ * messages, CONN_INFO, LIST and HELLO items) are returned as an @offset and
+ * must be released with kdbus_cmd_free().  kdbus_pool_ptr() turns an offset
+ * into a pointer.  For the ioctl backend that is the mmap()ed pool plus the
+ * offset.  For the userspace backend the pool base is address 0: an offset
+ * *is* the address of the data, and every KDBUS_ITEM_PAYLOAD_OFF item of a
+ * received message points straight at the one immutable copy of the payload
+ * that all receivers of the message share.  The data stays valid until the
+ * slice is freed.  The bytes are charged against each receiver's
+ * @pool_size all the same, so quotas behave as with the kernel.
+ *
+ * DOC: wakeups and timeouts (userspace backend)
+ *
+ * The userspace core runs in the caller's process and owns no thread or
+ * event loop.  A connection gets a wakeup callback (kdbus_conn_set_wakeup())
+ * that stands in for POLLIN on the kdbus fd: it is called when the
+ * connection's queue goes from empty to non-empty.  Callbacks never run
+ * inside a command of the connection they concern's peer with core state
+ * half-changed: the core collects them and runs them just before the
+ * command that caused them returns (like kdbus_notify_flush()).  A callback
+ * should only schedule work; it may issue commands, but on other
+ * connections only.  Reply deadlines are run by the caller's event loop
+ * through kdbus_bus_set_timer() and kdbus_bus_dispatch_timeouts().
+ *
+ * The core takes one bus-wide mutex per command, so threads may use it (the
+ * conformance suite does, for KDBUS_SEND_SYNC_REPLY); the daemon itself is
+ * single-threaded.
+ *
+ * DOC: identity of a connection (userspace backend)
+ *
+ * The bridge makes connections on behalf of its clients, so HELLO takes the
+ * client's identity as the kernel's "faked credentials" items:
+ * KDBUS_ITEM_CREDS, KDBUS_ITEM_PIDS, KDBUS_ITEM_AUXGROUPS,
+ * KDBUS_ITEM_SECLABEL, KDBUS_ITEM_PID_COMM (all optional; missing ones are
+ * taken from the calling process).  A connection is *privileged* when its
+ * euid is 0 and the bus *owner* when privileged or its euid equals the
+ * bus creator's, exactly as kdbus decides from the opener's credentials.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kdbus/kdbus.h"
+
+typedef struct KdbusBus KdbusBus;
+typedef struct KdbusConn KdbusConn;
+
+typedef enum KdbusBackend {
+	KDBUS_BACKEND_USERSPACE,
+	KDBUS_BACKEND_IOCTL,
+} KdbusBackend;
+
+/**
+ * struct KdbusLimits - tunable limits of a userspace bus
+ *
+ * The kernel's limits (ipc/kdbus/limits.h) are compile-time constants; the
+ * userspace core takes them per bus, so that dbus-daemon's configurable
+ * limits (<limit name="max_names_per_connection"> …) map onto it.  A zero
+ * field means "the kernel's value" (given in brackets).
+ *
+ * @max_names_per_conn:		names owned or queued per connection [256]
+ * @max_matches_per_conn:	matches (cookies) per connection [256]
+ * @max_requests_pending:	pending replies a connection may wait for [128]
+ * @max_msgs_per_conn:		messages queued on one connection [256]
+ * @max_conns_per_user:		connections per uid [1024]
+ * @max_fds_per_msg:		fds in one message [253]
+ * @max_payload_size:		bytes of PAYLOAD_VEC in one message [2 MiB]
+ * @max_msg_size:		size of struct kdbus_msg with its items [8 KiB]
+ */
+typedef struct KdbusLimits {
+	uint64_t max_names_per_conn;
+	uint64_t max_matches_per_conn;
+	uint64_t max_requests_pending;
+	uint64_t max_msgs_per_conn;
+	uint64_t max_conns_per_user;
+	uint64_t max_fds_per_msg;
+	uint64_t max_payload_size;
+	uint64_t max_msg_size;
+} KdbusLimits;
+
+typedef void (*KdbusWakeupFn)(KdbusConn *conn, void *userdata);
+typedef void (*KdbusTimerFn)(KdbusBus *bus, uint64_t deadline_ns, void *userdata);
+
+/* ---- bus owner ("control fd") ------------------------------------------ */
+
+/**
+ * kdbus_cmd_bus_make() - KDBUS_CMD_BUS_MAKE: create a bus
+ * @backend:	which implementation
+ * @cmd:	flags KDBUS_MAKE_ACCESS_*, items KDBUS_ITEM_MAKE_NAME (required),
+ *		KDBUS_ITEM_BLOOM_PARAMETER (required),
+ *		KDBUS_ITEM_ATTACH_FLAGS_SEND (metadata every sender must allow)
+ * @ret_bus:	the owner handle; the bus lives until kdbus_bus_close()
+ *
+ * Return: 0, -EINVAL (bad name or items), -EBADMSG (no bloom parameter),
+ * -EEXIST (name taken), -ENOMEM, -ENOENT (ioctl backend: no kdbusfs).
+ */
+int kdbus_cmd_bus_make(KdbusBackend backend, struct kdbus_cmd *cmd, KdbusBus **ret_bus);
+
+/**
+ * kdbus_bus_close() - close the owner handle: every connection is
+ * disconnected and the bus is freed once the last connection handle is
+ * closed.  Accepts NULL, returns NULL.
+ */
+KdbusBus *kdbus_bus_close(KdbusBus *bus);
+
+/**
+ * kdbus_bus_set_limits() - replace the limits of a userspace bus
+ *
+ * Return: 0, -EOPNOTSUPP on the ioctl backend.
+ */
+int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits);
+
+/**
+ * kdbus_bus_set_timer() - register the callback that (re)arms the caller's
+ * timer for the earliest reply deadline of the bus.  It is called whenever
+ * that deadline moves earlier; a deadline of 0 means none.
+ */
+void kdbus_bus_set_timer(KdbusBus *bus, KdbusTimerFn fn, void *userdata);
+
+/**
+ * kdbus_bus_dispatch_timeouts() - expire reply trackers whose deadline is at
+ * or before @now_ns (CLOCK_MONOTONIC): each requester gets its
+ * KDBUS_ITEM_REPLY_TIMEOUT notification.
+ *
+ * Return: the next deadline, or 0 if there is none.
+ */
+uint64_t kdbus_bus_dispatch_timeouts(KdbusBus *bus, uint64_t now_ns);
+
+/* ---- connections ---------------------------------------------------------- */
+
+/**
+ * kdbus_cmd_hello() - KDBUS_CMD_HELLO: open a connection on @bus
+ * @bus:	the bus (the userspace backend needs no endpoint file)
+ * @cmd:	flags KDBUS_HELLO_*, attach flags, pool_size; items
+ *		CONN_DESCRIPTION, NAME + POLICY_ACCESS (activator, policy
+ *		holder), and the identity items described above
+ * @ret_conn:	the connection handle
+ *
+ * On success @cmd->id, bus_flags, id128, offset and items_size are set; the
+ * slice at @offset holds a KDBUS_ITEM_BLOOM_PARAMETER item and must be freed.
+ *
+ * Return: 0, -EINVAL, -EFAULT (bad pool size), -EPERM (role needs
+ * privilege), -ECONNREFUSED (required metadata refused), -EMFILE (too many
+ * connections for this user), -EEXIST (activator name taken), -ENOMEM.
+ */
+int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
+
+/**
+ * kdbus_conn_close() - close the connection handle (close(2) of its fd):
+ * the connection is disconnected if it still is, its queue is dropped and
+ * every method call still queued or unanswered gets KDBUS_ITEM_REPLY_DEAD
+ * to its requester; names are released (handing them to waiters or
+ * activators).  Accepts NULL, returns NULL.
+ */
+KdbusConn *kdbus_conn_close(KdbusConn *conn);
+
+/**
+ * kdbus_conn_set_wakeup() - the POLLIN callback of a userspace connection
+ * (see "wakeups").  No-op on the ioctl backend, where kdbus_conn_get_fd()
+ * is polled instead.
+ */
+void kdbus_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata);
+
+/** kdbus_conn_get_fd() - the fd to poll (ioctl backend), -1 otherwise. */
+int kdbus_conn_get_fd(KdbusConn *conn);
+
+/** kdbus_conn_get_id() - the connection id returned by HELLO. */
+uint64_t kdbus_conn_get_id(KdbusConn *conn);
+
+/**
+ * kdbus_conn_has_messages() - whether RECV would return a message now
+ * (userspace backend; the ioctl backend polls its fd).
+ */
+bool kdbus_conn_has_messages(KdbusConn *conn);
+
+/**
+ * kdbus_pool_ptr() - the address of pool @offset of @conn (see "the pool").
+ */
+void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset);
+
+/** KDBUS_CMD_BYEBYE. Return: 0, -EBUSY (queue not empty), -EALREADY, -EOPNOTSUPP. */
+int kdbus_cmd_byebye(KdbusConn *conn, struct kdbus_cmd *cmd);
+
+/** KDBUS_CMD_UPDATE: attach flags, or a policy holder's NAME/POLICY_ACCESS set (atomic). */
+int kdbus_cmd_update(KdbusConn *conn, struct kdbus_cmd *cmd);
+
+/**
+ * kdbus_cmd_send() - KDBUS_CMD_SEND
+ *
+ * @cmd->msg_address points at a struct kdbus_msg whose items are
+ * PAYLOAD_VEC (the dbus1 bytes, copied once), FDS (duplicated: the caller
+ * keeps its own), DST_NAME, BLOOM_FILTER (broadcasts).  With
+ * KDBUS_SEND_SYNC_REPLY the call blocks until the reply, a timeout or the
+ * peer's death and returns the reply in @cmd->reply.
+ *
+ * Return: 0 or the errno of kdbus-reference.md §1.8 (ESRCH, ENXIO, EREMCHG,
+ * EADDRNOTAVAIL, EPERM, EBADSLT, EMLINK, ENOBUFS, EXFULL, ECOMM,
+ * ECONNRESET, ETIMEDOUT, EPIPE, ECANCELED, EMSGSIZE, EINVAL, EBADMSG,
+ * ENOTUNIQ, EDOM, EDESTADDRREQ, EEXIST, E2BIG, EMFILE).
+ */
+int kdbus_cmd_send(KdbusConn *conn, struct kdbus_cmd_send *cmd);
+
+/**
+ * kdbus_cmd_recv() - KDBUS_CMD_RECV: dequeue (or PEEK, or DROP) the next
+ * message.  FDs are installed in the caller (userspace backend: the caller
+ * owns the fds of KDBUS_ITEM_FDS and must close them).
+ *
+ * Return: 0, -EAGAIN (empty), -ENOMSG (nothing at this priority),
+ * -ECONNRESET, -EOPNOTSUPP.  Lost broadcasts are reported with
+ * KDBUS_RECV_RETURN_DROPPED_MSGS and @cmd->dropped_msgs.
+ */
+int kdbus_cmd_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);
+
+/** KDBUS_CMD_FREE. Return: 0, -ENXIO (no slice there), -EINVAL (not public). */
+int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
+
+/** KDBUS_CMD_CONN_INFO. Return: 0, -ESRCH (no such name), -ENXIO (no such id). */
+int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
+
+/** KDBUS_CMD_BUS_CREATOR_INFO. */
+int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
+
+/** KDBUS_CMD_LIST: array of struct kdbus_info in the pool. */
+int kdbus_cmd_list(KdbusConn *conn, struct kdbus_cmd_list *cmd);
+
+/**
+ * kdbus_cmd_name_acquire() - KDBUS_CMD_NAME_ACQUIRE (one KDBUS_ITEM_NAME)
+ *
+ * Return: 0 with KDBUS_NAME_PRIMARY|KDBUS_NAME_ACQUIRED or KDBUS_NAME_IN_QUEUE
+ * in @cmd->return_flags; -EALREADY (already owner), -EEXIST (taken, no
+ * queueing), -EPERM (policy), -EINVAL (bad name), -E2BIG (too many names),
+ * -ECONNRESET.
+ */
+int kdbus_cmd_name_acquire(KdbusConn *conn, struct kdbus_cmd *cmd);
+
+/** KDBUS_CMD_NAME_RELEASE. Return: 0, -ESRCH (no such name), -EADDRINUSE (owned by another). */
+int kdbus_cmd_name_release(KdbusConn *conn, struct kdbus_cmd *cmd);
+
+/** KDBUS_CMD_MATCH_ADD. Return: 0, -EINVAL, -EDOM (bloom size), -EMFILE (too many). */
+int kdbus_cmd_match_add(KdbusConn *conn, struct kdbus_cmd_match *cmd);
+
+/** KDBUS_CMD_MATCH_REMOVE. Return: 0, -EBADSLT (no match with this cookie). */
+int kdbus_cmd_match_remove(KdbusConn *conn, struct kdbus_cmd_match *cmd);
