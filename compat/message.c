@@ -100,7 +100,11 @@ struct kdbus_msg *message_kmsg_build(const WireHeader *h, const MessageTarget *t
 		m->cookie_reply = h->reply_serial;
 		break;
 	case WIRE_TYPE_SIGNAL:
-		m->flags |= KDBUS_MSG_SIGNAL;
+		/* a kdbus signal is matched against the receiver's bloom
+		 * masks; a dbus1 signal with a destination reaches it
+		 * unconditionally, so it travels as a plain unicast */
+		if (t->dst_id == KDBUS_DST_ID_BROADCAST)
+			m->flags |= KDBUS_MSG_SIGNAL;
 		break;
 	}
 	if (h->flags & WIRE_FLAG_NO_AUTO_START)

@@ -208,8 +208,8 @@ bool wire_bus_name_is_valid_libdbus(const char *p, size_t len, bool is_namespace
  * wire_set_libdbus_compat() - test hook: emulate libdbus's laxness
  * @enable:	true to accept what libdbus 1.14 accepts although the
  *		specification does not (see "DOC: validation rules" in wire.c:
- *		dot-less unique names in DESTINATION/SENDER, fixed-size arrays
- *		with a partial last element, unchecked UNIX_FD indices)
+ *		dot-less unique names in DESTINATION/SENDER, unchecked UNIX_FD
+ *		indices)
  *
  * Only for differential tests against libdbus; the daemon never calls it.
  * Process-global, not thread safe.

@@ -307,12 +307,15 @@ static void bus_limits_from_config(BusLimits *l, const BusConfig *c) {
 static int bus_apply_limits(Bus *bus) {
 	const BusLimits *l = &bus->limits;
 	KdbusLimits kl = {
-		.max_names_per_conn = l->max_names_per_connection + 1,
+		/* dbus-daemon counts the unique name as one of the names */
+		.max_names_per_conn = l->max_names_per_connection > 1 ? l->max_names_per_connection - 1 : 1,
 		/* one dbus1 rule takes at most six kdbus matches under one cookie */
 		.max_matches_per_conn = l->max_match_rules_per_connection * 6 + 16,
 		.max_requests_pending = l->max_replies_per_connection,
 		.max_msgs_per_conn = 1u << 22,
-		.max_conns_per_user = l->max_connections_per_user,
+		/* the exact per-user check is the daemon's (at Hello); the core
+		 * also counts the daemon's own connections */
+		.max_conns_per_user = l->max_connections_per_user + 64,
 		.max_fds_per_msg = l->max_message_unix_fds,
 		.max_payload_size = l->max_message_size,
 		.max_msg_size = 16 * 1024,
@@ -326,7 +329,7 @@ static int bus_make_kdbus(Bus *bus) {
 	struct {
 		struct kdbus_cmd cmd;
 		uint8_t items[256];
-	} _Alignas(8) mk = {};
+	} mk = {};
 	struct kdbus_item *it = mk.cmd.items;
 	char name[64];
 
@@ -387,6 +390,11 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	if (r < 0)
 		return r;
 	kdbus_bus_set_timer(bus->kbus, bus_set_timer, bus);
+	/* dbus-daemon's XML policy is enforced by the daemon; the core lets
+	 * what no policy entry covers through */
+	r = kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
+	if (r < 0)
+		return r;
 
 	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);

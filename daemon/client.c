@@ -262,16 +262,16 @@ static int client_write(Client *c) {
 	return 0;
 }
 
-static bool client_sender_has_name(void *userdata, const char *name) {
-	uint64_t sender_id = *(uint64_t *) ((void **) userdata)[1];
-	Client *c = ((void **) userdata)[0];
+/* whether connection @id owns the well-known @name (asked through @c's
+ * connection) */
+static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {
 	struct {
 		struct kdbus_cmd_info cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} _Alignas(8) q = {};
+	} q = {};
 	size_t l = strlen(name);
 
-	if (l > 255 || !c->conn)
+	if (l > 255 || !c->conn || !id)
 		return false;
 	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
 	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
@@ -280,21 +280,47 @@ static bool client_sender_has_name(void *userdata, const char *name) {
 	if (kdbus_cmd_conn_info(c->conn, &q.cmd) < 0)
 		return false;
 	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
-	bool is = info->id == sender_id;
+	bool is = info->id == id && !(info->flags & KDBUS_HELLO_ACTIVATOR);
 	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
 	(void) kdbus_cmd_free(c->conn, &f);
 	return is;
 }
 
+typedef struct MatchIds {
+	Client *c;
+	uint64_t sender_id;
+	uint64_t receiver_id;
+} MatchIds;
+
+static bool client_sender_has_name(void *userdata, const char *name) {
+	MatchIds *ids = userdata;
+	return client_id_owns_name(ids->c, ids->sender_id, name);
+}
+
+static bool client_receiver_has_name(void *userdata, const char *name) {
+	MatchIds *ids = userdata;
+	return client_id_owns_name(ids->c, ids->receiver_id, name);
+}
+
+/* do @c's rules (or, for a monitor, its BecomeMonitor rules) match a
+ * message from @sender_id addressed to @dst_id (KDBUS_DST_ID_BROADCAST for
+ * broadcasts)?  With @eavesdrop_only, only eavesdrop='true' rules count. */
 static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
-				bool monitor, bool eavesdrop_only) {
-	void *ud[2] = { c, &sender_id };
+				uint64_t dst_id, bool monitor, bool eavesdrop_only) {
+	MatchIds ids = { c, sender_id, dst_id };
+	char receiver[24] = "";
 	MatchContext ctx = {
 		.sender = h->sender.s,
 		.sender_has_name = client_sender_has_name,
-		.userdata = ud,
-		.receiver = c->unique_name_len ? c->unique_name : NULL,
+		.receiver_has_name = client_receiver_has_name,
+		.userdata = &ids,
+		.eavesdropping = monitor,	/* monitors always eavesdrop */
 	};
+
+	if (dst_id != KDBUS_DST_ID_BROADCAST && dst_id != 0) {
+		message_unique_name_format(receiver, dst_id);
+		ctx.receiver = receiver;
+	}
 
 	if (monitor) {
 		if (c->n_monitor_rules == 0)
@@ -313,12 +339,13 @@ static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *b
 }
 
 static bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
-			     bool monitor) {
-	return client_match_any_of(c, h, body, sender_id, monitor, false);
+			     uint64_t dst_id, bool monitor) {
+	return client_match_any_of(c, h, body, sender_id, dst_id, monitor, false);
 }
 
-bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id) {
-	return client_match_any_of(c, h, body, sender_id, false, true);
+bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+			      uint64_t dst_id) {
+	return client_match_any_of(c, h, body, sender_id, dst_id, false, true);
 }
 
 static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
@@ -327,7 +354,7 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 	if (broadcast) {
 		/* exact dbus1 matching of a signal the bus synthesizes */
 		if (wire_header_parse(msg, len, &h) < 0 ||
-		    !client_match_any(c, &h, msg + h.header_len, 0, c->state == CLIENT_MONITOR)) {
+		    !client_match_any(c, &h, msg + h.header_len, 0, KDBUS_DST_ID_BROADCAST, c->state == CLIENT_MONITOR)) {
 			free(msg);
 			return 0;
 		}
@@ -349,17 +376,18 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	if (streq(old_name, new_name))
 		return;
 
+	/* dbus-daemon's order: NameLost before NameOwnerChanged, and
+	 * NameAcquired after it */
+	bool own = c->state == CLIENT_ACTIVE && name;
+	if (own && old_id == c->id && old_name[0] &&
+	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
+		client_queue_owned(c, msg, len);
 	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
 		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
 						    old_name, new_name, &msg, &len) >= 0)
 			client_queue_synth(c, msg, len, true);
 	}
-	if (c->state != CLIENT_ACTIVE || !name)
-		return;
-	if (old_id == c->id && old_name[0] &&
-	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
-		client_queue_owned(c, msg, len);
-	if (new_id == c->id && new_name[0] &&
+	if (own && new_id == c->id && new_name[0] &&
 	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
 		client_queue_owned(c, msg, len);
 }
@@ -393,10 +421,7 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			break;
 		case KDBUS_ITEM_REPLY_TIMEOUT:
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
-					       "Did not receive a reply. Possible causes include: the remote "
-					       "application did not send a reply, the message bus security "
-					       "policy blocked the reply, the reply timeout expired, or the "
-					       "network connection was broken.", &msg, &len) >= 0)
+					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0)
 				client_queue_owned(c, msg, len);
 			break;
 		case KDBUS_ITEM_REPLY_DEAD:
@@ -446,7 +471,7 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
 		if (o.n_iov != 1 || wire_header_parse(p, o.len, &h) < 0 ||
-		    !client_match_any(c, &h, p + h.header_len, m->src_id, c->state == CLIENT_MONITOR)) {
+		    !client_match_any(c, &h, p + h.header_len, m->src_id, m->dst_id, c->state == CLIENT_MONITOR)) {
 			client_out_release(c, &o);
 			return 0;
 		}
@@ -706,12 +731,59 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	client_update_events(c);
 }
 
+/* dbus-daemon's bus_connections_check_limits(), at Hello: 1 if the client
+ * may register, 0 if it got a LimitsExceeded error instead */
+static int client_check_limits(Client *c, uint32_t serial) {
+	Bus *bus = c->bus;
+	_cleanup_free_ char *text = NULL;
+	const char *limit_name;
+	uint64_t limit;
+	uint8_t *msg;
+	size_t len;
+	int r;
+
+	if (bus->n_complete >= bus->limits.max_completed_connections) {
+		limit_name = "max_completed_connections";
+		limit = bus->limits.max_completed_connections;
+		if (asprintf(&text, "The maximum number of active connections has been reached") < 0)
+			return -ENOMEM;
+	} else {
+		uint64_t n = 0;
+		Client *o;
+		if (!c->is_unix)
+			return 1;
+		list_for_each_entry(o, &bus->clients, link)
+			if (o != c && o->is_unix && o->creds.uid == c->creds.uid &&
+			    (o->state == CLIENT_ACTIVE || o->state == CLIENT_MONITOR))
+				n++;
+		if (n < bus->limits.max_connections_per_user)
+			return 1;
+		limit_name = "max_connections_per_user";
+		limit = bus->limits.max_connections_per_user;
+		if (asprintf(&text, "The maximum number of active connections for UID %u has been reached",
+			     (unsigned) c->creds.uid) < 0)
+			return -ENOMEM;
+	}
+	log_warning("%s (%s=%" PRIu64 ")", text, limit_name, limit);
+	r = driver_build_error(c, serial, "org.freedesktop.DBus.Error.LimitsExceeded", text, &msg, &len);
+	if (r < 0)
+		return r;
+	r = client_queue_owned(c, msg, len);
+	if (r < 0)
+		return r;
+	r = client_write(c);
+	if (r < 0)
+		return r;
+	client_update_events(c);
+	return 0;
+}
+
 static int client_register(Client *c) {
 	Bus *bus = c->bus;
 	struct {
 		struct kdbus_cmd_hello cmd;
 		uint8_t items[4096];
-	} _Alignas(8) h = {};
+	} h = {};
 	struct kdbus_item *it = h.cmd.items;
 	uint64_t pool = bus->limits.max_outgoing_bytes;
 	int r;
@@ -774,7 +846,7 @@ static int client_register(Client *c) {
 	struct {
 		struct kdbus_cmd_match cmd;
 		uint8_t items[2 * KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change))];
-	} _Alignas(8) mt;
+	} mt;
 	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_CHANGE,
 					  KDBUS_ITEM_NAME_REMOVE };
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
@@ -831,6 +903,14 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 				safe_close(fds[i]);
 			client_close(c, "first message was not Hello");
 			return -EPERM;
+		}
+		r = client_check_limits(c, h.serial);
+		if (r <= 0) {
+			/* as dbus-daemon: an error reply, and the connection stays
+			 * until it gives up or times out */
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			return r;
 		}
 		r = client_register(c);
 		if (r < 0) {
@@ -903,9 +983,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 			t.dst_id = driver_id(bus->driver);
 			to_driver = true;
 		} else {
-			bloom_size = BLOOM_SIZE_DEFAULT;
+			bloom_size = BLOOM_DEFAULT_SIZE;
 			memset(bloom, 0, bloom_size);
-			bloom_add_message(bloom, bloom_size, BLOOM_N_HASH_DEFAULT, &h, msg + h.header_len);
+			bloom_add_message(bloom, bloom_size, BLOOM_DEFAULT_N_HASH, &h, msg + h.header_len);
 			if (n_fds) {
 				/* kdbus refuses fds on broadcasts (ENOTUNIQ); dbus1 allows them */
 				for (size_t i = 0; i < n_fds; i++)
@@ -926,7 +1006,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		.bloom_size = bloom_size,
 		.timeout_ns = bus_reply_deadline(bus),
 	};
-	uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)] _Alignas(8);
+	_Alignas(8) uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];
 	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 

@@ -122,7 +122,8 @@ void client_drain(Client *c);
 void client_wakeup(KdbusConn *conn, void *userdata);
 
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
-bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id);
+bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+			      uint64_t dst_id);
 
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */

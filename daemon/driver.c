@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/bloom.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "compat/wire.h"
@@ -77,16 +78,16 @@ static int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t r
 
 	struct {
 		struct kdbus_msg msg;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) + KDBUS_ITEM_SIZE(4 * sizeof(int))];
-	} _Alignas(8) km = {};
+		uint8_t items[256];
+	} km = {};
 	struct kdbus_item *it = km.msg.items;
 
 	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
 	km.msg.dst_id = to->id;
 	km.msg.cookie = ++d->serial;
 	km.msg.cookie_reply = reply_cookie;
-	if (dbus_message_get_type(m) == DBUS_MESSAGE_TYPE_SIGNAL)
-		km.msg.flags |= KDBUS_MSG_SIGNAL;
+	/* the driver's signals are directed (NameAcquired, NameLost): plain
+	 * unicasts, see message_kmsg_build() */
 	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
 	it->type = KDBUS_ITEM_PAYLOAD_VEC;
 	it->vec.address = (uintptr_t) buf;
@@ -169,7 +170,8 @@ int driver_build_error(Client *to, uint32_t reply_serial, const char *name, cons
 	int len;
 
 	if (!m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
-	    !dbus_message_set_sender(m, DRIVER_NAME) || !dbus_message_set_destination(m, to->unique_name) ||
+	    !dbus_message_set_sender(m, DRIVER_NAME) ||
+	    (to->unique_name_len && !dbus_message_set_destination(m, to->unique_name)) ||
 	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
 		return -ENOMEM;
 	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
@@ -287,7 +289,7 @@ static uint64_t driver_lookup_owner(Driver *d, const char *name) {
 	struct {
 		struct kdbus_cmd_info cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} _Alignas(8) q = {};
+	} q = {};
 	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
 	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
 	q.cmd.items[0].type = KDBUS_ITEM_NAME;
@@ -353,7 +355,7 @@ static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint6
 	struct {
 		struct kdbus_cmd cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + 256)];
-	} _Alignas(8) q = {};
+	} q = {};
 	int r;
 
 	if (l > 255)
@@ -525,20 +527,33 @@ static int strv_push(char ***l, size_t *n, const char *s) {
 	return 0;
 }
 
-/* every name on the bus (with @queued: only the owners, in list order,
- * of @only_name) */
+/* every name on the bus; with @only_name, the unique names of that name's
+ * owner and waiters, in queue order */
 static int driver_list_names(Driver *d, const char *only_name, char ***ret, size_t *ret_n) {
-	struct kdbus_cmd_list cmd = { .size = sizeof(cmd) };
+	struct {
+		struct kdbus_cmd_list cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} q = {};
 	_cleanup_strv_free_ char **l = NULL;
-	_cleanup_strv_free_ char **queued = NULL;
-	size_t n = 0, nq = 0;
-	int r;
+	size_t n = 0;
+	int r = 0;
 
-	cmd.flags = only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES);
-	r = kdbus_cmd_list(d->conn, &cmd);
+	q.cmd.size = sizeof(q.cmd);
+	q.cmd.flags = only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES);
+	if (only_name) {
+		size_t len = strlen(only_name);
+		if (len > 255)
+			return -EINVAL;
+		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + len + 1;
+		q.cmd.items[0].type = KDBUS_ITEM_NAME;
+		memcpy(q.cmd.items[0].str, only_name, len + 1);
+		q.cmd.size += KDBUS_ITEM_SIZE(len + 1);
+	}
+	r = kdbus_cmd_list(d->conn, &q.cmd);
 	if (r < 0)
 		return r;
 
+	struct kdbus_cmd_list cmd = q.cmd;
 	struct kdbus_info *base = kdbus_pool_ptr(d->conn, cmd.offset);
 	struct kdbus_info *info;
 	KDBUS_FOREACH(info, base, cmd.list_size) {
@@ -560,8 +575,7 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 			if (only_name) {
 				if (!streq(it->name.name, only_name))
 					continue;
-				r = (it->name.flags & KDBUS_NAME_IN_QUEUE) ? strv_push(&queued, &nq, unique)
-									    : strv_push(&l, &n, unique);
+				r = strv_push(&l, &n, unique);
 			} else if (!(it->name.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR)))
 				r = strv_push(&l, &n, it->name.name);
 			if (r < 0)
@@ -574,9 +588,6 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 	(void) kdbus_cmd_free(d->conn, &f);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nq; i++)
-		if ((r = strv_push(&l, &n, queued[i])) < 0)
-			return r;
 	*ret_n = n;
 	*ret = TAKE_PTR(l);
 	return 0;
@@ -838,21 +849,40 @@ static int match_rule_error(DriverCall *call, int r, const char *text) {
 	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
 }
 
+/* whether @r can match a NameOwnerChanged signal from the driver, which
+ * the core reports as name and id notifications */
+static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
+	const char *s;
+	uint8_t type = match_rule_get_type(r);
+
+	if (type != WIRE_TYPE_INVALID && type != WIRE_TYPE_SIGNAL)
+		return false;
+	if ((s = match_rule_get_sender(r)) && !streq(s, DRIVER_NAME))
+		return false;
+	if ((s = match_rule_get_interface(r)) && !streq(s, DRIVER_INTERFACE))
+		return false;
+	if ((s = match_rule_get_member(r)) && !streq(s, "NameOwnerChanged"))
+		return false;
+	if ((s = match_rule_get_path(r)) && !streq(s, DRIVER_PATH))
+		return false;
+	return true;
+}
+
 /* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
  * when the rule can match NameOwnerChanged, the name and id notifications */
 static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
 	struct {
 		struct kdbus_cmd_match cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) + KDBUS_ITEM_SIZE(64)];
-	} _Alignas(8) q;
+	} q;
 	int r;
 
 	memset(&q, 0, sizeof(q));
 	q.cmd.cookie = m->cookie;
 	q.cmd.items[0].type = KDBUS_ITEM_BLOOM_MASK;
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_SIZE_DEFAULT;
-	bloom_add_rule_mask(q.cmd.items[0].data64, BLOOM_SIZE_DEFAULT, BLOOM_N_HASH_DEFAULT, m->rule);
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_SIZE_DEFAULT);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_DEFAULT_SIZE;
+	bloom_add_rule_mask((uint64_t *) q.cmd.items[0].data64, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE);
 	r = kdbus_cmd_match_add(c->conn, &q.cmd);
 	if (r < 0)
 		return r;
@@ -1320,284 +1350,6 @@ static int method_introspect(DriverCall *call) {
 	if (!xml)
 		return -ENOMEM;
 	return call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
-}
-
-static int method_get_stats(DriverCall *call);
-static int method_get_connection_stats(DriverCall *call);
-static int method_get_all_match_rules(DriverCall *call);
-
-typedef enum MethodFlags {
-	METHOD_ANY_PATH = 1 << 0,	/* available at every object path */
-	METHOD_PRIVILEGED = 1 << 1,	/* caller's uid must be ours or 0 */
-} MethodFlags;
-
-typedef struct DriverMethod {
-	const char *name;
-	const char *in;
-	const char *out;
-	int (*handler)(DriverCall *call);
-	MethodFlags flags;
-} DriverMethod;
-
-typedef struct DriverProperty {
-	const char *name;
-	const char *type;
-} DriverProperty;
-
-typedef enum InterfaceFlags {
-	IFACE_ANY_PATH = 1 << 0,
-	IFACE_UNINTERESTING = 1 << 1,	/* not in the Interfaces property */
-} InterfaceFlags;
-
-typedef struct DriverInterface {
-	const char *name;
-	const DriverMethod *methods;
-	const char *extra_xml;
-	InterfaceFlags flags;
-	const DriverProperty *properties;
-} DriverInterface;
-
-static const DriverMethod dbus_methods[] = {
-	{ "Hello", "", "s", method_hello, METHOD_ANY_PATH },
-	{ "RequestName", "su", "u", method_request_name, METHOD_ANY_PATH },
-	{ "ReleaseName", "s", "u", method_release_name, METHOD_ANY_PATH },
-	{ "StartServiceByName", "su", "u", method_start_service_by_name, METHOD_ANY_PATH },
-	{ "UpdateActivationEnvironment", "a{ss}", "", method_update_activation_environment, METHOD_PRIVILEGED },
-	{ "NameHasOwner", "s", "b", method_name_has_owner, METHOD_ANY_PATH },
-	{ "ListNames", "", "as", method_list_names, METHOD_ANY_PATH },
-	{ "ListActivatableNames", "", "as", method_list_activatable_names, METHOD_ANY_PATH },
-	{ "AddMatch", "s", "", method_add_match, METHOD_ANY_PATH },
-	{ "RemoveMatch", "s", "", method_remove_match, METHOD_ANY_PATH },
-	{ "GetNameOwner", "s", "s", method_get_name_owner, METHOD_ANY_PATH },
-	{ "ListQueuedOwners", "s", "as", method_list_queued_owners, METHOD_ANY_PATH },
-	{ "GetConnectionUnixUser", "s", "u", method_get_connection_unix_user, METHOD_ANY_PATH },
-	{ "GetConnectionUnixProcessID", "s", "u", method_get_connection_unix_process_id, METHOD_ANY_PATH },
-	{ "GetAdtAuditSessionData", "s", "ay", method_get_adt_audit_session_data, METHOD_ANY_PATH },
-	{ "GetConnectionSELinuxSecurityContext", "s", "ay", method_get_connection_selinux_security_context,
-	  METHOD_ANY_PATH },
-	{ "ReloadConfig", "", "", method_reload_config, METHOD_ANY_PATH },
-	{ "GetId", "", "s", method_get_id, METHOD_ANY_PATH },
-	{ "GetConnectionCredentials", "s", "a{sv}", method_get_connection_credentials, METHOD_ANY_PATH },
-	{}
-};
-
-static const DriverProperty dbus_properties[] = {
-	{ "Features", "as" },
-	{ "Interfaces", "as" },
-	{}
-};
-
-static const DriverMethod properties_methods[] = {
-	{ "Get", "ss", "v", method_properties_get, 0 },
-	{ "GetAll", "s", "a{sv}", method_properties_get_all, 0 },
-	{ "Set", "ssv", "", method_properties_set, 0 },
-	{}
-};
-
-static const DriverMethod introspectable_methods[] = {
-	{ "Introspect", "", "s", method_introspect, METHOD_ANY_PATH },
-	{}
-};
-
-static const DriverMethod monitoring_methods[] = {
-	{ "BecomeMonitor", "asu", "", method_become_monitor, METHOD_PRIVILEGED },
-	{}
-};
-
-static const DriverMethod stats_methods[] = {
-	{ "GetStats", "", "a{sv}", method_get_stats, 0 },
-	{ "GetConnectionStats", "s", "a{sv}", method_get_connection_stats, 0 },
-	{ "GetAllMatchRules", "", "a{sas}", method_get_all_match_rules, 0 },
-	{}
-};
-
-static const DriverMethod peer_methods[] = {
-	{ "GetMachineId", "", "s", method_get_machine_id, METHOD_ANY_PATH },
-	{ "Ping", "", "", method_ping, METHOD_ANY_PATH },
-	{}
-};
-
-static const DriverInterface driver_interfaces[] = {
-	{ DRIVER_INTERFACE, dbus_methods,
-	  "    <signal name=\"NameOwnerChanged\">\n"
-	  "      <arg type=\"s\"/>\n"
-	  "      <arg type=\"s\"/>\n"
-	  "      <arg type=\"s\"/>\n"
-	  "    </signal>\n"
-	  "    <signal name=\"NameLost\">\n"
-	  "      <arg type=\"s\"/>\n"
-	  "    </signal>\n"
-	  "    <signal name=\"NameAcquired\">\n"
-	  "      <arg type=\"s\"/>\n"
-	  "    </signal>\n",
-	  IFACE_ANY_PATH | IFACE_UNINTERESTING, dbus_properties },
-	{ "org.freedesktop.DBus.Properties", properties_methods,
-	  "    <signal name=\"PropertiesChanged\">\n"
-	  "      <arg type=\"s\" name=\"interface_name\"/>\n"
-	  "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
-	  "      <arg type=\"as\" name=\"invalidated_properties\"/>\n"
-	  "    </signal>\n",
-	  IFACE_UNINTERESTING, NULL },
-	{ "org.freedesktop.DBus.Introspectable", introspectable_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING,
-	  NULL },
-	{ "org.freedesktop.DBus.Monitoring", monitoring_methods, NULL, 0, NULL },
-	{ "org.freedesktop.DBus.Debug.Stats", stats_methods, NULL, 0, NULL },
-	{ "org.freedesktop.DBus.Peer", peer_methods, NULL, IFACE_ANY_PATH | IFACE_UNINTERESTING, NULL },
-	{}
-};
-
-/* a{sv}-free helpers for the two properties */
-static bool append_property_value(Driver *d, const char *name, DBusMessageIter *var) {
-	DBusMessageIter arr;
-
-	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
-		return false;
-	if (streq(name, "Features")) {
-		const char *hf = "HeaderFiltering", *sa = "SystemdActivation";
-		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
-			return false;
-		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
-			return false;
-	} else {
-		for (const DriverInterface *i = driver_interfaces; i->name; i++)
-			if (!(i->flags & IFACE_UNINTERESTING) &&
-			    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &i->name))
-				return false;
-	}
-	return dbus_message_iter_close_container(var, &arr);
-}
-
-static const DriverInterface *find_interface(DriverCall *call, const char *name) {
-	for (const DriverInterface *i = driver_interfaces; i->name; i++)
-		if (streq(i->name, name))
-			return i;
-	call_fail(call, DBUS_ERR("UnknownInterface"), "Interface \"%s\" not found", name);
-	return NULL;
-}
-
-static const DriverProperty *find_property(DriverCall *call, const DriverInterface *i, const char *name) {
-	for (const DriverProperty *p = i->properties; p && p->name; p++)
-		if (streq(p->name, name))
-			return p;
-	call_fail(call, DBUS_ERR("UnknownProperty"), "Property \"%s.%s\" not found", i->name, name);
-	return NULL;
-}
-
-static int method_properties_get(DriverCall *call) {
-	const char *iface, *prop;
-	const DriverInterface *i;
-	const DriverProperty *p;
-	DBusMessageIter iter, var;
-
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
-				   DBUS_TYPE_INVALID))
-		return -EPROTO;
-	if (!(i = find_interface(call, iface)) || !(p = find_property(call, i, prop)))
-		return -EPROTO;
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, p->type, &var) ||
-	    !append_property_value(call->driver, p->name, &var) || !dbus_message_iter_close_container(&iter, &var))
-		return -ENOMEM;
-	return call_reply(call, reply);
-}
-
-static int method_properties_get_all(DriverCall *call) {
-	const char *iface;
-	const DriverInterface *i;
-	DBusMessageIter iter, arr, entry, var;
-
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_INVALID))
-		return -EPROTO;
-	if (!(i = find_interface(call, iface)))
-		return -EPROTO;
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
-		return -ENOMEM;
-	for (const DriverProperty *p = i->properties; p && p->name; p++)
-		if (!asv_open(&arr, &entry, &var, p->name, p->type) || !append_property_value(call->driver, p->name, &var) ||
-		    !asv_close(&arr, &entry, &var))
-			return -ENOMEM;
-	if (!dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
-}
-
-static int method_properties_set(DriverCall *call) {
-	DBusMessageIter iter;
-	const char *iface, *prop;
-	const DriverInterface *i;
-
-	dbus_message_iter_init(call->msg, &iter);
-	dbus_message_iter_get_basic(&iter, &iface);
-	dbus_message_iter_next(&iter);
-	dbus_message_iter_get_basic(&iter, &prop);
-	if (!(i = find_interface(call, iface)) || !find_property(call, i, prop))
-		return -EPROTO;
-	return call_fail(call, DBUS_ERR("PropertyReadOnly"), "Property '%s.%s' cannot be set", iface, prop);
-}
-
-static int introspect_args(char **xml, size_t *len, FILE *f, const char *sig, const char *dir) {
-	DBusSignatureIter it;
-
-	if (!*sig)
-		return 0;
-	dbus_signature_iter_init(&it, sig);
-	do {
-		char *s = dbus_signature_iter_get_signature(&it);
-		fprintf(f, "      <arg direction=\"%s\" type=\"%s\"/>\n", dir, s);
-		dbus_free(s);
-	} while (dbus_signature_iter_next(&it));
-	return 0;
-}
-
-static int method_introspect(DriverCall *call) {
-	char *xml = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&xml, &len);
-	const char *path = dbus_message_get_path(call->msg);
-
-	if (!f)
-		return -ENOMEM;
-	fputs(DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n", f);
-	for (const DriverInterface *i = driver_interfaces; i->name; i++) {
-		if (!call->canonical_path && !(i->flags & IFACE_ANY_PATH))
-			continue;
-		fprintf(f, "  <interface name=\"%s\">\n", i->name);
-		for (const DriverMethod *m = i->methods; m->name; m++) {
-			fprintf(f, "    <method name=\"%s\">\n", m->name);
-			introspect_args(&xml, &len, f, m->in, "in");
-			introspect_args(&xml, &len, f, m->out, "out");
-			fputs("    </method>\n", f);
-		}
-		for (const DriverProperty *p = i->properties; p && p->name; p++)
-			fprintf(f,
-				"    <property name=\"%s\" type=\"%s\" access=\"read\">\n"
-				"      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" value=\"const\"/>\n"
-				"    </property>\n",
-				p->name, p->type);
-		if (i->extra_xml)
-			fputs(i->extra_xml, f);
-		fputs("  </interface>\n", f);
-	}
-	if (path && streq(path, "/"))
-		fputs("  <node name=\"org/freedesktop/DBus\"/>\n", f);
-	else if (path && streq(path, "/org"))
-		fputs("  <node name=\"freedesktop/DBus\"/>\n", f);
-	else if (path && streq(path, "/org/freedesktop"))
-		fputs("  <node name=\"DBus\"/>\n", f);
-	fputs("</node>\n", f);
-	fclose(f);
-
-	const char *s = xml;
-	int r = call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
-	free(xml);
-	return r;
 }
 
 static int method_get_stats(DriverCall *call) {

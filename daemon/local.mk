@@ -16,3 +16,5 @@ daemon_busbridged_SOURCES = daemon/main.c
 daemon_busbridged_CFLAGS = $(daemon_libdaemon_a_CFLAGS)
 daemon_busbridged_LDADD = daemon/libdaemon.a daemon/liblisten.a policy/libpolicy.a compat/libcompat.a \
 	kdbus/libkdbus.a $(LIBEVENT_LIBS) $(DBUS_LIBS) $(SYSTEMD_LIBS) $(EXPAT_LIBS)
+
+dist_man_MANS += doc/busbridged.1

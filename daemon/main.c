@@ -232,9 +232,7 @@ static int become_daemon(int *ret_notify_fd, bool keep_umask) {
 	/* stdio to /dev/null, unless it is closed or used for printing */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
-		for (int fd = 0; fd <= 2; fd++)
-			if (fcntl(fd, F_GETFD) < 0 || fd == 0)
-				(void) dup2(null, fd);
+		(void) dup2(null, 0);
 		if (null > 2)
 			close(null);
 	}
@@ -255,6 +253,16 @@ int main(int argc, char **argv) {
 	int r;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* fds 0-2 must be taken before any socket is made, or a socket could
+	 * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0) {
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0 && null != fd) {
+				dup2(null, fd);
+				close(null);
+			}
+		}
 	r = parse_args(argc, argv, &o);
 	if (r < 0)
 		return 1;
@@ -326,6 +334,10 @@ int main(int argc, char **argv) {
 			fprintf(stderr, "Failed to fork: %s\n", strerror(-r));
 			return 1;
 		}
+		if (event_reinit(base) < 0) {
+			log_error("Cannot reinitialise the event loop after fork");
+			return 1;
+		}
 	}
 
 	if (config->pidfile && !o.nopidfile) {
@@ -355,7 +367,23 @@ int main(int argc, char **argv) {
 			return 1;
 		}
 	}
+	/* as dbus-daemon: descriptors other than stdio are closed once
+	 * printed to, so readers waiting for EOF (dbus-launch) go on */
+	if (o.print_address && o.print_address_fd > 2)
+		close(o.print_address_fd);
+	if (o.print_pid && o.print_pid_fd > 2 && o.print_pid_fd != o.print_address_fd)
+		close(o.print_pid_fd);
 	if (notify_fd >= 0) {
+		/* a daemon holds no terminal: once the address and pid are out,
+		 * stdout and stderr go to /dev/null and the log to syslog */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			(void) dup2(null, 1);
+			(void) dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+		log_set_target(LOG_TARGET_SYSLOG);
 		(void) write(notify_fd, "", 1);
 		close(notify_fd);
 	}

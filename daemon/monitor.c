@@ -30,6 +30,39 @@ static int monitor_hello(Bus *bus, KdbusConn **ret) {
 	return 0;
 }
 
+/* NameLost for every name @c owns, then for its unique name */
+static int monitor_send_name_lost(Bus *bus, Client *c) {
+	struct {
+		struct kdbus_cmd_info cmd;
+	} q = { .cmd = { .size = sizeof(q.cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES } };
+	struct kdbus_item *it;
+	uint8_t *msg;
+	size_t len;
+	int r;
+
+	r = kdbus_cmd_conn_info(c->conn, &q.cmd);
+	if (r < 0)
+		return r;
+	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
+	KDBUS_ITEM_FOREACH(it, info, items) {
+		if (it->type != KDBUS_ITEM_OWNED_NAME || (it->name.flags & KDBUS_NAME_IN_QUEUE))
+			continue;
+		r = driver_build_name_signal(c, "NameLost", it->name.name, &msg, &len);
+		if (r >= 0)
+			r = client_queue_owned(c, msg, len);
+		if (r < 0)
+			break;
+	}
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_cmd_free(c->conn, &f);
+	if (r < 0)
+		return r;
+	r = driver_build_name_signal(c, "NameLost", c->unique_name, &msg, &len);
+	if (r < 0)
+		return r;
+	return client_queue_owned(c, msg, len);
+}
+
 int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	KdbusConn *mon = NULL;
 	ClientMatch *m, *tmp;
@@ -38,6 +71,15 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	/* what was already queued for the client (the BecomeMonitor reply
 	 * among it) is written before it turns into a monitor */
 	client_drain(c);
+
+	/* as dbus-daemon: the monitor loses its names, and is told so */
+	r = monitor_send_name_lost(bus, c);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			match_rule_free(rules[i]);
+		free(rules);
+		return r;
+	}
 
 	r = monitor_hello(bus, &mon);
 	if (r < 0) {
@@ -110,7 +152,7 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 		Client *c = e->clients[i];
 		if (c->id == km->dst_id || c->id == km->src_id || c->state != CLIENT_ACTIVE)
 			continue;
-		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id))
+		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, km->dst_id))
 			continue;
 		/* fds are not passed to eavesdroppers, as with dbus-daemon */
 		if (h.unix_fds)

@@ -135,6 +135,24 @@ KdbusBus *kdbus_bus_close(KdbusBus *bus);
 int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits);
 
 /**
+ * kdbus_bus_set_policy_fallback() - WORLD access for what no policy entry
+ * covers (userspace extension)
+ * @access:	KDBUS_POLICY_SEE, _TALK or _OWN, or -1 for none (the kernel's
+ *		behaviour, and the default)
+ *
+ * With kdbus, a connection that is not the bus owner can own no name and
+ * talk to no other user's connection unless a policy holder or activator
+ * grants it.  The bridge enforces dbus-daemon's XML policy, in which
+ * anything may be allowed to anyone; the fallback is what a non-owner gets
+ * for a name without a policy entry (NAME_ACQUIRE) and for a destination
+ * none of whose names has an entry, including one that owns no names
+ * (TALK).  Entries, where they exist, still decide.
+ *
+ * Return: 0, -EINVAL, -EOPNOTSUPP on the ioctl backend.
+ */
+int kdbus_bus_set_policy_fallback(KdbusBus *bus, int access);
+
+/**
  * kdbus_bus_set_timer() - register the callback that (re)arms the caller's
  * timer for the earliest reply deadline of the bus.  It is called whenever
  * that deadline moves earlier; a deadline of 0 means none.
@@ -244,7 +262,13 @@ int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 /** KDBUS_CMD_BUS_CREATOR_INFO. */
 int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 
-/** KDBUS_CMD_LIST: array of struct kdbus_info in the pool. */
+/**
+ * kdbus_cmd_list() - KDBUS_CMD_LIST: array of struct kdbus_info in the pool,
+ * one record per (connection, name) and one per name-less connection
+ *
+ * Userspace extension: with a KDBUS_ITEM_NAME item, only that name's
+ * records are listed, owner first and then the waiters in queue order.
+ */
 int kdbus_cmd_list(KdbusConn *conn, struct kdbus_cmd_list *cmd);
 
 /**

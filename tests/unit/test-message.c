@@ -76,6 +76,12 @@ static void test_kmsg_build(void) {
 	m = message_kmsg_build(&h, &t, &p, buf);
 	assert(m->cookie_reply == 4 && m->dst_id == 3 && m->flags == 0);
 
+	/* a signal with a destination is a plain unicast for the core */
+	h = (WireHeader) { .type = WIRE_TYPE_SIGNAL, .serial = 7, .destination = { ":1.3", 4 } };
+	assert(message_target(&h, &t) == 0);
+	m = message_kmsg_build(&h, &t, &p, buf);
+	assert(m->flags == 0 && m->dst_id == 3);
+
 	/* a broadcast signal with its bloom filter */
 	h = (WireHeader) { .type = WIRE_TYPE_SIGNAL, .serial = 6 };
 	p.n_fds = 0;

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * handle.c - the command API of bus.h: dispatch to the userspace core or
+ * to the ioctl backend.  Both kinds of handle start with their
+ * KdbusBackend tag.
+ */
+
+#include <errno.h>
+
+#include "kdbus/bus.h"
+#include "kdbus/connection.h"
+#include "kdbus/core.h"
+#include "kdbus/ioctl.h"
+#include "kdbus/message.h"
+#include "util/macro.h"
+
+static inline KdbusBackend bus_backend(const KdbusBus *b) {
+	return *(const KdbusBackend *)(const void *)b;
+}
+
+static inline KdbusBackend conn_backend(const KdbusConn *c) {
+	return *(const KdbusBackend *)(const void *)c;
+}
+
+#define IS_IOCTL(c) (conn_backend(c) == KDBUS_BACKEND_IOCTL)
+
+int kdbus_cmd_bus_make(KdbusBackend backend, struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
+	assert_return(ret_bus, -EINVAL);
+	assert_return(cmd, -EFAULT);
+
+	switch (backend) {
+	case KDBUS_BACKEND_USERSPACE:
+		return kdbus_us_bus_make(cmd, ret_bus);
+	case KDBUS_BACKEND_IOCTL:
+		return kdbus_ioctl_bus_make(cmd, ret_bus);
+	}
+	return -EINVAL;
+}
+
+KdbusBus *kdbus_bus_close(KdbusBus *bus) {
+	if (!bus)
+		return NULL;
+	if (bus_backend(bus) == KDBUS_BACKEND_IOCTL)
+		kdbus_ioctl_bus_close(bus);
+	else
+		kdbus_us_bus_close(bus);
+	return NULL;
+}
+
+uint64_t kdbus_bus_dispatch_timeouts(KdbusBus *bus, uint64_t now_ns) {
+	if (!bus || bus_backend(bus) != KDBUS_BACKEND_USERSPACE)
+		return 0;
+	return kdbus_us_dispatch_timeouts(bus, now_ns);
+}
+
+int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn) {
+	assert_return(bus && ret_conn, -EINVAL);
+	assert_return(cmd, -EFAULT);
+
+	if (bus_backend(bus) == KDBUS_BACKEND_IOCTL)
+		return kdbus_ioctl_hello(bus, cmd, ret_conn);
+	return kdbus_us_hello(bus, cmd, ret_conn);
+}
+
+KdbusConn *kdbus_conn_close(KdbusConn *conn) {
+	if (!conn)
+		return NULL;
+	if (IS_IOCTL(conn))
+		kdbus_ioctl_conn_close(conn);
+	else
+		kdbus_us_conn_close(conn);
+	return NULL;
+}
+
+void kdbus_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata) {
+	if (conn && !IS_IOCTL(conn))
+		kdbus_us_conn_set_wakeup(conn, fn, userdata);
+}
+
+int kdbus_conn_get_fd(KdbusConn *conn) {
+	if (conn && IS_IOCTL(conn))
+		return kdbus_ioctl_conn_get_fd(conn);
+	return -1;
+}
+
+uint64_t kdbus_conn_get_id(KdbusConn *conn) {
+	if (!conn)
+		return 0;
+	if (IS_IOCTL(conn))
+		return kdbus_ioctl_conn_get_id(conn);
+	return conn->id;
+}
+
+bool kdbus_conn_has_messages(KdbusConn *conn) {
+	if (!conn)
+		return false;
+	if (IS_IOCTL(conn))
+		return kdbus_ioctl_conn_has_messages(conn);
+	return kdbus_us_conn_has_messages(conn);
+}
+
+void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset) {
+	if (conn && IS_IOCTL(conn))
+		return kdbus_ioctl_pool_ptr(conn, offset);
+	/* userspace pool: base is address 0 */
+	return (void *)(uintptr_t)offset;
+}
+
+#define DISPATCH(conn, cmd, ioctl_nr, us_fn)                       \
+	do {                                                       \
+		assert_return(conn, -EINVAL);                      \
+		assert_return(cmd, -EFAULT);                       \
+		if (IS_IOCTL(conn))                                \
+			return kdbus_ioctl_cmd((conn), (ioctl_nr), (cmd)); \
+		return us_fn((conn), (cmd));                       \
+	} while (0)
+
+int kdbus_cmd_byebye(KdbusConn *conn, struct kdbus_cmd *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_BYEBYE, kdbus_us_byebye);
+}
+
+int kdbus_cmd_update(KdbusConn *conn, struct kdbus_cmd *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_UPDATE, kdbus_us_update);
+}
+
+int kdbus_cmd_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_SEND, kdbus_us_send);
+}
+
+int kdbus_cmd_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_RECV, kdbus_us_recv);
+}
+
+int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_FREE, kdbus_us_free);
+}
+
+int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_CONN_INFO, kdbus_us_conn_info);
+}
+
+int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_BUS_CREATOR_INFO, kdbus_us_bus_creator_info);
+}
+
+int kdbus_cmd_list(KdbusConn *conn, struct kdbus_cmd_list *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_LIST, kdbus_us_list);
+}
+
+int kdbus_cmd_name_acquire(KdbusConn *conn, struct kdbus_cmd *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_NAME_ACQUIRE, kdbus_us_name_acquire);
+}
+
+int kdbus_cmd_name_release(KdbusConn *conn, struct kdbus_cmd *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_NAME_RELEASE, kdbus_us_name_release);
+}
+
+int kdbus_cmd_match_add(KdbusConn *conn, struct kdbus_cmd_match *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_MATCH_ADD, kdbus_us_match_add);
+}
+
+int kdbus_cmd_match_remove(KdbusConn *conn, struct kdbus_cmd_match *cmd) {
+	DISPATCH(conn, cmd, KDBUS_CMD_MATCH_REMOVE, kdbus_us_match_remove);
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * item.h - validation of command structures and their item lists
+ *
+ * The userspace core follows the kernel's handle.c/item.c: every command
+ * declares the item types it accepts (KdbusArg), kdbus_args_parse() checks
+ * sizes, alignment, flags and items, handles KDBUS_FLAG_NEGOTIATE and
+ * KDBUS_ITEM_NEGOTIATE, and records the items found.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kdbus/kdbus.h"
+
+#define KDBUS_CMD_MAX_SIZE		(32 * 1024)
+#define KDBUS_NAME_MAX_LEN		255
+#define KDBUS_SYSNAME_MAX_LEN		63
+#define KDBUS_BUS_BLOOM_MAX_SIZE	4096
+#define KDBUS_ITEM_PAYLOAD_SIZE(i)	((i)->size - KDBUS_ITEM_HEADER_SIZE)
+
+/**
+ * struct KdbusArg - one accepted item type of a command
+ * @type:	the item type
+ * @item:	output: the (last) item of that type, NULL if absent
+ * @multiple:	whether more than one item of @type is allowed
+ * @mandatory:	whether the command fails with -EINVAL without one
+ */
+typedef struct KdbusArg {
+	uint64_t type;
+	struct kdbus_item *item;
+	bool multiple;
+	bool mandatory;
+} KdbusArg;
+
+/**
+ * kdbus_args_parse() - validate a command structure in place
+ * @cmd:		the command (starts with size, flags, return_flags)
+ * @min_size:		the size of the fixed part
+ * @items_offset:	where its items start
+ * @allowed_flags:	flags the command accepts (without NEGOTIATE)
+ * @argv:		accepted items; argv[0] must be KDBUS_ITEM_NEGOTIATE
+ * @argc:		number of @argv entries
+ *
+ * Checks alignment (-EFAULT), size (-EINVAL below @min_size, -EMSGSIZE
+ * above KDBUS_CMD_MAX_SIZE), flags (-EINVAL), item framing and per-type
+ * payloads (-EINVAL), unexpected or duplicated items (-EINVAL) and
+ * mandatory items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
+ * overwritten with @allowed_flags and the NEGOTIATE item's unsupported
+ * types are zeroed.  return_flags is reset to 0.
+ *
+ * Return: 0 to go on, 1 if the call was a negotiation (the command must
+ * then do nothing and return 0), or a negative errno.
+ */
+int kdbus_args_parse(void *cmd, size_t min_size, size_t items_offset,
+		     uint64_t allowed_flags, KdbusArg *argv, size_t argc);
+
+/**
+ * kdbus_item_validate() - the kernel's per-type payload checks
+ * @item:	an item whose size fits its container
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kdbus_item_validate(const struct kdbus_item *item);
+
+/**
+ * kdbus_items_validate() - framing and per-type checks of an item list
+ * @items:	first item
+ * @size:	bytes of items (the container's size minus the fixed part)
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kdbus_items_validate(const struct kdbus_item *items, size_t size);
+
+/**
+ * kdbus_name_is_valid() - well-known name syntax (kernel names.c)
+ * @p:			the name
+ * @allow_wildcard:	accept a final ".*" element (policy entries)
+ *
+ * Return: true if valid.
+ */
+bool kdbus_name_is_valid(const char *p, bool allow_wildcard);
+
+/**
+ * kdbus_sysname_is_valid() - bus name syntax: [A-Za-z0-9_], '-' and '.'
+ * except at either end
+ * @name:	the name
+ *
+ * Return: 0, -EINVAL or -ENAMETOOLONG.
+ */
+int kdbus_sysname_is_valid(const char *name);
+
+/**
+ * kdbus_sanitize_attach_flags() - check an attach mask
+ * @flags:	the mask given by userspace
+ * @ret:	the mask to use (_KDBUS_ATTACH_ANY becomes _KDBUS_ATTACH_ALL)
+ *
+ * Return: 0, or -EINVAL for unknown bits.
+ */
+int kdbus_sanitize_attach_flags(uint64_t flags, uint64_t *ret);
+
+/**
+ * kdbus_item_append() - write an item at @p
+ * @p:		destination, 8-byte aligned
+ * @type:	item type
+ * @data:	payload (may be NULL with @size 0)
+ * @size:	payload size
+ *
+ * Return: the address after the padded item.
+ */
+void *kdbus_item_append(void *p, uint64_t type, const void *data, size_t size);

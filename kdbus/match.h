@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * match.h - match databases and bloom filters (kernel: kdbus_match_db)
+ *
+ * DOC: matches
+ *
+ * A match is one MATCH_ADD: a cookie and a list of rules that must all
+ * pass.  A message passes a connection's database if any match passes.
+ * Rules on user messages are BLOOM_MASK, ID, NAME and DST_ID; rules on
+ * kernel notifications are NAME_ADD, NAME_REMOVE, NAME_CHANGE, ID_ADD and
+ * ID_REMOVE.  A match with no rule passes everything.  Each match is kept
+ * on the "user" and/or the "kernel" list of its database according to
+ * what it can pass, and the bus keeps lists of the connections whose
+ * databases can pass anything of either kind, so that a broadcast only
+ * looks at connections that asked for something.  Matches are found by
+ * cookie in O(1).  The bloom test is the kernel code's: for every 64-bit
+ * word, (filter & mask) == mask, with the mask generation
+ * min(filter.generation, generations - 1).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kdbus/hash.h"
+#include "kdbus/kdbus.h"
+#include "util/list.h"
+
+typedef struct KdbusBus KdbusBus;
+typedef struct KdbusConn KdbusConn;
+
+typedef struct KdbusMatchRule {
+	uint64_t type;
+	uint64_t old_id;		/* ID (src), DST_ID, *_REMOVE, NAME_* */
+	uint64_t new_id;		/* ID_ADD, NAME_* */
+	const char *name;		/* NAME, NAME_* (optional) */
+	const uint64_t *mask;		/* BLOOM_MASK */
+	uint64_t generations;
+} KdbusMatchRule;
+
+typedef struct KdbusMatch {
+	KdbusHashNode node;
+	List user_link;
+	List kernel_link;
+	uint64_t cookie;
+	size_t n_rules;
+	KdbusMatchRule rules[];
+} KdbusMatch;
+
+typedef struct KdbusMatchDb {
+	KdbusHash by_cookie;
+	List user;
+	List kernel;
+	uint64_t n_matches;
+	uint64_t n_user;
+	uint64_t n_kernel;
+} KdbusMatchDb;
+
+/** kdbus_match_db_init() - empty database. */
+void kdbus_match_db_init(KdbusMatchDb *db);
+
+/** kdbus_match_db_flush() - remove every match of @conn. */
+void kdbus_match_db_flush(KdbusBus *bus, KdbusConn *conn);
+
+/**
+ * kdbus_match_add() - MATCH_ADD on @conn's database
+ * @bus:	the bus (locked)
+ * @conn:	the owner
+ * @cmd:	the validated command
+ *
+ * Return: 0, -EINVAL, -EDOM (bloom mask size), -EMFILE (too many), -ENOMEM.
+ */
+int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd);
+
+/**
+ * kdbus_match_remove() - MATCH_REMOVE of every match with @cookie
+ *
+ * Return: 0 or -EBADSLT.
+ */
+int kdbus_match_remove(KdbusBus *bus, KdbusConn *conn, uint64_t cookie);
+
+/**
+ * kdbus_match_db_match_user() - whether a user message passes @conn's db
+ * @bus:	the bus
+ * @conn:	the receiver
+ * @src:	the sender
+ * @dst_id:	dst_id of the message
+ * @bloom:	its bloom filter, or NULL
+ *
+ * Return: true if some match passes.
+ */
+bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, KdbusConn *src,
+			       uint64_t dst_id, const struct kdbus_bloom_filter *bloom);
+
+/**
+ * kdbus_match_db_match_kernel() - whether a notification passes @conn's db
+ * @conn:	the receiver
+ * @n:		the notification item
+ *
+ * Return: true if some match passes.
+ */
+bool kdbus_match_db_match_kernel(KdbusConn *conn, const struct kdbus_item *n);
+
+/**
+ * kdbus_bloom_match() - the bloom test of the kernel code
+ * @filter:	the message's filter
+ * @words:	bloom size / 8
+ * @mask:	the rule's masks
+ * @generations: how many masks
+ *
+ * Return: true if (filter & mask) == mask in every word.
+ */
+bool kdbus_bloom_match(const struct kdbus_bloom_filter *filter, size_t words,
+		       const uint64_t *mask, uint64_t generations);

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * queue.c - queue entries, payload buffers and the receive queue
+ * (see queue.h)
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kdbus/connection.h"
+#include "kdbus/core.h"
+#include "kdbus/queue.h"
+#include "kdbus/reply.h"
+#include "util/macro.h"
+
+KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p) {
+	if (p && --p->refs == 0)
+		kdbus_cache_free(&bus->cache, p);
+	return NULL;
+}
+
+KdbusQueueEntry *kdbus_queue_entry_alloc(KdbusBus *bus, size_t msg_size, size_t n_fds) {
+	size_t fds_size = KDBUS_ALIGN8(n_fds * sizeof(int));
+	size_t head = KDBUS_ALIGN8(sizeof(KdbusQueueEntry));
+	KdbusQueueEntry *e;
+
+	e = kdbus_cache_alloc(&bus->cache, head + fds_size + msg_size);
+	if (!e)
+		return NULL;
+	memset(e, 0, sizeof(*e));
+	list_init(&e->link);
+	e->fds = n_fds ? (int *)((uint8_t *)e + head) : NULL;
+	e->msg = (struct kdbus_msg *)((uint8_t *)e + head + fds_size);
+	e->slice.offset = (uint64_t)(uintptr_t)e->msg;
+	e->slice.kind = KDBUS_SLICE_ENTRY;
+	return e;
+}
+
+void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < e->n_fds; i++)
+		if (e->fds[i] >= 0)
+			close(e->fds[i]);
+	e->payload = kdbus_payload_unref(bus, e->payload);
+	if (e->conn) {
+		kdbus_pool_unpublish(&e->conn->pool, &e->slice);
+		kdbus_pool_uncharge(&e->conn->pool, e->charge);
+	}
+	if (e->reply)
+		e->reply->entry = NULL;
+	kdbus_cache_free(&bus->cache, e);
+}
+
+bool kdbus_queue_link(KdbusQueue *q, KdbusQueueEntry *e) {
+	bool was_empty = list_is_empty(&q->msgs);
+	KdbusQueueEntry *last = list_last_entry(&q->msgs, KdbusQueueEntry, link);
+
+	if (!last || last->seqnum <= e->seqnum) {
+		list_link_tail(&q->msgs, &e->link);
+	} else {
+		/* moved messages: walk back to keep sequence order */
+		List *i = q->msgs.prev;
+
+		while (i != &q->msgs && list_entry(i, KdbusQueueEntry, link)->seqnum > e->seqnum)
+			i = i->prev;
+		list_link_before(i->next, &e->link);
+	}
+	q->n_msgs++;
+	e->slice.kernel_ref = true;
+	return was_empty;
+}
+
+void kdbus_queue_unlink(KdbusQueue *q, KdbusQueueEntry *e) {
+	list_unlink(&e->link);
+	q->n_msgs--;
+	e->slice.kernel_ref = false;
+}
+
+int kdbus_queue_peek(KdbusQueue *q, int64_t priority, bool use_priority,
+		     KdbusQueueEntry **ret) {
+	KdbusQueueEntry *e, *best = NULL;
+
+	if (list_is_empty(&q->msgs))
+		return -EAGAIN;
+
+	if (!use_priority) {
+		*ret = list_first_entry(&q->msgs, KdbusQueueEntry, link);
+		return 0;
+	}
+
+	/* lowest priority value first, FIFO among equals */
+	list_for_each_entry(e, &q->msgs, link)
+		if (!best || e->priority < best->priority)
+			best = e;
+	if (best->priority > priority)
+		return -ENOMSG;
+	*ret = best;
+	return 0;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * queue.h - queue entries and payload buffers (kernel: kdbus_queue)
+ *
+ * DOC: queue entries
+ *
+ * A message is one KdbusPayload (the PAYLOAD_VEC bytes of the SEND, copied
+ * once into one contiguous, immutable, refcounted buffer) and one
+ * KdbusQueueEntry per receiver.  The entry embeds the receiver's pool
+ * slice: struct kdbus_msg with its items (DST_NAME, one PAYLOAD_OFF
+ * pointing into the payload buffer, FDS, metadata), built at SEND time.
+ * The entry owns the receiver's duplicates of the message's fds until RECV
+ * hands them over.  After RECV the entry stays allocated as a published
+ * slice until KDBUS_CMD_FREE.  The queue is FIFO by global sequence
+ * number.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kdbus/kdbus.h"
+#include "kdbus/pool.h"
+#include "util/list.h"
+
+typedef struct KdbusBus KdbusBus;
+typedef struct KdbusConn KdbusConn;
+typedef struct KdbusReply KdbusReply;
+
+typedef struct KdbusPayload {
+	uint64_t refs;
+	uint64_t size;
+	uint64_t data[];
+} KdbusPayload;
+
+typedef struct KdbusQueueEntry {
+	KdbusSlice slice;		/* offset == address of @msg */
+	List link;			/* in the queue */
+	KdbusConn *conn;		/* whose pool/queue */
+	KdbusPayload *payload;
+	KdbusReply *reply;		/* the tracker of this call, while queued */
+	uint64_t seqnum;
+	uint64_t dst_name_id;
+	int64_t priority;
+	uint64_t charge;		/* bytes charged to the pool */
+	uint32_t n_fds;			/* fds still owned by the entry */
+	uint32_t fds_item_off;		/* offset of the FDS item in @msg, or 0 */
+	int *fds;
+	struct kdbus_msg *msg;
+} KdbusQueueEntry;
+
+typedef struct KdbusQueue {
+	List msgs;
+	uint64_t n_msgs;
+} KdbusQueue;
+
+/** kdbus_payload_unref() - drop a reference; accepts NULL. Return: NULL. */
+KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p);
+
+/**
+ * kdbus_queue_entry_alloc() - allocate an entry with room for @msg_size
+ * bytes of message and @n_fds fds (not linked, not charged)
+ *
+ * Return: the entry or NULL.
+ */
+KdbusQueueEntry *kdbus_queue_entry_alloc(KdbusBus *bus, size_t msg_size, size_t n_fds);
+
+/**
+ * kdbus_queue_entry_free() - release an entry: close its fds, drop the
+ * payload, uncharge the pool, unpublish the slice.  It must not be queued.
+ */
+void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e);
+
+/**
+ * kdbus_queue_link() - insert @e into @q in sequence-number order
+ *
+ * Return: true if the queue was empty before.
+ */
+bool kdbus_queue_link(KdbusQueue *q, KdbusQueueEntry *e);
+
+/** kdbus_queue_unlink() - remove @e from @q. */
+void kdbus_queue_unlink(KdbusQueue *q, KdbusQueueEntry *e);
+
+/**
+ * kdbus_queue_peek() - the next entry to receive
+ * @q:		the queue
+ * @priority:	with @use_priority: the lowest priority value wins and must
+ *		be <= @priority
+ * @use_priority: KDBUS_RECV_USE_PRIORITY
+ * @ret:	the entry
+ *
+ * Return: 0, -EAGAIN (empty), -ENOMSG (nothing at this priority).
+ */
+int kdbus_queue_peek(KdbusQueue *q, int64_t priority, bool use_priority,
+		     KdbusQueueEntry **ret);
