@@ -419,7 +419,7 @@ int service_file_parse(const char *data, size_t size, const char *path,
 			*ret_error = p.error;
 		else
 			free(p.error);
-		return r == -ENOMEM ? r : r;
+		return r;
 	}
 
 	{

@@ -262,28 +262,33 @@ static int client_write(Client *c) {
 	return 0;
 }
 
-/* whether connection @id owns the well-known @name (asked through @c's
- * connection) */
-static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {
+/* the id owning @name, 0 if none */
+static uint64_t client_name_owner(Client *c, const char *name) {
 	struct {
 		struct kdbus_cmd_info cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(256)];
 	} q = {};
 	size_t l = strlen(name);
+	uint64_t id = 0;
 
-	if (l > 255 || !c->conn || !id)
-		return false;
+	if (l > 255 || !c->conn)
+		return 0;
 	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
 	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
 	q.cmd.items[0].type = KDBUS_ITEM_NAME;
 	memcpy(q.cmd.items[0].str, name, l + 1);
 	if (kdbus_cmd_conn_info(c->conn, &q.cmd) < 0)
-		return false;
+		return 0;
 	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
-	bool is = info->id == id && !(info->flags & KDBUS_HELLO_ACTIVATOR);
+	if (!(info->flags & KDBUS_HELLO_ACTIVATOR))
+		id = info->id;
 	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
 	(void) kdbus_cmd_free(c->conn, &f);
-	return is;
+	return id;
+}
+
+static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {
+	return id && client_name_owner(c, name) == id;
 }
 
 typedef struct MatchIds {
@@ -353,8 +358,10 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 
 	if (broadcast) {
 		/* exact dbus1 matching of a signal the bus synthesizes */
+		uint64_t dst = KDBUS_DST_ID_BROADCAST;
 		if (wire_header_parse(msg, len, &h) < 0 ||
-		    !client_match_any(c, &h, msg + h.header_len, 0, KDBUS_DST_ID_BROADCAST, c->state == CLIENT_MONITOR)) {
+		    (h.destination.s && !message_unique_name_to_id(h.destination.s, h.destination.len, &dst)) ||
+		    !client_match_any(c, &h, msg + h.header_len, 0, dst, c->state == CLIENT_MONITOR)) {
 			free(msg);
 			return 0;
 		}
@@ -377,11 +384,15 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 		return;
 
 	/* dbus-daemon's order: NameLost before NameOwnerChanged, and
-	 * NameAcquired after it */
+	 * NameAcquired after it.  A monitor sees the NameLost and NameAcquired
+	 * the driver sends to the owners, too. */
 	bool own = c->state == CLIENT_ACTIVE && name;
+	bool mon = c->state == CLIENT_MONITOR && name;
 	if (own && old_id == c->id && old_name[0] &&
 	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
 		client_queue_owned(c, msg, len);
+	if (mon && old_name[0] && driver_build_name_signal_to(c, old_name, "NameLost", name, &msg, &len) >= 0)
+		client_queue_synth(c, msg, len, true);
 	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
 		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
 						    old_name, new_name, &msg, &len) >= 0)
@@ -390,6 +401,9 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	if (own && new_id == c->id && new_name[0] &&
 	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
 		client_queue_owned(c, msg, len);
+	if (mon && new_name[0] &&
+	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
+		client_queue_synth(c, msg, len, true);
 }
 
 /* a kernel message: notifications become dbus1 signals or errors */
@@ -470,8 +484,15 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
-		if (o.n_iov != 1 || wire_header_parse(p, o.len, &h) < 0 ||
-		    !client_match_any(c, &h, p + h.header_len, m->src_id, m->dst_id, c->state == CLIENT_MONITOR)) {
+		uint64_t dst = m->dst_id;
+		if (o.n_iov != 1 || wire_header_parse(p, o.len, &h) < 0) {
+			client_out_release(c, &o);
+			return 0;
+		}
+		/* sent to a well-known name: match against its owner */
+		if (dst == KDBUS_DST_ID_NAME && h.destination.s)
+			dst = client_name_owner(c, h.destination.s);
+		if (!client_match_any(c, &h, p + h.header_len, m->src_id, dst, c->state == CLIENT_MONITOR)) {
 			client_out_release(c, &o);
 			return 0;
 		}

@@ -220,11 +220,17 @@ int driver_build_name_owner_changed(Client *to, const char *name, const char *ol
 }
 
 int driver_build_name_signal(Client *to, const char *member, const char *name, uint8_t **ret_msg, size_t *ret_len) {
+	return driver_build_name_signal_to(to, to->unique_name, member, name, ret_msg, ret_len);
+}
+
+int driver_build_name_signal_to(Client *to, const char *destination, const char *member, const char *name,
+				uint8_t **ret_msg, size_t *ret_len) {
 	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, member);
 
-	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) ||
+	    !dbus_message_set_destination(m, destination))
 		return -ENOMEM;
-	return driver_marshal_signal(to, m, true, ret_msg, ret_len);
+	return driver_marshal_signal(to, m, false, ret_msg, ret_len);
 }
 
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {

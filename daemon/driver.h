@@ -53,6 +53,9 @@ int driver_build_name_owner_changed(Client *to, const char *name, const char *ol
 				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len);
 int driver_build_name_signal(Client *to, const char *member, const char *name,
 			     uint8_t **ret_msg, size_t *ret_len);
+/* ... the same signal addressed to @destination, as a monitor sees it */
+int driver_build_name_signal_to(Client *to, const char *destination, const char *member, const char *name,
+				uint8_t **ret_msg, size_t *ret_len);
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len);
 

@@ -81,15 +81,6 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		return r;
 	}
 
-	r = monitor_hello(bus, &mon);
-	if (r < 0) {
-		for (size_t i = 0; i < n; i++)
-			match_rule_free(rules[i]);
-		free(rules);
-		client_close(c, "cannot become a monitor");
-		return 0;
-	}
-
 	list_for_each_entry_safe(m, tmp, &c->matches, link) {
 		if (m->eavesdrop)
 			monitor_eavesdropper_unref(bus, c);
@@ -104,6 +95,16 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	 * sees them and the unique name go, as with dbus-daemon */
 	idmap_remove(&bus->clients_by_id, c->id);
 	c->conn = kdbus_conn_close(c->conn);
+
+	/* the monitor connection comes after: it does not see its own names go */
+	r = monitor_hello(bus, &mon);
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			match_rule_free(rules[i]);
+		free(rules);
+		client_close(c, "cannot become a monitor");
+		return 0;
+	}
 	c->conn = mon;
 	c->state = CLIENT_MONITOR;
 	c->monitor_rules = rules;

@@ -212,7 +212,8 @@ struct BusConfig {
 	size_t n_servicedirs;
 
 	char **includedirs;             /* <includedir> directories that exist (to watch) */
-	char **files;                   /* every file loaded, top-level first */
+	char **files;                   /* every file parsed, top-level first (includes
+					 * <includedir> files that failed and were skipped) */
 
 	BusConfigAssociation *associations;
 	size_t n_associations;

@@ -36,7 +36,9 @@
  * the caller reproduces: a message to the bus driver is a send check with
  * receiver_names == NULL; a message from the driver is a receive check with
  * sender_names == NULL; other messages need the sender's send check and
- * the recipient's receive check; requested_reply is true when the message
+ * the recipient's receive check (a broadcast is checked per recipient, so
+ * send_destination rules match the names of each recipient);
+ * requested_reply is true when the message
  * is a reply the recipient is waiting for; an eavesdropper gets the
  * sender's send check against the eavesdropper's names and its own
  * receive check with eavesdropping = true; activation checks send with

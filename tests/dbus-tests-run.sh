@@ -24,12 +24,12 @@ declare -A is_expected=()
 if [ -f "$expected" ]; then
 	while read -r prog sub _; do
 		[ -n "$prog" ] && [ "${prog#\#}" = "$prog" ] || continue
+		[ "$sub" = "#" ] && sub=-
 		is_expected["$prog $sub"]=1
 	done < "$expected"
 fi
 declare -A failed=()
 while read -r prog sub status rest; do
-	[ "$status" = FAIL ] || { sub=""; prog=${prog}; }
 	key="$prog $sub"
 	n=$(echo "$rest" | sed -n 's/^(\([0-9]*\).*/\1/p'); n=${n:-1}
 	failed["$key"]=1
