@@ -28,7 +28,9 @@
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
+#include "daemon/service-registry.h"
 #include "policy/config.h"
+#include "policy/policy.h"
 #include "util/macro.h"
 
 uint64_t bus_now_ns(void) {
@@ -48,6 +50,19 @@ Client *bus_find_client(Bus *bus, uint64_t id) {
 	return idmap_get(&bus->clients_by_id, id);
 }
 
+int bus_internal_conn_add(Bus *bus, KdbusConn *conn) {
+	return idmap_put(&bus->internal_ids, kdbus_conn_get_id(conn), conn);
+}
+
+void bus_internal_conn_remove(Bus *bus, KdbusConn *conn) {
+	if (conn)
+		(void) idmap_remove(&bus->internal_ids, kdbus_conn_get_id(conn));
+}
+
+bool bus_is_internal_id(Bus *bus, uint64_t id) {
+	return idmap_get(&bus->internal_ids, id) != NULL;
+}
+
 void bus_schedule_ready(Bus *bus, Client *c) {
 	if (!list_is_linked(&c->ready_link))
 		list_link_tail(&bus->ready, &c->ready_link);
@@ -60,7 +75,42 @@ void bus_schedule_driver(Bus *bus) {
 }
 
 int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
-	return 1;
+	const BusConfigRule *rule = NULL;
+	int r;
+
+	if (!c->policy)
+		return 0;
+	r = policy_snapshot_check_own(c->policy, name, &rule);
+	if (r == 0 && rule && rule->log)
+		log_notice("Connection %s (uid=%u pid=%d) is not allowed to own the service \"%s\" (%s:%u)",
+			   c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, name, rule->file, rule->line);
+	return r > 0;
+}
+
+/* <allow user=...>/<allow group=...>: may this uid connect at all */
+int bus_policy_check_connect(Bus *bus, Client *c) {
+	_cleanup_free_ gid_t *gids = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!c->is_unix)
+		return 1;	/* no uid: anonymous or tcp, as the <auth> config allows */
+	r = policy_groups_from_uid(c->creds.uid, &gids, &n);
+	if (r < 0)
+		return 0;	/* dbus-daemon rejects a uid whose groups it cannot look up */
+	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, geteuid(), NULL);
+	return r > 0;
+}
+
+static bool config_needs_names(const BusConfig *c) {
+	for (size_t i = 0; i < c->n_policies; i++)
+		for (size_t j = 0; j < c->policies[i].n_rules; j++) {
+			const BusConfigRule *r = &c->policies[i].rules[j];
+			if ((r->type == BUS_CONFIG_RULE_SEND && r->destination) ||
+			    (r->type == BUS_CONFIG_RULE_RECEIVE && r->sender))
+				return true;
+		}
+	return false;
 }
 
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
@@ -407,6 +457,11 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	event_add(bus->ev_sigint, NULL);
 	event_add(bus->ev_sighup, NULL);
 
+	r = policy_new(&bus->policy, config, NULL);
+	if (r < 0)
+		return log_error_errno(r, "Cannot compile the bus policy: %m");
+	bus->policy_needs_names = config_needs_names(config);
+
 	r = driver_new(&bus->driver, bus);
 	if (r < 0)
 		return log_error_errno(r, "Cannot set up the bus driver: %m");
@@ -421,6 +476,9 @@ Bus *bus_free(Bus *bus) {
 	while (!list_is_empty(&bus->clients))
 		client_free(list_first_entry(&bus->clients, Client, link));
 	monitor_free(bus);
+	service_registry_free(bus);
+	bus_internal_conn_remove(bus, bus->sink);
+	bus->sink = kdbus_conn_close(bus->sink);
 	bus->driver = driver_free(bus->driver);
 	for (size_t i = 0; i < bus->n_listeners; i++) {
 		event_free(bus->listeners[i]->ev);
@@ -430,6 +488,7 @@ Bus *bus_free(Bus *bus) {
 	free(bus->listeners);
 	bus->kbus = kdbus_bus_close(bus->kbus);
 	idmap_done(&bus->clients_by_id);
+	idmap_done(&bus->internal_ids);
 	if (bus->ev_ready)
 		event_free(bus->ev_ready);
 	if (bus->ev_timeout)
@@ -441,6 +500,7 @@ Bus *bus_free(Bus *bus) {
 	if (bus->ev_sighup)
 		event_free(bus->ev_sighup);
 	strv_free(bus->activation_env);
+	policy_unref(bus->policy);
 	bus_config_free(bus->config);
 	free(bus->config_file);
 	free(bus);
@@ -461,6 +521,46 @@ int bus_reload(Bus *bus, char **ret_error) {
 	r = bus_config_load(bus->config_file, &c, ret_error);
 	if (r < 0)
 		return r;
+
+	/* compile aside, then swap everything in one step */
+	_cleanup_(policy_unrefp) Policy *p = NULL;
+	r = policy_new(&p, c, NULL);
+	if (r < 0) {
+		bus_config_free(c);
+		if (ret_error && !*ret_error)
+			*ret_error = strdup("Cannot compile the new policy");
+		return r;
+	}
+	size_t n = 0, i = 0;
+	Client *cl;
+	list_for_each_entry(cl, &bus->clients, link)
+		n++;
+	_cleanup_free_ PolicySnapshot **snaps = calloc(n + 1, sizeof(*snaps));
+	if (!snaps) {
+		bus_config_free(c);
+		return -ENOMEM;
+	}
+	list_for_each_entry(cl, &bus->clients, link) {
+		if (cl->policy && (r = client_policy_snapshot(cl, p, &snaps[i])) < 0) {
+			for (size_t k = 0; k < i; k++)
+				policy_snapshot_free(snaps[k]);
+			bus_config_free(c);
+			return r;
+		}
+		i++;
+	}
+	i = 0;
+	list_for_each_entry(cl, &bus->clients, link) {
+		if (cl->policy) {
+			policy_snapshot_free(cl->policy);
+			cl->policy = snaps[i];
+		}
+		i++;
+	}
+	policy_unref(bus->policy);
+	bus->policy = TAKE_PTR(p);
+	bus->policy_needs_names = config_needs_names(c);
+
 	bus_config_free(bus->config);
 	bus->config = c;
 	bus->allow_anonymous = c->allow_anonymous;

@@ -19,6 +19,7 @@ typedef struct BusConfig BusConfig;
 typedef struct Client Client;
 typedef struct Driver Driver;
 typedef struct ListenSocket ListenSocket;
+typedef struct Policy Policy;
 
 /**
  * struct BusLimits - dbus-daemon's <limit>s, in the units dbus-daemon uses
@@ -65,11 +66,14 @@ typedef struct Bus {
 
 	KdbusBus *kbus;
 	Driver *driver;
+	Policy *policy;			/* compiled from the config; swapped on reload */
+	bool policy_needs_names;	/* some rule names a destination or sender */
 
 	Listener **listeners;
 	size_t n_listeners;
 
 	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
+	IdMap internal_ids;	/* the daemon's own connections: invisible to clients */
 	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */
 	struct event *ev_ready;
@@ -82,6 +86,8 @@ typedef struct Bus {
 	char **activation_env;	/* UpdateActivationEnvironment */
 
 	struct Eavesdrop *eavesdrop;	/* shared monitor for eavesdrop=true rules */
+	KdbusConn *sink;		/* refused messages go here, for monitors */
+	unsigned n_monitors;
 	struct ServiceRegistry *services;
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 
@@ -99,9 +105,16 @@ void bus_schedule_ready(Bus *bus, Client *c);
 void bus_schedule_driver(Bus *bus);
 /* policy decisions of the daemon: 1 allow, 0 deny */
 int bus_policy_check_own(Bus *bus, Client *c, const char *name);
+int bus_policy_check_connect(Bus *bus, Client *c);
 uint64_t bus_now_ns(void);
 uint64_t bus_reply_deadline(Bus *bus);
 Client *bus_find_client(Bus *bus, uint64_t id);
+
+/* the daemon's own kdbus connections (driver, sinks, watchers) do not
+ * appear as peers: no NameOwnerChanged for their unique names */
+int bus_internal_conn_add(Bus *bus, KdbusConn *conn);
+void bus_internal_conn_remove(Bus *bus, KdbusConn *conn);
+bool bus_is_internal_id(Bus *bus, uint64_t id);
 void bus_resume_listeners(Bus *bus);
 
 DEFINE_CLEANUP(Bus *, bus_free);

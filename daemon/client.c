@@ -35,6 +35,8 @@
 #include "daemon/monitor.h"
 #include "daemon/peer-creds.h"
 #include "policy/config.h"
+#include "policy/policy.h"
+#include <systemd/sd-login.h>
 #include "util/macro.h"
 
 #define CLIENT_READ_MIN (64 * 1024)
@@ -94,6 +96,8 @@ Client *client_free(Client *c) {
 		bus->n_incomplete--;
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
 		bus->n_complete--;
+	if (c->state == CLIENT_MONITOR)
+		bus->n_monitors--;
 
 	if (bus->driver)
 		driver_forget_client(bus->driver, c);
@@ -120,6 +124,7 @@ Client *client_free(Client *c) {
 	free(c->monitor_rules);
 
 	c->conn = kdbus_conn_close(c->conn);
+	policy_snapshot_free(c->policy);
 	auth_free(c->auth);
 	if (c->ev_timeout)
 		event_free(c->ev_timeout);
@@ -353,8 +358,18 @@ bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *bod
 	return client_match_any_of(c, h, body, sender_id, dst_id, false, true);
 }
 
+static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast);
+
 static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
 	WireHeader h;
+
+	/* what the bus synthesizes is subject to the receive policy too
+	 * (forbidding.conf denies receiving NameAcquired) */
+	if (c->state == CLIENT_ACTIVE && wire_header_parse(msg, len, &h) >= 0 &&
+	    !client_policy_deliver(c, &h, 0, false)) {
+		free(msg);
+		return 0;
+	}
 
 	if (broadcast) {
 		/* exact dbus1 matching of a signal the bus synthesizes */
@@ -390,7 +405,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	bool mon = c->state == CLIENT_MONITOR && name;
 	if (own && old_id == c->id && old_name[0] &&
 	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
-		client_queue_owned(c, msg, len);
+		client_queue_synth(c, msg, len, false);
 	if (mon && old_name[0] && driver_build_name_signal_to(c, old_name, "NameLost", name, &msg, &len) >= 0)
 		client_queue_synth(c, msg, len, true);
 	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
@@ -400,7 +415,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	}
 	if (own && new_id == c->id && new_name[0] &&
 	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
-		client_queue_owned(c, msg, len);
+		client_queue_synth(c, msg, len, false);
 	if (mon && new_name[0] &&
 	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
 		client_queue_synth(c, msg, len, true);
@@ -424,15 +439,17 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			break;
 		}
 		case KDBUS_ITEM_ID_ADD:
-			if (it->id_change.id != c->id && !(it->id_change.flags & KDBUS_HELLO_MONITOR) &&
-			    it->id_change.id != driver_id(c->bus->driver))
-				client_name_change(c, NULL, 0, it->id_change.id, false, false);
+		case KDBUS_ITEM_ID_REMOVE: {
+			const uint64_t hidden = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER;
+			uint64_t id = it->id_change.id;
+			if (id == c->id || (it->id_change.flags & hidden) || bus_is_internal_id(c->bus, id))
+				break;
+			if (it->type == KDBUS_ITEM_ID_ADD)
+				client_name_change(c, NULL, 0, id, false, false);
+			else
+				client_name_change(c, NULL, id, 0, false, false);
 			break;
-		case KDBUS_ITEM_ID_REMOVE:
-			if (it->id_change.id != c->id && !(it->id_change.flags & KDBUS_HELLO_MONITOR) &&
-			    it->id_change.id != driver_id(c->bus->driver))
-				client_name_change(c, NULL, it->id_change.id, 0, false, false);
-			break;
+		}
 		case KDBUS_ITEM_REPLY_TIMEOUT:
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
 					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0)
@@ -448,6 +465,205 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			break;
 		}
 	}
+}
+
+/* ---- policy ------------------------------------------------------------------- */
+
+static int client_at_console(uid_t uid, void *userdata) {
+	return sd_uid_get_seats(uid, 0, NULL) > 0;
+}
+
+int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
+	_cleanup_free_ gid_t *gids = NULL;
+	size_t n = 0;
+	int r;
+
+	if (c->is_unix) {
+		/* dbus-daemon takes the groups from the user database */
+		r = policy_groups_from_uid(c->creds.uid, &gids, &n);
+		if (r < 0)
+			n = 0;
+	}
+	PolicyIdentity id = {
+		.uid = c->is_unix ? c->creds.uid : POLICY_UID_INVALID,
+		.gids = gids,
+		.n_gids = n,
+		.is_at_console = client_at_console,
+	};
+	return policy_snapshot_new(ret, p, &id);
+}
+
+static void client_policy_message(const WireHeader *h, const char *sender, PolicyMessage *m) {
+	*m = (PolicyMessage) {
+		.type = h->type,
+		.destination = h->destination.s,
+		.sender = sender ? sender : h->sender.s,
+		.path = h->path.s,
+		.interface = h->interface.s,
+		.member = h->member.s,
+		.error_name = h->error_name.s,
+		.has_reply_serial = h->has_reply_serial && h->reply_serial != 0,
+		.n_fds = h->unix_fds,
+	};
+}
+
+/* the names the policy sees for connection @id: its unique name and every
+ * name it owns or waits for; NULL when the policy names none */
+static char **client_policy_names(Client *via, uint64_t id) {
+	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = id, .attach_flags = KDBUS_ATTACH_NAMES };
+	struct kdbus_item *it;
+	char **l = NULL;
+	size_t n = 0;
+
+	if (!via->bus->policy_needs_names || !via->conn || !id)
+		return NULL;
+	l = calloc(2, sizeof(char *));
+	if (!l)
+		return NULL;
+	l[0] = malloc(24);
+	if (!l[0])
+		return strv_free(l);
+	message_unique_name_format(l[0], id);
+	n = 1;
+	if (kdbus_cmd_conn_info(via->conn, &cmd) < 0)
+		return l;
+	struct kdbus_info *info = kdbus_pool_ptr(via->conn, cmd.offset);
+	KDBUS_ITEM_FOREACH(it, info, items) {
+		if (it->type != KDBUS_ITEM_OWNED_NAME || (it->name.flags & KDBUS_NAME_ACTIVATOR))
+			continue;
+		char **nl = realloc(l, (n + 2) * sizeof(char *));
+		if (!nl)
+			break;
+		l = nl;
+		if (!(l[n] = strdup(it->name.name)))
+			break;
+		l[++n] = NULL;
+	}
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
+	(void) kdbus_cmd_free(via->conn, &f);
+	return l;
+}
+
+static const char *policy_type_name(uint8_t t) {
+	return t == WIRE_TYPE_METHOD_CALL ? "method_call" : t == WIRE_TYPE_METHOD_RETURN ? "method_return" :
+	       t == WIRE_TYPE_ERROR ? "error" : t == WIRE_TYPE_SIGNAL ? "signal" : "invalid";
+}
+
+/* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
+static void client_policy_complain(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
+				   const char *destination) {
+	Bus *bus = sender->bus;
+	const char *what = receive ? "receive" : "send";
+
+	if (d->log || (d->rule && d->rule->log))
+		log_notice("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
+			   "interface=\"%s\" member=\"%s\" error name=\"%s\" destination=\"%s\"",
+			   what, d->n_matched, policy_type_name(h->type), sender->unique_name,
+			   (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+			   h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
+			   destination ? destination : "(unset)");
+	if (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
+		return;	/* a refused reply is not answered */
+	driver_send_error(bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied",
+			  "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
+			  "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"%d\" "
+			  "destination=\"%s\"",
+			  what, d->n_matched, policy_type_name(h->type), sender->unique_name,
+			  (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+			  h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
+			  h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR,
+			  destination ? destination : "(unset)");
+}
+
+/*
+ * client_policy_deliver() - the receive side of a message arriving at @c
+ * from @sender_id (a client, or the driver): for broadcasts also the
+ * sender's send rules towards @c, which only now is known.  On a refusal
+ * the sender of a broadcast is told, as dbus-daemon does.
+ */
+static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast) {
+	Bus *bus = c->bus;
+	PolicyMessage pm;
+	PolicyDecision d = {};
+	bool from_driver = sender_id == driver_id(bus->driver) || sender_id == 0;
+	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
+	Client *s = from_driver ? NULL : bus_find_client(bus, sender_id);
+
+	if (!c->policy || c->state != CLIENT_ACTIVE)
+		return true;	/* monitors are not subject to policy */
+	client_policy_message(h, NULL, &pm);
+
+	if (broadcast && s && s->policy) {
+		_cleanup_strv_free_ char **rn = client_policy_names(c, c->id);
+		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, &d) == 0) {
+			client_policy_complain(s, h, false, &d, c->unique_name);
+			return false;
+		}
+	}
+	if (!broadcast && !from_driver)
+		return true;	/* unicasts between clients were checked when sent */
+
+	const char *driver_names[] = { DRIVER_NAME, NULL };
+	_cleanup_strv_free_ char **sn = from_driver ? NULL : client_policy_names(c, sender_id);
+	memset(&d, 0, sizeof(d));
+	if (policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn,
+					  reply, false, &d) == 0) {
+		if (s)
+			client_policy_complain(s, h, true, &d, c->unique_name);
+		return false;
+	}
+	return true;
+}
+
+/* a refusal of client_policy_send(), reported once monitors saw the message */
+typedef struct PolicyRefusal {
+	bool receive;
+	PolicyDecision d;
+	const char *destination;
+} PolicyRefusal;
+
+/*
+ * client_policy_send() - the policy for a unicast or driver-bound message
+ * from @c, before it is sent: @c's send rules and, for a destination that
+ * is a client, its receive rules.  Return: true if it may go; else
+ * @ret_refusal says why.
+ */
+static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, bool to_driver,
+			       PolicyRefusal *ret_refusal) {
+	Bus *bus = c->bus;
+	PolicyMessage pm;
+	PolicyRefusal *f = ret_refusal;
+	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
+	uint64_t dst = 0;
+	Client *dc = NULL;
+
+	*f = (PolicyRefusal) {};
+	if (!c->policy)
+		return false;
+	client_policy_message(h, c->unique_name, &pm);
+	if (to_driver || t->dst_id == KDBUS_DST_ID_BROADCAST) {
+		/* the driver, or broadcast receivers that are not known yet:
+		 * the rules without a destination decide now, the rest at
+		 * delivery */
+		f->destination = to_driver ? DRIVER_NAME : NULL;
+		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
+	}
+	dst = t->dst_id == KDBUS_DST_ID_NAME ? client_name_owner(c, h->destination.s) : t->dst_id;
+	dc = dst ? bus_find_client(bus, dst) : NULL;
+	f->destination = h->destination.s;
+
+	/* replies pass if they were asked for: the core refuses any other */
+	_cleanup_strv_free_ char **rn = dc ? client_policy_names(c, dst) : NULL;
+	if (policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn : NULL, reply, &f->d) == 0)
+		return false;
+	if (dc && dc->policy) {
+		_cleanup_strv_free_ char **sn = client_policy_names(c, c->id);
+		f->receive = true;
+		memset(&f->d, 0, sizeof(f->d));
+		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn, reply, false, &f->d) == 0)
+			return false;
+	}
+	return true;
 }
 
 /* one received slice: queue it for the socket, or drop it */
@@ -480,8 +696,10 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	}
 
 	/* broadcasts passed the bloom prefilter; apply the exact dbus1 rules.
-	 * Monitors apply their BecomeMonitor rules to everything. */
-	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR) {
+	 * Monitors apply their BecomeMonitor rules to everything.  Then the
+	 * receive side of the policy. */
+	bool from_driver = m->src_id == driver_id(c->bus->driver);
+	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
 		uint64_t dst = m->dst_id;
@@ -492,7 +710,13 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		/* sent to a well-known name: match against its owner */
 		if (dst == KDBUS_DST_ID_NAME && h.destination.s)
 			dst = client_name_owner(c, h.destination.s);
-		if (!client_match_any(c, &h, p + h.header_len, m->src_id, dst, c->state == CLIENT_MONITOR)) {
+		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
+		if ((broadcast || c->state == CLIENT_MONITOR) &&
+		    !client_match_any(c, &h, p + h.header_len, m->src_id, dst, c->state == CLIENT_MONITOR)) {
+			client_out_release(c, &o);
+			return 0;
+		}
+		if ((broadcast || from_driver) && !client_policy_deliver(c, &h, m->src_id, broadcast)) {
 			client_out_release(c, &o);
 			return 0;
 		}
@@ -682,6 +906,8 @@ static int client_auth_step(Client *c) {
 	if (r < 0)
 		return r;
 	if (r == AUTH_DONE) {
+		if (!bus_policy_check_connect(c->bus, c))
+			return -EACCES;
 		c->unix_fd = auth_unix_fd_negotiated(c->auth);
 		c->auth = auth_free(c->auth);
 		c->state = CLIENT_AWAIT_HELLO;
@@ -859,6 +1085,9 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
+	r = client_policy_snapshot(c, bus->policy, &c->policy);
+	if (r < 0)
+		return r;
 	r = idmap_put(&bus->clients_by_id, c->id, c);
 	if (r < 0)
 		return r;
@@ -911,12 +1140,15 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		return -EBADMSG;
 	}
 	n_fds = h.unix_fds;
-	memcpy(fds, c->in_fds, n_fds * sizeof(int));
-	memmove(c->in_fds, c->in_fds + n_fds, (c->n_in_fds - n_fds) * sizeof(int));
-	c->n_in_fds -= n_fds;
+	if (n_fds) {
+		memcpy(fds, c->in_fds, n_fds * sizeof(int));
+		memmove(c->in_fds, c->in_fds + n_fds, (c->n_in_fds - n_fds) * sizeof(int));
+		c->n_in_fds -= n_fds;
+	}
 	c->stats_in_messages++;
 	bus->stats_messages++;
 
+	bool is_hello = c->state == CLIENT_AWAIT_HELLO;
 	if (c->state == CLIENT_AWAIT_HELLO) {
 		if (h.type != WIRE_TYPE_METHOD_CALL || !h.destination.s || !streq(h.destination.s, DRIVER_NAME) ||
 		    !h.member.s || !streq(h.member.s, "Hello") || (h.interface.s && !streq(h.interface.s, DRIVER_INTERFACE))) {
@@ -977,6 +1209,16 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		}
 	}
 
+	PolicyRefusal refusal;
+	/* as dbus-daemon, Hello is not subject to the send policy */
+	bool allowed = is_hello || client_policy_send(c, &h, &t, to_driver, &refusal);
+	if (!allowed && !bus->n_monitors) {
+		for (size_t i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		return 0;
+	}
+
 	/* the header the bus forwards: our sender, only known fields */
 	size_t hmax = wire_header_rewrite_size(&h, c->unique_name_len);
 	uint8_t hstack[1024];
@@ -1016,6 +1258,14 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		}
 	}
 
+	if (!allowed) {
+		/* monitors see what the policy refused, as with dbus-daemon:
+		 * it goes to a connection that only drops it */
+		t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
+		bloom_size = 0;
+		to_driver = false;
+	}
+
 	MessageSendParts parts = {
 		.header = hbuf,
 		.header_len = hlen,
@@ -1031,9 +1281,18 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
-	r = kdbus_cmd_send(c->conn, &cmd);
+	if (!allowed) {
+		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
+		km->cookie_reply = 0;
+	}
+	/* (a refused message goes to the monitors' sink, if there is one) */
+	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
 	for (size_t i = 0; i < n_fds; i++)
 		safe_close(fds[i]);
+	if (!allowed) {
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		return 0;
+	}
 
 	if (to_driver) {
 		driver_dispatch(bus->driver);

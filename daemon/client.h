@@ -21,6 +21,7 @@
 typedef struct Auth Auth;
 typedef struct Bus Bus;
 typedef struct MatchRule MatchRule;
+typedef struct Policy Policy;
 
 typedef enum ClientState {
 	CLIENT_NONCE,		/* nonce-tcp: waiting for the 16-byte nonce */
@@ -77,6 +78,7 @@ struct Client {
 
 	ClientCreds creds;
 	Auth *auth;
+	struct PolicySnapshot *policy;	/* the bus policy for this identity */
 
 	KdbusConn *conn;
 	uint64_t id;
@@ -130,5 +132,8 @@ bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *bod
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
 
 const char *client_name(const Client *c);
+
+/* the policy snapshot for @c's identity under policy @p */
+int client_policy_snapshot(Client *c, Policy *p, struct PolicySnapshot **ret);
 
 DEFINE_CLEANUP(Client *, client_free);

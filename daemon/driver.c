@@ -61,8 +61,8 @@ static void dbus_message_unrefp(DBusMessage **m) {
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
  * the driver's connection; @reply_cookie consumes the caller's reply tracker */
-static int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
-			       const int *fds, size_t n_fds) {
+int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
+			const int *fds, size_t n_fds) {
 	char *buf = NULL;
 	int len = 0;
 	int r;
@@ -273,6 +273,59 @@ const char *driver_error_for_send(int r) {
 	default:
 		return DBUS_ERR("Failed");
 	}
+}
+
+/* ---- sending by name (activation: daemon/service-registry.c) ------------- */
+
+/*
+ * driver_send_message_to_name() - as driver_send_message(), but addressed
+ * to the well-known @name (KDBUS_DST_ID_NAME + KDBUS_ITEM_DST_NAME), so an
+ * activator holding @name queues it until the real owner takes the name.
+ */
+int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m) {
+	size_t l = strlen(name);
+	char *buf = NULL;
+	int len = 0;
+	int r;
+
+	if (l > 255)
+		return -EINVAL;
+	if (!dbus_message_set_sender(m, DRIVER_NAME) || !dbus_message_set_destination(m, name))
+		return -ENOMEM;
+	uint32_t serial = (uint32_t) ++d->serial;
+	if (!serial)
+		serial = (uint32_t) ++d->serial;
+	dbus_message_set_serial(m, serial);
+	if (!dbus_message_marshal(m, &buf, &len))
+		return -ENOMEM;
+
+	struct {
+		struct kdbus_msg msg;
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) + KDBUS_ITEM_SIZE(256)];
+	} km = {};
+	struct kdbus_item *it = km.msg.items;
+
+	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
+	km.msg.dst_id = KDBUS_DST_ID_NAME;
+	km.msg.cookie = d->serial;
+	/* no KDBUS_MSG_SIGNAL: a directed signal travels as a plain unicast */
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+	it->type = KDBUS_ITEM_PAYLOAD_VEC;
+	it->vec.address = (uintptr_t) buf;
+	it->vec.size = len;
+	it = KDBUS_ITEM_NEXT(it);
+	it->size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	it->type = KDBUS_ITEM_DST_NAME;
+	memcpy(it->str, name, l + 1);
+	it = KDBUS_ITEM_NEXT(it);
+	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
+
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
+	r = kdbus_cmd_send(d->conn, &cmd);
+	dbus_free(buf);
+	if (r < 0)
+		log_debug("Cannot send driver message to %s: %s", name, strerror(-r));
+	return r;
 }
 
 /* ---- name lookups ----------------------------------------------------------- */
@@ -566,8 +619,8 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		char unique[24];
 		struct kdbus_item *it;
 
-		if (info->id == d->id || (info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_MONITOR |
-							  KDBUS_HELLO_POLICY_HOLDER)))
+		if (bus_is_internal_id(d->bus, info->id) ||
+		    (info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_MONITOR | KDBUS_HELLO_POLICY_HOLDER)))
 			continue;
 		Client *c = bus_find_client(d->bus, info->id);
 		if (!c || c->state != CLIENT_ACTIVE)
@@ -1602,6 +1655,9 @@ int driver_new(Driver **ret, Bus *bus) {
 	}
 	d->id = h.id;
 	kdbus_conn_set_wakeup(d->conn, driver_wakeup, d);
+	r = bus_internal_conn_add(bus, d->conn);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(d);
 	return 0;
 }
@@ -1609,6 +1665,7 @@ int driver_new(Driver **ret, Bus *bus) {
 Driver *driver_free(Driver *d) {
 	if (!d)
 		return NULL;
+	bus_internal_conn_remove(d->bus, d->conn);
 	d->conn = kdbus_conn_close(d->conn);
 	free(d);
 	return NULL;

@@ -11,6 +11,7 @@
  * onto core commands (NAME_ACQUIRE, LIST, CONN_INFO, MATCH_ADD …).
  */
 
+#include <dbus/dbus.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,25 @@ void driver_forget_client(Driver *d, Client *c);
  */
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name,
 		      const char *fmt, ...) __attribute__((__format__(printf, 5, 6)));
+
+/**
+ * driver_send_message() - send @m from org.freedesktop.DBus to @to through
+ * the core (sender, destination if unset and serial are filled in)
+ * @reply_cookie:	the serial @m answers, to consume the caller's reply
+ *			tracker, or 0
+ * @fds, @n_fds:	fds to pass with it (the caller keeps its own)
+ */
+int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
+			const int *fds, size_t n_fds);
+
+/**
+ * driver_send_message_to_name() - send @m from org.freedesktop.DBus to the
+ * well-known @name through the core (sender, destination and serial are
+ * filled in); an activator holding @name queues it for the service
+ *
+ * Return: 0 or the kdbus_cmd_send() errno (-ESRCH: nobody holds @name).
+ */
+int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m);
 
 /**
  * driver_build_*() - marshal a message from org.freedesktop.DBus to @to;

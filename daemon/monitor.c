@@ -107,12 +107,51 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	}
 	c->conn = mon;
 	c->state = CLIENT_MONITOR;
+	bus->n_monitors++;
 	c->monitor_rules = rules;
 	c->n_monitor_rules = n;
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 	log_info("Connection %s (uid=%u pid=%d) became a monitor.", c->unique_name, (unsigned) c->creds.uid,
 		 (int) c->creds.pid);
 	return 0;
+}
+
+/* ---- the sink for refused messages ------------------------------------------- */
+
+static void sink_wakeup(KdbusConn *conn, void *userdata) {
+	for (;;) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		if (kdbus_cmd_recv(conn, &recv) < 0)
+			break;
+		struct kdbus_msg *m = kdbus_pool_ptr(conn, recv.msg.offset);
+		struct kdbus_item *it;
+		KDBUS_ITEM_FOREACH(it, m, items)
+			if (it->type == KDBUS_ITEM_FDS)
+				for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
+					safe_close(it->fds[i]);
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
+		(void) kdbus_cmd_free(conn, &f);
+	}
+}
+
+uint64_t monitor_sink_id(Bus *bus) {
+	if (!bus->sink) {
+		struct kdbus_cmd_hello h = {
+			.size = sizeof(h),
+			.flags = KDBUS_HELLO_ACCEPT_FD,
+			.attach_flags_send = _KDBUS_ATTACH_ALL,
+			.pool_size = 16 * 1024 * 1024,
+		};
+		if (kdbus_cmd_hello(bus->kbus, &h, &bus->sink) < 0)
+			return 0;
+		if (h.offset) {
+			struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
+			(void) kdbus_cmd_free(bus->sink, &f);
+		}
+		kdbus_conn_set_wakeup(bus->sink, sink_wakeup, bus);
+		(void) bus_internal_conn_add(bus, bus->sink);
+	}
+	return kdbus_conn_get_id(bus->sink);
 }
 
 /* ---- eavesdropping ---------------------------------------------------------- */

@@ -25,3 +25,7 @@ int monitor_eavesdropper_ref(Bus *bus, Client *c);
 void monitor_eavesdropper_unref(Bus *bus, Client *c);
 void monitor_forget_client(Bus *bus, Client *c);
 void monitor_free(Bus *bus);
+
+/* the connection refused messages are sent to so that monitors see them
+ * (created on first use), 0 if it cannot be made */
+uint64_t monitor_sink_id(Bus *bus);

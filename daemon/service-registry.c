@@ -1,75 +1,360 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * service-registry.c - activatable names and the activation environment.
+ * service-registry.c - bus activation, the kdbus way.
+ *
+ * DOC: activation
+ *
+ * Every activatable name (a .service file in the service directories, and
+ * org.freedesktop.systemd1 itself when systemd activation is on) is held in
+ * the core by an *activator* connection (HELLO with KDBUS_HELLO_ACTIVATOR
+ * and the name).  A message to the name while no real connection owns it
+ * is queued on the activator, with its reply tracker; the activator's
+ * wakeup (its queue became non-empty) triggers the launch.  When the
+ * service acquires the name, the core moves the queued messages and their
+ * trackers to it in order, in one step.  When it releases the name or
+ * dies, what is still queued for the name goes back to the activator,
+ * whose wakeup fires again and starts the service anew: exit-on-idle
+ * without a lost message.
+ *
+ * The registry itself does not keep messages.  It keeps one Launch per
+ * activation in progress (its child, its timeout, the StartServiceByName
+ * callers waiting for it) and learns that a name was taken from one
+ * ordinary connection of its own, the *watcher*, which has kdbus
+ * notification matches for NAME_ADD, NAME_CHANGE and NAME_REMOVE.  A
+ * launch that fails (exec failure, exit before the name appears, a
+ * signal, the timeout, systemd's ActivationFailure) answers every message
+ * still queued on the activator with the error, as dbus-daemon does: the
+ * messages are PEEKed from the activator (an activator may PEEK and DROP,
+ * not RECV), answered through the driver, then DROPped.
+ *
+ * Callbacks from the core (activator and watcher wakeups) only set flags
+ * and activate one deferred event; all the work runs from the event loop,
+ * never inside a core command.  Pending launches are looked up by their
+ * id after anything that may have finished them.
+ *
+ * Launching is dbus-daemon's bus/activation.c: direct exec (environment,
+ * User= on the system bus, exit status 0 before the name appears is
+ * ignored because services may daemonize), or with --systemd-activation
+ * and SystemdService= the org.freedesktop.systemd1.Activator
+ * ActivationRequest signal, sent to the name org.freedesktop.systemd1 so
+ * that it waits on that name's activator until systemd is on the bus.
  */
 #include <dbus/dbus.h>
 #include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "compat/service-file.h"
+#include "compat/wire.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/listen-socket.h"
 #include "daemon/log.h"
 #include "daemon/service-registry.h"
+#include "kdbus/bus.h"
 #include "policy/config.h"
+#include "util/list.h"
 #include "util/macro.h"
 
-typedef struct ServiceRegistry {
-	char **names;
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
+#define SYSTEMD_NAME "org.freedesktop.systemd1"
+#define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
+#define WATCHER_POOL_SIZE (4ULL * 1024 * 1024)
+#define ANSWERED_MAX_AGE_NS (120ULL * 1000000000ULL)
+
+extern char **environ;
+
+typedef struct Launch Launch;
+typedef struct Child Child;
+
+/* one activatable name and its activator connection */
+typedef struct Activatable {
+	ServiceRegistry *reg;
+	List link;		/* ServiceRegistry.all */
+	char *name;
+	ServiceFile *file;	/* NULL: org.freedesktop.systemd1 under systemd activation */
+	KdbusConn *conn;	/* the activator, NULL if the name cannot be owned */
+	bool listed;		/* from a .service file: ListActivatableNames shows it */
+	bool owned;		/* a real connection owns the name */
+	bool triggered;		/* the activator's queue became non-empty */
+	bool removed;		/* its file is gone: freed once the launch is over */
+	Launch *launch;
+} Activatable;
+
+/* a StartServiceByName call waiting for its activation */
+typedef struct Starter {
+	List link;
+	uint64_t client_id;
+	DBusMessage *msg;
+} Starter;
+
+/* an activation in progress */
+struct Launch {
+	List link;		/* ServiceRegistry.launches */
+	uint64_t id;
+	Activatable *a;
+	char *exec;		/* activations with the same Exec fail together */
+	char *unit;		/* SystemdService= asked of systemd, or NULL */
+	struct event *ev_timeout;
+	List starters;		/* Starter */
+	unsigned n_entries;	/* counted in ServiceRegistry.n_pending */
+	Child *child;
+};
+
+/* a process we started, until it is reaped */
+struct Child {
+	List link;		/* ServiceRegistry.children */
+	ServiceRegistry *reg;
+	pid_t pid;
+	int err_fd;		/* exec error pipe, -1 once read */
+	struct event *ev_err;
+	int err_stage;		/* 0: none, 1: exec failed, 2: setup failed */
+	int err_errno;
+	uint64_t launch_id;	/* 0 once the launch is over */
+	char *name;
+};
+
+/* a call the bus answered with an activation error, whose tracker the core
+ * is about to report dead (see service_registry_consume_reply_dead()) */
+typedef struct Answered {
+	List link;
+	uint64_t requester_id;
+	uint64_t cookie;
+	uint64_t when_ns;
+} Answered;
+
+struct ServiceRegistry {
+	Bus *bus;
+	char *address;
+	Activatable **names;	/* sorted by name, for lookups */
 	size_t n_names;
-} ServiceRegistry;
+	List all;		/* every Activatable, removed ones too */
+	KdbusConn *watcher;
+	struct event *ev_process;
+	struct event *ev_sigchld;
+	List launches;
+	List children;
+	List answered;
+	size_t n_answered;
+	unsigned n_pending;	/* max_pending_service_starts */
+	uint64_t next_launch_id;
+	bool process_pending;
+	int inotify_fd;
+	struct event *ev_inotify;
+	struct event *ev_rescan;
+	int *watches;
+	size_t n_watches;
+};
 
-static int strcmp_ptr(const void *a, const void *b) {
-	return strcmp(*(char *const *) a, *(char *const *) b);
+static void launch_fail(Launch *l, const char *error_name, const char *text);
+static int registry_new(Bus *bus, ServiceRegistry **ret);
+
+static void dbus_message_unrefp(DBusMessage **m) {
+	if (*m)
+		dbus_message_unref(*m);
+}
+#define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int service_registry_load(Bus *bus) {
-	ServiceRegistry *s = bus->services;
+/* ---- lookups ---------------------------------------------------------------- */
 
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		bus->services = s;
+static int activatable_cmp(const void *a, const void *b) {
+	return strcmp((*(Activatable *const *) a)->name, (*(Activatable *const *) b)->name);
+}
+
+/* the current entry for @name (not a removed one), or NULL */
+static Activatable *registry_find(ServiceRegistry *reg, const char *name) {
+	size_t lo = 0, hi = reg->n_names;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(name, reg->names[mid]->name);
+		if (c == 0)
+			return reg->names[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
 	}
-	s->names = strv_free(s->names);
-	s->n_names = 0;
-	if (s->n_names)
-		qsort(s->names, s->n_names, sizeof(char *), strcmp_ptr);
-	return 0;
+	return NULL;
 }
 
-void service_registry_free(Bus *bus) {
-	ServiceRegistry *s = bus->services;
+/* ... or a removed one that still has an activation in progress */
+static Activatable *registry_find_any(ServiceRegistry *reg, const char *name) {
+	Activatable *a = registry_find(reg, name);
 
+	if (a)
+		return a;
+	list_for_each_entry(a, &reg->all, link)
+		if (a->removed && streq(a->name, name))
+			return a;
+	return NULL;
+}
+
+static Launch *registry_find_launch(ServiceRegistry *reg, uint64_t id) {
+	Launch *l;
+
+	list_for_each_entry(l, &reg->launches, link)
+		if (l->id == id)
+			return l;
+	return NULL;
+}
+
+/* the kdbus id of the real owner of @name, 0 if none (activators and
+ * waiters are not owners) */
+static uint64_t registry_owner_id(ServiceRegistry *reg, const char *name) {
+	size_t l = strlen(name);
+	struct {
+		struct kdbus_cmd_info cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} q = {};
+	uint64_t id;
+
+	if (!reg->watcher || l > 255)
+		return 0;
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	if (kdbus_cmd_conn_info(reg->watcher, &q.cmd) < 0)
+		return 0;
+	struct kdbus_info *info = kdbus_pool_ptr(reg->watcher, q.cmd.offset);
+	id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_cmd_free(reg->watcher, &f);
+	return id;
+}
+
+static bool activatable_is_systemd(const Activatable *a) {
+	return streq(a->name, SYSTEMD_NAME);
+}
+
+/* ---- the address and environment of activated services -------------------- */
+
+int service_registry_set_address(Bus *bus, const char *address) {
+	ServiceRegistry *reg = bus->services;
+	char *s;
+
+	assert_return(address, -EINVAL);
+	if (!reg) {
+		int r = registry_new(bus, &reg);
+		if (r < 0)
+			return r;
+	}
+	s = strdup(address);
 	if (!s)
-		return;
-	strv_free(s->names);
-	free(s);
-	bus->services = NULL;
-}
-
-int service_registry_list(Bus *bus, char ***ret, size_t *ret_n) {
-	ServiceRegistry *s = bus->services;
-	size_t n = s ? s->n_names : 0;
-	char **l = calloc(n + 1, sizeof(char *));
-
-	if (!l)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if (!(l[i] = strdup(s->names[i]))) {
-			strv_free(l);
-			return -ENOMEM;
-		}
-	*ret = l;
-	*ret_n = n;
+	free(reg->address);
+	reg->address = s;
 	return 0;
 }
 
-int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error) {
-	dbus_set_error(error, "org.freedesktop.DBus.Error.ServiceUnknown",
-		       "The name %s was not provided by any .service files", name);
-	return -EPROTO;
+/* the bus's address: the one main() gave us, else built from the listeners
+ * as --print-address prints it */
+static const char *registry_address(ServiceRegistry *reg) {
+	Bus *bus = reg->bus;
+	char *all = NULL;
+
+	if (reg->address)
+		return reg->address;
+	for (size_t i = 0; i < bus->n_listeners; i++) {
+		char *n;
+		if (asprintf(&n, "%s%s%s,guid=%s", all ? all : "", all ? ";" : "",
+			     listen_socket_address(bus->listeners[i]->socket), bus->guid) < 0) {
+			free(all);
+			return NULL;
+		}
+		free(all);
+		all = n;
+	}
+	reg->address = all;
+	return reg->address;
+}
+
+/* set KEY=VALUE @entry in the NULL-terminated @env of @n entries (room for
+ * it is there); takes ownership of @entry */
+static void env_put(char **env, size_t *n, char *entry) {
+	size_t kl = strcspn(entry, "=");
+
+	for (size_t i = 0; i < *n; i++)
+		if (strncmp(env[i], entry, kl) == 0 && env[i][kl] == '=') {
+			free(env[i]);
+			env[i] = entry;
+			return;
+		}
+	env[(*n)++] = entry;
+	env[*n] = NULL;
+}
+
+/* the daemon's environment, then UpdateActivationEnvironment's, then the
+ * bus's own variables (dbus-daemon: populate_environment(),
+ * add_bus_environment()) */
+static int registry_build_env(ServiceRegistry *reg, char ***ret) {
+	Bus *bus = reg->bus;
+	const char *address = registry_address(reg);
+	const char *type = bus->config ? bus->config->type : NULL;
+	size_t n_environ = 0, n_act = 0, n = 0;
+	_cleanup_strv_free_ char **env = NULL;
+	char *e;
+
+	for (char **p = environ; p && *p; p++)
+		n_environ++;
+	for (char **p = bus->activation_env; p && *p; p++)
+		n_act++;
+	env = calloc(n_environ + n_act + 4, sizeof(char *));
+	if (!env)
+		return -ENOMEM;
+	for (char **p = environ; p && *p; p++) {
+		if (!strchr(*p, '='))
+			continue;
+		if (!(e = strdup(*p)))
+			return -ENOMEM;
+		env_put(env, &n, e);
+	}
+	for (char **p = bus->activation_env; p && *p; p++) {
+		if (!(e = strdup(*p)))
+			return -ENOMEM;
+		env_put(env, &n, e);
+	}
+	if (address) {
+		if (asprintf(&e, "DBUS_STARTER_ADDRESS=%s", address) < 0)
+			return -ENOMEM;
+		env_put(env, &n, e);
+	}
+	if (type) {
+		if (asprintf(&e, "DBUS_STARTER_BUS_TYPE=%s", type) < 0)
+			return -ENOMEM;
+		env_put(env, &n, e);
+		if (address && (streq(type, "session") || streq(type, "system"))) {
+			if (asprintf(&e, "%s=%s", streq(type, "session") ? "DBUS_SESSION_BUS_ADDRESS" :
+					 "DBUS_SYSTEM_BUS_ADDRESS", address) < 0)
+				return -ENOMEM;
+			env_put(env, &n, e);
+		}
+	}
+	*ret = TAKE_PTR(env);
+	return 0;
 }
 
 /* the environment given to activated services: KEY=VALUE strings */
@@ -96,8 +381,1220 @@ int service_registry_setenv(Bus *bus, const char *key, const char *value) {
 	return 0;
 }
 
+/* ---- answering what an activator holds ------------------------------------- */
+
+static void registry_prune_answered(ServiceRegistry *reg, uint64_t now) {
+	while (!list_is_empty(&reg->answered)) {
+		Answered *x = list_first_entry(&reg->answered, Answered, link);
+		if (reg->n_answered < 4096 && now - x->when_ns < ANSWERED_MAX_AGE_NS)
+			break;
+		list_unlink(&x->link);
+		reg->n_answered--;
+		free(x);
+	}
+}
+
+static void registry_add_answered(ServiceRegistry *reg, uint64_t requester_id, uint64_t cookie) {
+	uint64_t now = now_ns();
+	Answered *x;
+
+	registry_prune_answered(reg, now);
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return;
+	x->requester_id = requester_id;
+	x->cookie = cookie;
+	x->when_ns = now;
+	list_link_tail(&reg->answered, &x->link);
+	reg->n_answered++;
+}
+
+bool service_registry_consume_reply_dead(Bus *bus, uint64_t requester_id, uint64_t cookie) {
+	ServiceRegistry *reg = bus->services;
+	Answered *x;
+
+	if (!reg)
+		return false;
+	list_for_each_entry(x, &reg->answered, link)
+		if (x->requester_id == requester_id && x->cookie == cookie) {
+			list_unlink(&x->link);
+			reg->n_answered--;
+			free(x);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * answer every message queued on @a's activator with @error_name, as
+ * dbus-daemon answers every entry of a failed pending activation (method
+ * calls and signals alike), and drop it.  Messages from the bus itself
+ * (ActivationRequest, SetEnvironment) are dropped.
+ */
+static void activatable_fail_queued(Activatable *a, const char *error_name, const char *text) {
+	Bus *bus = a->reg->bus;
+
+	if (!a->conn)
+		return;
+	for (unsigned n = 0; n < 1u << 20; n++) {
+		struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
+		struct kdbus_item *it;
+		WireHeader h;
+		bool have_header = false;
+		int r;
+
+		r = kdbus_cmd_recv(a->conn, &peek);
+		if (r < 0)
+			break;
+		struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
+		uint64_t src_id = m->src_id, cookie = m->cookie;
+		bool expect_reply = m->flags & KDBUS_MSG_EXPECT_REPLY;
+		if (m->payload_type == KDBUS_PAYLOAD_DBUS)
+			KDBUS_ITEM_FOREACH(it, m, items)
+				if (it->type == KDBUS_ITEM_PAYLOAD_OFF) {
+					const uint8_t *data = kdbus_pool_ptr(a->conn, it->vec.offset);
+					have_header = wire_header_parse(data, it->vec.size, &h) >= 0;
+					break;
+				}
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
+		(void) kdbus_cmd_free(a->conn, &f);
+
+		/* the error first: the tracker's death (DROP) comes after it */
+		Client *c = bus_find_client(bus, src_id);
+		if (c && have_header && (h.type == WIRE_TYPE_METHOD_CALL || h.type == WIRE_TYPE_SIGNAL)) {
+			(void) driver_send_error(bus->driver, c, h.serial, error_name, "%s", text);
+			if (expect_reply)
+				registry_add_answered(a->reg, src_id, cookie);
+		}
+
+		struct kdbus_cmd_recv drop = { .size = sizeof(drop), .flags = KDBUS_RECV_DROP };
+		if (kdbus_cmd_recv(a->conn, &drop) < 0)
+			break;
+	}
+}
+
+/* ---- activators ------------------------------------------------------------- */
+
+static void registry_schedule(ServiceRegistry *reg) {
+	if (reg->process_pending)
+		return;
+	reg->process_pending = true;
+	event_active(reg->ev_process, EV_TIMEOUT, 0);
+}
+
+static void activator_wakeup(KdbusConn *conn, void *userdata) {
+	Activatable *a = userdata;
+
+	a->triggered = true;
+	registry_schedule(a->reg);
+}
+
+static int activatable_register(Activatable *a) {
+	size_t l = strlen(a->name);
+	struct {
+		struct kdbus_cmd_hello cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} h = {};
+	int r;
+
+	if (l > 255)
+		return -EINVAL;
+	h.cmd.size = sizeof(h.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD;
+	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
+	h.cmd.pool_size = ACTIVATOR_POOL_SIZE;
+	h.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	h.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(h.cmd.items[0].str, a->name, l + 1);
+	/* no identity items: the activator has the bus creator's identity,
+	 * so it is the bus owner (privileged roles need that) */
+	r = kdbus_cmd_hello(a->reg->bus->kbus, &h.cmd, &a->conn);
+	if (r < 0)
+		return r;
+	if (h.cmd.offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.cmd.offset };
+		(void) kdbus_cmd_free(a->conn, &f);
+	}
+	kdbus_conn_set_wakeup(a->conn, activator_wakeup, a);
+	/* a name already owned keeps its owner; the activator is its fallback */
+	a->owned = registry_owner_id(a->reg, a->name) != 0;
+	return 0;
+}
+
+static Activatable *activatable_free(Activatable *a) {
+	if (!a)
+		return NULL;
+	list_unlink(&a->link);
+	/* closing drops what is still queued: nothing should be left */
+	a->conn = kdbus_conn_close(a->conn);
+	service_file_free(a->file);
+	free(a->name);
+	free(a);
+	return NULL;
+}
+
+static int activatable_new(ServiceRegistry *reg, const char *name, ServiceFile *file, Activatable **ret) {
+	Activatable *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->reg = reg;
+	list_init(&a->link);
+	a->name = strdup(name);
+	if (!a->name) {
+		free(a);
+		return -ENOMEM;
+	}
+	list_link_tail(&reg->all, &a->link);
+	if ((!file || file->name_valid) && !streq(name, DRIVER_NAME)) {
+		r = activatable_register(a);
+		if (r == -ENOMEM) {
+			activatable_free(a);
+			return r;
+		}
+		if (r < 0)
+			log_warning_errno(r, "Cannot register activatable name %s: %m", name);
+	}
+	a->file = file;
+	a->listed = file != NULL;
+	*ret = a;
+	return 0;
+}
+
+/* ---- launches --------------------------------------------------------------- */
+
+static void starter_free(Starter *st) {
+	list_unlink(&st->link);
+	if (st->msg)
+		dbus_message_unref(st->msg);
+	free(st);
+}
+
+static void starter_reply_error(ServiceRegistry *reg, Starter *st, const char *error_name, const char *text) {
+	Client *c = bus_find_client(reg->bus, st->client_id);
+
+	if (!c || !c->conn || dbus_message_get_no_reply(st->msg))
+		return;
+	_cleanup_msg_ DBusMessage *e = dbus_message_new_error(st->msg, error_name, text);
+	if (e)
+		(void) driver_send_message(reg->bus->driver, c, e, dbus_message_get_serial(st->msg), NULL, 0);
+}
+
+static void starter_reply_success(ServiceRegistry *reg, Starter *st) {
+	Client *c = bus_find_client(reg->bus, st->client_id);
+	uint32_t result = DBUS_START_REPLY_SUCCESS;
+
+	if (!c || !c->conn || dbus_message_get_no_reply(st->msg))
+		return;
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_method_return(st->msg);
+	if (m && dbus_message_append_args(m, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID))
+		(void) driver_send_message(reg->bus->driver, c, m, dbus_message_get_serial(st->msg), NULL, 0);
+}
+
+/* take @l off its activatable and the registry; the caller frees it */
+static void launch_detach(Launch *l) {
+	ServiceRegistry *reg = l->a->reg;
+
+	list_unlink(&l->link);
+	if (l->a->launch == l)
+		l->a->launch = NULL;
+	reg->n_pending -= MIN(reg->n_pending, l->n_entries);
+	if (l->ev_timeout) {
+		event_free(l->ev_timeout);
+		l->ev_timeout = NULL;
+	}
+	if (l->child)
+		l->child->launch_id = 0;
+	l->child = NULL;
+}
+
+static void launch_free(Launch *l) {
+	while (!list_is_empty(&l->starters))
+		starter_free(list_first_entry(&l->starters, Starter, link));
+	free(l->exec);
+	free(l->unit);
+	free(l);
+}
+
+static void launch_fail(Launch *l, const char *error_name, const char *text) {
+	Activatable *a = l->a;
+	ServiceRegistry *reg = a->reg;
+	Starter *st;
+
+	log_info("Activated service '%s' failed: %s", a->name, text);
+	launch_detach(l);
+	list_for_each_entry(st, &l->starters, link)
+		starter_reply_error(reg, st, error_name, text);
+	activatable_fail_queued(a, error_name, text);
+	launch_free(l);
+	if (a->removed)
+		activatable_free(a);
+}
+
+static void launch_succeed(Launch *l) {
+	Activatable *a = l->a;
+	ServiceRegistry *reg = a->reg;
+	Starter *st;
+
+	log_info("Successfully activated service '%s'", a->name);
+	launch_detach(l);
+	list_for_each_entry(st, &l->starters, link)
+		starter_reply_success(reg, st);
+	launch_free(l);
+	if (a->removed)
+		activatable_free(a);
+}
+
+/* fail every pending launch for which @pred(l, data) holds (collected
+ * first: failing one may end others) */
+static void registry_fail_launches(ServiceRegistry *reg, bool (*pred)(Launch *l, const void *data),
+				   const void *data, const char *error_name, const char *text) {
+	size_t n = 0, i = 0;
+	uint64_t *ids;
+	Launch *l;
+
+	list_for_each_entry(l, &reg->launches, link)
+		n++;
+	if (n == 0)
+		return;
+	ids = calloc(n, sizeof(*ids));
+	if (!ids)
+		return;
+	list_for_each_entry(l, &reg->launches, link)
+		if (pred(l, data))
+			ids[i++] = l->id;
+	for (size_t j = 0; j < i; j++)
+		if ((l = registry_find_launch(reg, ids[j])))
+			launch_fail(l, error_name, text);
+	free(ids);
+}
+
+/* ---- the watcher: who owns the activatable names ------------------------- */
+
+static void registry_name_changed(ServiceRegistry *reg, uint64_t type, const struct kdbus_notify_name_change *nc) {
+	Activatable *a = registry_find_any(reg, nc->name);
+
+	if (!a)
+		return;
+	a->owned = type != KDBUS_ITEM_NAME_REMOVE && nc->new_id.id &&
+		   !(nc->new_id.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
+	if (a->owned && a->launch)
+		launch_succeed(a->launch);
+}
+
+/* read every notification queued on the watcher */
+static void registry_drain_watcher(ServiceRegistry *reg) {
+	if (!reg->watcher)
+		return;
+	for (;;) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		struct kdbus_item *it;
+
+		if (kdbus_cmd_recv(reg->watcher, &recv) < 0)
+			break;
+		struct kdbus_msg *m = kdbus_pool_ptr(reg->watcher, recv.msg.offset);
+		if (m->payload_type == KDBUS_PAYLOAD_KERNEL)
+			KDBUS_ITEM_FOREACH(it, m, items)
+				if (it->type == KDBUS_ITEM_NAME_ADD || it->type == KDBUS_ITEM_NAME_CHANGE ||
+				    it->type == KDBUS_ITEM_NAME_REMOVE)
+					registry_name_changed(reg, it->type, &it->name_change);
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
+		(void) kdbus_cmd_free(reg->watcher, &f);
+	}
+}
+
+static void watcher_wakeup(KdbusConn *conn, void *userdata) {
+	registry_schedule(userdata);
+}
+
+static int registry_make_watcher(ServiceRegistry *reg) {
+	struct kdbus_cmd_hello h = {
+		.size = sizeof(h),
+		.attach_flags_send = _KDBUS_ATTACH_ALL,
+		.pool_size = WATCHER_POOL_SIZE,
+	};
+	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_REMOVE };
+	int r;
+
+	r = kdbus_cmd_hello(reg->bus->kbus, &h, &reg->watcher);
+	if (r < 0)
+		return r;
+	/* no NameOwnerChanged for our unique name */
+	r = bus_internal_conn_add(reg->bus, reg->watcher);
+	if (r < 0)
+		return r;
+	if (h.offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
+		(void) kdbus_cmd_free(reg->watcher, &f);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+		struct {
+			struct kdbus_cmd_match cmd;
+			uint8_t items[256];
+		} mt = {};
+		struct kdbus_item *it = (struct kdbus_item *) mt.items;
+
+		mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
+		mt.cmd.cookie = 1;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+		it->type = types[i];
+		it->name_change.old_id.id = KDBUS_MATCH_ID_ANY;
+		it->name_change.new_id.id = KDBUS_MATCH_ID_ANY;
+		r = kdbus_cmd_match_add(reg->watcher, &mt.cmd);
+		if (r < 0)
+			return r;
+	}
+	kdbus_conn_set_wakeup(reg->watcher, watcher_wakeup, reg);
+	return 0;
+}
+
+/* ---- exec ------------------------------------------------------------------- */
+
+typedef struct ChildReport {
+	int stage;
+	int err;
+} ChildReport;
+
+/* in the forked child: never returns */
+static _noreturn_ void child_exec(char **argv, char **envp, const char *user, uid_t uid, gid_t gid, int err_fd) {
+	ChildReport rep = { .stage = 2 };
+	sigset_t ss;
+	int null;
+
+	sigemptyset(&ss);
+	(void) sigprocmask(SIG_SETMASK, &ss, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void) signal(sig, SIG_DFL);
+	(void) setsid();
+
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0)
+		(void) dup2(null, 0);
+	if (fcntl(2, F_GETFD) < 0 && null >= 0)
+		(void) dup2(null, 2);
+	(void) dup2(2, 1);	/* the service's output goes to the daemon's stderr */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+		if (max < 0 || max > 65536)
+			max = 65536;
+		for (int fd = 3; fd < max; fd++)
+			if (fd != err_fd)
+				(void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+
+	if (user) {
+		if (initgroups(user, gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
+			rep.err = errno;
+			(void) !write(err_fd, &rep, sizeof(rep));
+			_exit(1);
+		}
+	}
+
+	execve(argv[0], argv, envp);
+	rep.stage = 1;
+	rep.err = errno;
+	(void) !write(err_fd, &rep, sizeof(rep));
+	_exit(1);
+}
+
+static void child_read_report(Child *ch) {
+	ChildReport rep;
+	ssize_t n;
+
+	if (ch->err_fd < 0)
+		return;
+	do
+		n = read(ch->err_fd, &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n == sizeof(rep)) {
+		ch->err_stage = rep.stage;
+		ch->err_errno = rep.err;
+	}
+	/* EOF (exec succeeded), a report, or an error: done with the pipe */
+	if (ch->ev_err) {
+		event_free(ch->ev_err);
+		ch->ev_err = NULL;
+	}
+	ch->err_fd = safe_close(ch->err_fd);
+}
+
+static void child_on_err(evutil_socket_t fd, short what, void *userdata) {
+	Child *ch = userdata;
+
+	child_read_report(ch);
+	if (ch->err_fd >= 0 && ch->ev_err)
+		event_add(ch->ev_err, NULL);
+}
+
+static Child *child_free(Child *ch) {
+	if (!ch)
+		return NULL;
+	list_unlink(&ch->link);
+	if (ch->ev_err)
+		event_free(ch->ev_err);
+	safe_close(ch->err_fd);
+	free(ch->name);
+	free(ch);
+	return NULL;
+}
+
+static bool launch_same_exec(Launch *l, const void *data) {
+	return l->exec && streq(l->exec, (const char *) data);
+}
+
+/* a child of ours was reaped */
+static void child_exited(Child *ch, int status) {
+	ServiceRegistry *reg = ch->reg;
+	_cleanup_free_ char *text = NULL, *exec = NULL;
+	const char *error_name;
+	uint64_t id = ch->launch_id;
+	Launch *l;
+
+	child_read_report(ch);
+	int stage = ch->err_stage, err = ch->err_errno;
+	_cleanup_free_ char *name = TAKE_PTR(ch->name);
+	if ((l = registry_find_launch(reg, id)))
+		l->child = NULL;
+	child_free(ch);
+	if (!l)
+		return;
+
+	/* the name may have been taken just before the exit */
+	registry_drain_watcher(reg);
+	l = registry_find_launch(reg, id);
+	if (!l)
+		return;
+
+	if (stage == 1) {
+		error_name = DBUS_ERR("Spawn.ExecFailed");
+		if (asprintf(&text, "Failed to execute program %s: %s", name, strerror(err)) < 0)
+			text = NULL;
+	} else if (stage == 2) {
+		error_name = DBUS_ERR("Spawn.SetupFailed");
+		if (asprintf(&text, "Failed to setup environment correctly: %s", strerror(err)) < 0)
+			text = NULL;
+	} else if (WIFEXITED(status)) {
+		/* a service may daemonize: its parent exiting 0 is no failure */
+		if (WEXITSTATUS(status) == 0)
+			return;
+		error_name = DBUS_ERR("Spawn.ChildExited");
+		if (asprintf(&text, "Process %s exited with status %d", name, WEXITSTATUS(status)) < 0)
+			text = NULL;
+	} else if (WIFSIGNALED(status)) {
+		error_name = DBUS_ERR("Spawn.ChildSignaled");
+		if (asprintf(&text, "Process %s received signal %d", name, WTERMSIG(status)) < 0)
+			text = NULL;
+	} else {
+		error_name = DBUS_ERR("Failed");
+		if (asprintf(&text, "Process %s exited abnormally", name) < 0)
+			text = NULL;
+	}
+	if (!text) {
+		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
+		return;
+	}
+	/* dbus-daemon: every pending activation with the same Exec fails */
+	exec = l->exec ? strdup(l->exec) : NULL;
+	launch_fail(l, error_name, text);
+	if (exec)
+		registry_fail_launches(reg, launch_same_exec, exec, error_name, text);
+}
+
+static void registry_on_sigchld(evutil_socket_t sig, short what, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	bool again = true;
+
+	/* only our own children: nothing else in the daemon forks */
+	while (again) {
+		Child *ch;
+		again = false;
+		list_for_each_entry(ch, &reg->children, link) {
+			int status;
+			pid_t p = waitpid(ch->pid, &status, WNOHANG);
+			if (p == ch->pid || (p < 0 && errno == ECHILD)) {
+				if (p < 0)
+					status = 0;
+				child_exited(ch, status);
+				again = true;	/* the list changed */
+				break;
+			}
+		}
+	}
+}
+
+/* fork and exec @l's service; on failure, ret_error and ret_text say why */
+static int launch_spawn(Launch *l, const char **ret_error, char **ret_text) {
+	Activatable *a = l->a;
+	ServiceRegistry *reg = a->reg;
+	Bus *bus = reg->bus;
+	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
+	_cleanup_free_ char *user = NULL;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int p[2];
+	pid_t pid;
+	int r;
+
+	r = service_exec_split(l->exec, &argv);
+	if (r == -EINVAL) {
+		*ret_error = DBUS_ERR("InvalidArgs");
+		*ret_text = strdup("Unclosed quotes in command line");
+		return r;
+	}
+	if (r < 0)
+		return r;
+	if (!argv[0]) {
+		*ret_error = DBUS_ERR("Spawn.ExecFailed");
+		(void) !asprintf(ret_text, "Failed to execute program %s: %s", a->name, strerror(ENOENT));
+		return -ENOENT;
+	}
+
+	/* User= is for system bus activation; only root can become someone */
+	if (bus->is_system && a->file->user) {
+		struct passwd *pw = getpwnam(a->file->user);
+		if (!pw) {
+			*ret_error = DBUS_ERR("Spawn.SetupFailed");
+			(void) !asprintf(ret_text, "Failed to setup environment correctly: user \"%s\" does not exist",
+					 a->file->user);
+			return -ESRCH;
+		}
+		if (geteuid() == 0) {
+			if (!(user = strdup(pw->pw_name)))
+				return -ENOMEM;
+			uid = pw->pw_uid;
+			gid = pw->pw_gid;
+		} else if (pw->pw_uid != geteuid())
+			log_warning("Not running as root: activating %s as uid %u, not as user %s", a->name,
+				    (unsigned) geteuid(), a->file->user);
+	}
+
+	r = registry_build_env(reg, &envp);
+	if (r < 0)
+		return r;
+
+	Child *ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->reg = reg;
+	ch->err_fd = -1;
+	list_init(&ch->link);
+	if (!(ch->name = strdup(a->name))) {
+		free(ch);
+		return -ENOMEM;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		r = -errno;
+		child_free(ch);
+		return r;
+	}
+
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		safe_close(p[0]);
+		safe_close(p[1]);
+		child_free(ch);
+		*ret_error = DBUS_ERR("NoMemory");
+		(void) !asprintf(ret_text, "Failed to fork a new process %s: %s", a->name, strerror(-r));
+		return r;
+	}
+	if (pid == 0) {
+		safe_close(p[0]);
+		child_exec(argv, envp, user, uid, gid, p[1]);
+	}
+
+	safe_close(p[1]);
+	ch->pid = pid;
+	ch->err_fd = p[0];
+	ch->launch_id = l->id;
+	(void) fcntl(ch->err_fd, F_SETFL, O_NONBLOCK);
+	ch->ev_err = event_new(bus->base, ch->err_fd, EV_READ, child_on_err, ch);
+	if (ch->ev_err)
+		event_add(ch->ev_err, NULL);
+	list_link_tail(&reg->children, &ch->link);
+	l->child = ch;
+	return 0;
+}
+
+/* ---- starting an activation ------------------------------------------------ */
+
+static void launch_on_timeout(evutil_socket_t fd, short what, void *userdata) {
+	Launch *l = userdata;
+	ServiceRegistry *reg = l->a->reg;
+	uint64_t id = l->id;
+	_cleanup_free_ char *text = NULL;
+
+	/* did the name appear meanwhile? */
+	registry_drain_watcher(reg);
+	l = registry_find_launch(reg, id);
+	if (!l)
+		return;
+	/* the service had its chance (dbus-daemon kills it, too) */
+	if (l->child)
+		(void) kill(l->child->pid, SIGKILL);
+	if (asprintf(&text, "Failed to activate service '%s': timed out (service_start_timeout=%" PRIu64 "ms)",
+		     l->a->name, reg->bus->limits.service_start_timeout) < 0)
+		text = NULL;
+	log_warning("%s", text ? text : "Activation timed out");
+	launch_fail(l, DBUS_ERR("TimedOut"), text ? text : "Activation timed out");
+}
+
+static bool registry_over_limit(ServiceRegistry *reg, const char *name, char **ret_text) {
+	uint64_t limit = reg->bus->limits.max_pending_service_starts;
+
+	if (reg->n_pending < limit)
+		return false;
+	if (asprintf(ret_text, "The maximum number of pending activations has been reached, activation of %s "
+		     "failed (max_pending_service_starts=%" PRIu64 ")", name, limit) < 0)
+		*ret_text = NULL;
+	return true;
+}
+
+/* the unique name of the sender of the first message queued on @a, for the log */
+static void activatable_first_sender(Activatable *a, char buf[static 24]) {
+	struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
+
+	snprintf(buf, 24, "(unknown)");
+	if (!a->conn || kdbus_cmd_recv(a->conn, &peek) < 0)
+		return;
+	struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
+	Client *c = bus_find_client(a->reg->bus, m->src_id);
+	if (c)
+		snprintf(buf, 24, "%s", c->unique_name);
+	else if (m->src_id == driver_id(a->reg->bus->driver))
+		snprintf(buf, 24, "%s", DRIVER_NAME);
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
+	(void) kdbus_cmd_free(a->conn, &f);
+}
+
+static int send_activation_request(ServiceRegistry *reg, const char *unit) {
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, "org.freedesktop.systemd1.Activator",
+								"ActivationRequest");
+
+	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &unit, DBUS_TYPE_INVALID))
+		return -ENOMEM;
+	return driver_send_message_to_name(reg->bus->driver, SYSTEMD_NAME, m);
+}
+
+/*
+ * start activating @a (no launch may be pending); @st, if any, is the
+ * StartServiceByName call waiting for it (taken over).  A failure is
+ * reported to everyone waiting before this returns.
+ */
+static void launch_start(Activatable *a, Starter *st, const char *requested_by) {
+	ServiceRegistry *reg = a->reg;
+	Bus *bus = reg->bus;
+	const char *error_name = NULL;
+	_cleanup_free_ char *text = NULL;
+	char who[24];
+	Launch *l;
+	int r;
+
+	if (!requested_by) {
+		activatable_first_sender(a, who);
+		requested_by = who;
+	}
+
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		if (st)
+			starter_free(st);
+		activatable_fail_queued(a, DBUS_ERR("NoMemory"), "Not enough memory");
+		return;
+	}
+	l->id = ++reg->next_launch_id;
+	l->a = a;
+	list_init(&l->starters);
+	if (st)
+		list_link_tail(&l->starters, &st->link);
+	list_link_tail(&reg->launches, &l->link);
+	a->launch = l;
+	l->n_entries = 1;
+	reg->n_pending++;
+
+	uint64_t ms = bus->limits.service_start_timeout;
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	l->ev_timeout = evtimer_new(bus->base, launch_on_timeout, l);
+	if (!l->ev_timeout) {
+		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
+		return;
+	}
+	evtimer_add(l->ev_timeout, &tv);
+
+	if (bus->systemd_activation && activatable_is_systemd(a)) {
+		/* systemd is not on the bus yet: wait for it to connect */
+		log_info("Waiting for systemd to connect to the bus (requested by '%s')", requested_by);
+		return;
+	}
+
+	if (bus->systemd_activation && a->file && a->file->systemd_service) {
+		if (!(l->unit = strdup(a->file->systemd_service)) || !(l->exec = strdup(a->file->exec))) {
+			launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
+			return;
+		}
+		bool systemd_there = registry_owner_id(reg, SYSTEMD_NAME) != 0;
+		log_info("%s: service name='%s' unit='%s' requested by '%s'",
+			 systemd_there ? "Activating via systemd" : "Activating systemd to hand-off", a->name,
+			 l->unit, requested_by);
+		r = send_activation_request(reg, l->unit);
+		if (r < 0) {
+			if (asprintf(&text, "Failed to activate via systemd: service name='%s' unit='%s': %s", a->name,
+				     l->unit, strerror(-r)) < 0)
+				text = NULL;
+			launch_fail(l, DBUS_ERR("Failed"), text ? text : "Failed to activate via systemd");
+		}
+		return;
+	}
+
+	if (!a->file) {
+		launch_fail(l, DBUS_ERR("ServiceUnknown"), "The name was not provided by any .service files");
+		return;
+	}
+	if (!(l->exec = strdup(a->file->exec))) {
+		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
+		return;
+	}
+	log_info("Activating service name='%s' requested by '%s'", a->name, requested_by);
+	r = launch_spawn(l, &error_name, &text);
+	if (r < 0) {
+		if (!error_name || !text) {
+			error_name = r == -ENOMEM ? DBUS_ERR("NoMemory") : DBUS_ERR("Spawn.Failed");
+			free(text);
+			if (asprintf(&text, "Failed to activate service %s: %s", a->name, strerror(-r)) < 0)
+				text = NULL;
+		}
+		log_info("Failed to activate service %s: %s", a->name, text ? text : strerror(-r));
+		launch_fail(l, error_name, text ? text : strerror(-r));
+	}
+}
+
+/* @a's activator has messages: start the service unless it is starting */
+static void activatable_trigger(Activatable *a) {
+	_cleanup_free_ char *text = NULL;
+
+	if (a->launch || !a->conn || !kdbus_conn_has_messages(a->conn))
+		return;
+	if (a->removed) {
+		if (asprintf(&text, "The name %s was not provided by any .service files", a->name) < 0)
+			text = NULL;
+		activatable_fail_queued(a, DBUS_ERR("ServiceUnknown"), text ? text : "");
+		return;
+	}
+	if (registry_over_limit(a->reg, a->name, &text)) {
+		activatable_fail_queued(a, DBUS_ERR("LimitsExceeded"), text ? text : "");
+		return;
+	}
+	launch_start(a, NULL, NULL);
+}
+
+static void registry_on_process(evutil_socket_t fd, short what, void *userdata) {
+	ServiceRegistry *reg = userdata;
+
+	reg->process_pending = false;
+	/* first who took a name (a moved queue is empty), then the triggers */
+	registry_drain_watcher(reg);
+	for (;;) {
+		Activatable *a, *found = NULL;
+		list_for_each_entry(a, &reg->all, link)
+			if (a->triggered) {
+				found = a;
+				break;
+			}
+		if (!found)
+			break;
+		found->triggered = false;
+		activatable_trigger(found);
+	}
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+static void registry_on_rescan(evutil_socket_t fd, short what, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	int r = service_registry_load(reg->bus);
+
+	if (r < 0)
+		log_warning_errno(r, "Failed to re-read service directories: %m");
+}
+
+static void registry_on_inotify(evutil_socket_t fd, short what, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	_Alignas(struct inotify_event) char buf[4096];
+	bool changed = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		changed = true;
+	if (changed)
+		event_active(reg->ev_rescan, EV_TIMEOUT, 0);
+}
+
+/* watch the service directories, as dbus-daemon does (dir-watch-inotify.c) */
+static void registry_update_watches(ServiceRegistry *reg) {
+	const BusConfig *c = reg->bus->config;
+
+	if (reg->inotify_fd < 0) {
+		reg->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (reg->inotify_fd < 0)
+			return;
+		reg->ev_inotify = event_new(reg->bus->base, reg->inotify_fd, EV_READ | EV_PERSIST,
+					    registry_on_inotify, reg);
+		if (!reg->ev_inotify) {
+			reg->inotify_fd = safe_close(reg->inotify_fd);
+			return;
+		}
+		event_add(reg->ev_inotify, NULL);
+	}
+	for (size_t i = 0; i < reg->n_watches; i++)
+		(void) inotify_rm_watch(reg->inotify_fd, reg->watches[i]);
+	reg->n_watches = 0;
+	int *w = realloc(reg->watches, (c->n_servicedirs + 1) * sizeof(int));
+	if (!w)
+		return;
+	reg->watches = w;
+	for (size_t i = 0; i < c->n_servicedirs; i++) {
+		if (c->servicedir_flags && (c->servicedir_flags[i] & BUS_CONFIG_SERVICE_DIR_NO_WATCH))
+			continue;
+		int wd = inotify_add_watch(reg->inotify_fd, c->servicedirs[i],
+					   IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
+		if (wd >= 0)
+			reg->watches[reg->n_watches++] = wd;
+	}
+}
+
+static int registry_new(Bus *bus, ServiceRegistry **ret) {
+	ServiceRegistry *reg = calloc(1, sizeof(*reg));
+	int r;
+
+	if (!reg)
+		return -ENOMEM;
+	reg->bus = bus;
+	reg->inotify_fd = -1;
+	list_init(&reg->all);
+	list_init(&reg->launches);
+	list_init(&reg->children);
+	list_init(&reg->answered);
+	bus->services = reg;
+	reg->ev_process = event_new(bus->base, -1, 0, registry_on_process, reg);
+	reg->ev_rescan = event_new(bus->base, -1, 0, registry_on_rescan, reg);
+	reg->ev_sigchld = evsignal_new(bus->base, SIGCHLD, registry_on_sigchld, reg);
+	if (!reg->ev_process || !reg->ev_rescan || !reg->ev_sigchld) {
+		service_registry_free(bus);
+		return -ENOMEM;
+	}
+	event_add(reg->ev_sigchld, NULL);
+	r = registry_make_watcher(reg);
+	if (r < 0) {
+		service_registry_free(bus);
+		return log_error_errno(r, "Cannot set up the activation watcher: %m");
+	}
+	*ret = reg;
+	return 0;
+}
+
+/* remove @a from the lookup table's future: close it now, or once its
+ * activation is over */
+static void activatable_remove(Activatable *a) {
+	_cleanup_free_ char *text = NULL;
+
+	a->removed = true;
+	a->listed = false;
+	if (a->launch)
+		return;
+	if (a->conn && kdbus_conn_has_messages(a->conn)) {
+		if (asprintf(&text, "The name %s was not provided by any .service files", a->name) < 0)
+			text = NULL;
+		activatable_fail_queued(a, DBUS_ERR("ServiceUnknown"), text ? text : "");
+	}
+	activatable_free(a);
+}
+
+int service_registry_load(Bus *bus) {
+	ServiceRegistry *reg = bus->services;
+	const BusConfig *c = bus->config;
+	ServiceFile **files = NULL;
+	char **warnings = NULL;
+	size_t n_files = 0, n_new = 0;
+	Activatable **names = NULL;
+	bool have_systemd = false;
+	int r;
+
+	if (!reg) {
+		r = registry_new(bus, &reg);
+		if (r < 0)
+			return r;
+	}
+
+	/* a NULL-terminated copy: the scan wants one */
+	_cleanup_free_ char **dirs = calloc(c->n_servicedirs + 1, sizeof(char *));
+	if (!dirs)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_servicedirs; i++)
+		dirs[i] = c->servicedirs[i];
+	r = service_dir_scan_full(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
+				  &files, &n_files, &warnings);
+	if (r < 0)
+		return r;
+	for (char **w = warnings; w && *w; w++)
+		log_warning("%s", *w);
+	strv_free(warnings);
+
+	names = calloc(n_files + 2, sizeof(*names));
+	if (!names) {
+		service_files_free(files, n_files);
+		return -ENOMEM;
+	}
+
+	/* keep the entries whose name is still provided, add the new ones */
+	for (size_t i = 0; i < n_files; i++) {
+		ServiceFile *f = TAKE_PTR(files[i]);
+		/* a removed name still activating comes back as it is */
+		Activatable *a = registry_find_any(reg, f->name);
+
+		if (a) {
+			a->removed = false;
+			service_file_free(a->file);
+			a->file = f;
+			a->listed = true;
+		} else {
+			r = activatable_new(reg, f->name, f, &a);
+			if (r < 0) {
+				service_file_free(f);
+				continue;
+			}
+		}
+		names[n_new++] = a;
+		if (activatable_is_systemd(a))
+			have_systemd = true;
+	}
+	free(files);
+
+	/* systemd activation: org.freedesktop.systemd1 is activatable (not
+	 * listed) so what is sent to it waits until systemd connects */
+	if (bus->systemd_activation && !have_systemd) {
+		Activatable *a = registry_find_any(reg, SYSTEMD_NAME);
+		if (a) {
+			a->removed = false;
+			service_file_free(a->file);
+			a->file = NULL;
+			a->listed = false;
+			names[n_new++] = a;
+		} else if (activatable_new(reg, SYSTEMD_NAME, NULL, &a) >= 0)
+			names[n_new++] = a;
+	}
+
+	/* the ones no longer provided */
+	for (size_t i = 0; i < reg->n_names; i++) {
+		Activatable *a = reg->names[i];
+		bool kept = false;
+		for (size_t j = 0; j < n_new && !kept; j++)
+			kept = names[j] == a;
+		if (kept)
+			reg->names[i] = NULL;
+	}
+	Activatable **old = reg->names;
+	size_t n_old = reg->n_names;
+	qsort(names, n_new, sizeof(*names), activatable_cmp);
+	reg->names = names;
+	reg->n_names = n_new;
+	for (size_t i = 0; i < n_old; i++)
+		if (old[i])
+			activatable_remove(old[i]);
+	free(old);
+
+	registry_update_watches(reg);
+	return 0;
+}
+
+void service_registry_free(Bus *bus) {
+	ServiceRegistry *reg = bus->services;
+
+	if (!reg)
+		return;
+	while (!list_is_empty(&reg->launches)) {
+		Launch *l = list_first_entry(&reg->launches, Launch, link);
+		launch_detach(l);
+		launch_free(l);
+	}
+	while (!list_is_empty(&reg->all))
+		activatable_free(list_first_entry(&reg->all, Activatable, link));
+	/* the services we started keep running: just forget them */
+	while (!list_is_empty(&reg->children))
+		child_free(list_first_entry(&reg->children, Child, link));
+	while (!list_is_empty(&reg->answered)) {
+		Answered *x = list_first_entry(&reg->answered, Answered, link);
+		list_unlink(&x->link);
+		free(x);
+	}
+	bus_internal_conn_remove(bus, reg->watcher);
+	reg->watcher = kdbus_conn_close(reg->watcher);
+	if (reg->ev_process)
+		event_free(reg->ev_process);
+	if (reg->ev_rescan)
+		event_free(reg->ev_rescan);
+	if (reg->ev_sigchld)
+		event_free(reg->ev_sigchld);
+	if (reg->ev_inotify)
+		event_free(reg->ev_inotify);
+	safe_close(reg->inotify_fd);
+	free(reg->watches);
+	free(reg->names);
+	free(reg->address);
+	free(reg);
+	bus->services = NULL;
+}
+
+/* ---- driver methods --------------------------------------------------------- */
+
+int service_registry_list(Bus *bus, char ***ret, size_t *ret_n) {
+	ServiceRegistry *reg = bus->services;
+	size_t n = 0;
+	char **l = calloc((reg ? reg->n_names : 0) + 1, sizeof(char *));
+
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = 0; reg && i < reg->n_names; i++) {
+		if (!reg->names[i]->listed)
+			continue;
+		if (!(l[n++] = strdup(reg->names[i]->name))) {
+			strv_free(l);
+			return -ENOMEM;
+		}
+	}
+	*ret = l;
+	*ret_n = n;
+	return 0;
+}
+
+int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error) {
+	ServiceRegistry *reg = bus->services;
+	_cleanup_free_ char *text = NULL;
+	Activatable *a;
+	Starter *st;
+
+	a = reg ? registry_find(reg, name) : NULL;
+	if (reg && !a) {
+		/* as dbus-daemon: an unknown name makes us look at the
+		 * directories again */
+		(void) service_registry_load(bus);
+		a = registry_find(reg, name);
+	}
+	if (!a || (!a->file && !(bus->systemd_activation && activatable_is_systemd(a)))) {
+		dbus_set_error(error, DBUS_ERR("ServiceUnknown"), "The name %s was not provided by any .service files",
+			       name);
+		return -EPROTO;
+	}
+	if (registry_over_limit(reg, name, &text)) {
+		dbus_set_error(error, DBUS_ERR("LimitsExceeded"), "%s", text ? text : "");
+		return -EPROTO;
+	}
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	list_init(&st->link);
+	st->client_id = caller->id;
+	st->msg = dbus_message_ref(msg);
+	if (a->launch) {
+		list_link_tail(&a->launch->starters, &st->link);
+		a->launch->n_entries++;
+		reg->n_pending++;
+		return 0;
+	}
+	launch_start(a, st, caller->unique_name);
+	return 0;
+}
+
 void service_registry_forward_environment(Bus *bus, DBusMessage *msg) {
+	ServiceRegistry *reg = bus->services;
+	DBusMessageIter iter, dict, entry, out, arr;
+	int r;
+
+	if (!reg)
+		return;
+	_cleanup_msg_ DBusMessage *m = dbus_message_new_method_call(NULL, "/org/freedesktop/systemd1",
+								     "org.freedesktop.systemd1.Manager",
+								     "SetEnvironment");
+	if (!m)
+		return;
+	dbus_message_set_no_reply(m, TRUE);
+	dbus_message_iter_init_append(m, &out);
+	if (!dbus_message_iter_open_container(&out, DBUS_TYPE_ARRAY, "s", &arr))
+		return;
+	if (dbus_message_iter_init(msg, &iter) && dbus_message_iter_get_arg_type(&iter) == DBUS_TYPE_ARRAY) {
+		dbus_message_iter_recurse(&iter, &dict);
+		while (dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY) {
+			const char *key, *value;
+			_cleanup_free_ char *kv = NULL;
+			dbus_message_iter_recurse(&dict, &entry);
+			dbus_message_iter_get_basic(&entry, &key);
+			dbus_message_iter_next(&entry);
+			dbus_message_iter_get_basic(&entry, &value);
+			if (asprintf(&kv, "%s=%s", key, value) < 0)
+				return;
+			const char *p = kv;
+			if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &p))
+				return;
+			dbus_message_iter_next(&dict);
+		}
+	}
+	if (!dbus_message_iter_close_container(&out, &arr))
+		return;
+
+	/* systemd on the bus: to its unique name; else to the name, where
+	 * the activator keeps it until systemd comes */
+	uint64_t owner = registry_owner_id(reg, SYSTEMD_NAME);
+	Client *c = owner ? bus_find_client(bus, owner) : NULL;
+	if (c)
+		r = driver_send_message(bus->driver, c, m, 0, NULL, 0);
+	else
+		r = driver_send_message_to_name(bus->driver, SYSTEMD_NAME, m);
+	if (r < 0)
+		log_warning_errno(r, "Cannot forward the activation environment to systemd: %m");
+}
+
+static bool launch_has_unit(Launch *l, const void *data) {
+	return l->unit && streq(l->unit, (const char *) data);
 }
 
 void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg) {
+	ServiceRegistry *reg = bus->services;
+	const char *unit = NULL, *code = NULL, *str = NULL;
+
+	if (!reg || !sender)
+		return;
+	bool privileged = sender->is_unix && (sender->creds.uid == 0 || sender->creds.uid == geteuid());
+	if (!privileged || registry_owner_id(reg, SYSTEMD_NAME) != sender->id) {
+		log_notice("Ignoring ActivationFailure message from %s: only systemd may send it", sender->unique_name);
+		return;
+	}
+	if (!dbus_message_get_args(msg, NULL, DBUS_TYPE_STRING, &unit, DBUS_TYPE_STRING, &code, DBUS_TYPE_STRING,
+				   &str, DBUS_TYPE_INVALID))
+		return;
+	if (!dbus_validate_error_name(code, NULL))
+		code = DBUS_ERR("Failed");
+	log_info("Activation via systemd failed for unit '%s': %s", unit, str);
+	registry_fail_launches(reg, launch_has_unit, unit, code, str);
+}
+
+void service_registry_before_send(Bus *bus, Client *sender, const char *name) {
+	ServiceRegistry *reg = bus->services;
+	_cleanup_free_ char *text = NULL;
+	Activatable *a;
+
+	if (!reg || !bus->systemd_activation || !name)
+		return;
+	a = registry_find(reg, name);
+	if (!a || a->launch || !a->conn || !a->file || !a->file->systemd_service)
+		return;
+	/* the watcher's news first: is the name owned right now? */
+	if (kdbus_conn_has_messages(reg->watcher))
+		registry_drain_watcher(reg);
+	if (a->owned || a->launch || registry_over_limit(reg, name, &text))
+		return;
+	launch_start(a, NULL, sender ? sender->unique_name : NULL);
 }

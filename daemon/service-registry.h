@@ -2,27 +2,140 @@
 #pragma once
 
 /*
- * service-registry.h - activatable names: the .service files of the
- * configured service directories, the activation environment, and
- * StartServiceByName.
+ * service-registry.h - bus activation, the kdbus way: the .service files of
+ * the configured service directories, one activator connection in the core
+ * per activatable name, launching (direct exec or systemd), the activation
+ * environment, StartServiceByName and ListActivatableNames.
+ *
+ * See service-registry.c ("DOC: activation") and doc/activation.md.
  */
 
 #include <dbus/dbus.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct Bus Bus;
 typedef struct Client Client;
+typedef struct ServiceRegistry ServiceRegistry;
 
-/* (re)read every service directory of the bus's configuration */
+/**
+ * service_registry_load() - (re)read every service directory of the bus's
+ * configuration
+ * @bus:	the bus; bus->services is created on the first call
+ *
+ * Scans bus->config's servicedirs in order (the first file providing a
+ * Name wins) and registers an activator connection in the core for every
+ * new activatable name; names whose file disappeared lose their activator
+ * (once an activation in progress is over).  Running services and the
+ * messages queued for them are not touched.  Called at startup and by
+ * ReloadConfig / SIGHUP (bus_reload()).
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int service_registry_load(Bus *bus);
+
+/**
+ * service_registry_free() - close every activator and forget pending
+ * activations (their services keep running).  Accepts bus->services == NULL.
+ * @bus:	the bus
+ */
 void service_registry_free(Bus *bus);
 
-/* the activatable names, sorted; caller frees the strv */
+/**
+ * service_registry_set_address() - the address activated services get in
+ * DBUS_STARTER_ADDRESS (and DBUS_SESSION_BUS_ADDRESS / DBUS_SYSTEM_BUS_ADDRESS)
+ * @bus:	the bus
+ * @address:	the ';'-separated addresses with guid, as --print-address
+ *		prints them
+ *
+ * Without it, the address is built from the bus's listeners.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int service_registry_set_address(Bus *bus, const char *address);
+
+/**
+ * service_registry_list() - the activatable names (ListActivatableNames)
+ * @bus:	the bus
+ * @ret:	sorted NULL-terminated list, owned by the caller
+ * @ret_n:	its length
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
 
-/* StartServiceByName for a name nobody owns; errors go to @error */
+/**
+ * service_registry_start() - StartServiceByName for a name nobody owns
+ * @bus:	the bus
+ * @caller:	the calling client
+ * @name:	the name to start
+ * @msg:	the call (referenced while the activation is pending)
+ * @error:	set when the call fails at once
+ *
+ * On success the reply (DBUS_START_REPLY_SUCCESS, or the activation's
+ * error) is sent later, once the service has taken the name or failed.
+ *
+ * Return: 0 (the reply will follow), -EPROTO with @error set
+ * (ServiceUnknown, LimitsExceeded), -ENOMEM.
+ */
 int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error);
 
+/**
+ * service_registry_setenv() - set one variable of the activation
+ * environment (UpdateActivationEnvironment)
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int service_registry_setenv(Bus *bus, const char *key, const char *value);
+
+/**
+ * service_registry_forward_environment() - with systemd activation, pass an
+ * UpdateActivationEnvironment call on to systemd as
+ * org.freedesktop.systemd1.Manager.SetEnvironment (queued on the
+ * org.freedesktop.systemd1 activator until systemd is on the bus)
+ * @bus:	the bus
+ * @msg:	the UpdateActivationEnvironment call (a{ss})
+ */
 void service_registry_forward_environment(Bus *bus, DBusMessage *msg);
+
+/**
+ * service_registry_activation_failure() - systemd's
+ * org.freedesktop.systemd1.Activator.ActivationFailure(s unit, s error_name,
+ * s error_message) signal: fails the activations of that unit.  Ignored
+ * unless @sender owns org.freedesktop.systemd1 and is privileged.
+ */
 void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg);
+
+/**
+ * service_registry_before_send() - hook for the client's send path: a
+ * message from @sender to the well-known @name (without NO_AUTO_START) is
+ * about to be SENT
+ * @bus:	the bus
+ * @sender:	the sending client (for the log), or NULL
+ * @name:	the destination
+ *
+ * With systemd activation, an activation that the message will trigger is
+ * started now, so the ActivationRequest to systemd is sent before the
+ * message itself: monitors see request then message, as with dbus-daemon.
+ * Without systemd activation, or for a name that is owned, not
+ * activatable or already activating, it does nothing (one lookup).
+ */
+void service_registry_before_send(Bus *bus, Client *sender, const char *name);
+
+/**
+ * service_registry_consume_reply_dead() - hook for the client's handling of
+ * KDBUS_ITEM_REPLY_DEAD
+ * @bus:	the bus
+ * @requester_id: the kdbus id of the client the notification is for
+ * @cookie:	its cookie_reply (the serial of the call)
+ *
+ * A failed activation answers each queued call with its Spawn/TimedOut
+ * error and then drops the call from the activator, which makes the core
+ * report the call's reply tracker dead.  That notification must not turn
+ * into a second (NoReply) error.
+ *
+ * Return: true if the bus already answered this call and the notification
+ * is to be ignored.
+ */
+bool service_registry_consume_reply_dead(Bus *bus, uint64_t requester_id, uint64_t cookie);

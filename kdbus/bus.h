@@ -256,7 +256,15 @@ int kdbus_cmd_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);
 /** KDBUS_CMD_FREE. Return: 0, -ENXIO (no slice there), -EINVAL (not public). */
 int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
 
-/** KDBUS_CMD_CONN_INFO. Return: 0, -ESRCH (no such name), -ENXIO (no such id). */
+/**
+ * kdbus_cmd_conn_info() - KDBUS_CMD_CONN_INFO
+ *
+ * Userspace extension: with KDBUS_ATTACH_NAMES, the names the connection
+ * is queued for follow its owned names, as KDBUS_ITEM_OWNED_NAME items
+ * flagged KDBUS_NAME_IN_QUEUE.
+ *
+ * Return: 0, -ESRCH (no such name), -ENXIO (no such id).
+ */
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 
 /** KDBUS_CMD_BUS_CREATOR_INFO. */

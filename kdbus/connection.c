@@ -745,6 +745,16 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	mask &= c->attach_send;
 	mask &= ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
 	size = sizeof(*info) + kdbus_meta_size(&c->meta, c, mask);
+
+	/* userspace extension: CONN_INFO's NAMES also lists the names the
+	 * connection waits for, flagged KDBUS_NAME_IN_QUEUE (dbus1 policy
+	 * checks consider them); message metadata does not */
+	KdbusNameOwner *o;
+	if (mask & KDBUS_ATTACH_NAMES)
+		list_for_each_entry(o, &c->names, conn_link)
+			if (o->flags & KDBUS_NAME_IN_QUEUE)
+				size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + o->entry->len + 1);
+
 	r = kdbus_pool_data_new(&conn->pool, size, &s);
 	if (r < 0)
 		goto out;
@@ -752,7 +762,17 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	info->size = size;
 	info->id = c->id;
 	info->flags = c->flags;
-	kdbus_meta_write(info->items, &c->meta, c, mask, NULL);
+	struct kdbus_item *it = kdbus_meta_write(info->items, &c->meta, c, mask, NULL);
+	if (mask & KDBUS_ATTACH_NAMES)
+		list_for_each_entry(o, &c->names, conn_link) {
+			if (!(o->flags & KDBUS_NAME_IN_QUEUE))
+				continue;
+			it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + o->entry->len + 1;
+			it->type = KDBUS_ITEM_OWNED_NAME;
+			it->name.flags = o->flags;
+			memcpy(it->name.name, o->entry->name, o->entry->len + 1);
+			it = KDBUS_ITEM_NEXT(it);
+		}
 	r = kdbus_pool_publish(&conn->pool, s);
 	if (r < 0) {
 		kdbus_pool_data_free(&conn->pool, s);
