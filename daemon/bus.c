@@ -50,6 +50,47 @@ Client *bus_find_client(Bus *bus, uint64_t id) {
 	return idmap_get(&bus->clients_by_id, id);
 }
 
+typedef struct BusGroups {
+	gid_t *gids;
+	size_t n;
+} BusGroups;
+
+int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n) {
+	BusGroups *g = idmap_get(&bus->groups_by_uid, (uint64_t) uid + 1);
+	int r;
+
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		r = policy_groups_from_uid(uid, &g->gids, &g->n);
+		if (r < 0) {
+			free(g);
+			return r;
+		}
+		r = idmap_put(&bus->groups_by_uid, (uint64_t) uid + 1, g);
+		if (r < 0) {
+			free(g->gids);
+			free(g);
+			return r;
+		}
+	}
+	*ret_gids = g->gids;
+	*ret_n = g->n;
+	return 0;
+}
+
+static void bus_groups_flush(Bus *bus) {
+	for (size_t i = 0; bus->groups_by_uid.entries && i <= bus->groups_by_uid.mask; i++) {
+		BusGroups *g = bus->groups_by_uid.entries[i].value;
+		if (bus->groups_by_uid.entries[i].key && g) {
+			free(g->gids);
+			free(g);
+		}
+	}
+	idmap_done(&bus->groups_by_uid);
+}
+
 int bus_internal_conn_add(Bus *bus, KdbusConn *conn) {
 	return idmap_put(&bus->internal_ids, kdbus_conn_get_id(conn), conn);
 }
@@ -89,13 +130,13 @@ int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
 
 /* <allow user=...>/<allow group=...>: may this uid connect at all */
 int bus_policy_check_connect(Bus *bus, Client *c) {
-	_cleanup_free_ gid_t *gids = NULL;
+	const gid_t *gids = NULL;
 	size_t n = 0;
 	int r;
 
 	if (!c->is_unix)
 		return 1;	/* no uid: anonymous or tcp, as the <auth> config allows */
-	r = policy_groups_from_uid(c->creds.uid, &gids, &n);
+	r = bus_groups_for_uid(bus, c->creds.uid, &gids, &n);
 	if (r < 0)
 		return 0;	/* dbus-daemon rejects a uid whose groups it cannot look up */
 	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, geteuid(), NULL);
@@ -489,6 +530,7 @@ Bus *bus_free(Bus *bus) {
 	bus->kbus = kdbus_bus_close(bus->kbus);
 	idmap_done(&bus->clients_by_id);
 	idmap_done(&bus->internal_ids);
+	bus_groups_flush(bus);
 	if (bus->ev_ready)
 		event_free(bus->ev_ready);
 	if (bus->ev_timeout)
@@ -521,6 +563,9 @@ int bus_reload(Bus *bus, char **ret_error) {
 	r = bus_config_load(bus->config_file, &c, ret_error);
 	if (r < 0)
 		return r;
+
+	/* the user database may have changed too */
+	bus_groups_flush(bus);
 
 	/* compile aside, then swap everything in one step */
 	_cleanup_(policy_unrefp) Policy *p = NULL;

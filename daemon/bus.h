@@ -74,6 +74,7 @@ typedef struct Bus {
 
 	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
 	IdMap internal_ids;	/* the daemon's own connections: invisible to clients */
+	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
 	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */
 	struct event *ev_ready;
@@ -115,6 +116,15 @@ Client *bus_find_client(Bus *bus, uint64_t id);
 int bus_internal_conn_add(Bus *bus, KdbusConn *conn);
 void bus_internal_conn_remove(Bus *bus, KdbusConn *conn);
 bool bus_is_internal_id(Bus *bus, uint64_t id);
+
+/**
+ * bus_groups_for_uid() - the groups of @uid in the user database, as
+ * dbus-daemon's policy uses them; cached until the next reload (dbus-daemon
+ * caches its user database too)
+ *
+ * Return: 0 and a borrowed array, or a negative errno.
+ */
+int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
 
 DEFINE_CLEANUP(Bus *, bus_free);

@@ -474,15 +474,17 @@ static int client_at_console(uid_t uid, void *userdata) {
 }
 
 int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
-	_cleanup_free_ gid_t *gids = NULL;
+	const gid_t *gids = NULL;
 	size_t n = 0;
 	int r;
 
 	if (c->is_unix) {
 		/* dbus-daemon takes the groups from the user database */
-		r = policy_groups_from_uid(c->creds.uid, &gids, &n);
-		if (r < 0)
+		r = bus_groups_for_uid(c->bus, c->creds.uid, &gids, &n);
+		if (r < 0) {
+			gids = NULL;
 			n = 0;
+		}
 	}
 	PolicyIdentity id = {
 		.uid = c->is_unix ? c->creds.uid : POLICY_UID_INVALID,

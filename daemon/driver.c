@@ -61,6 +61,12 @@ static void dbus_message_unrefp(DBusMessage **m) {
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
  * the driver's connection; @reply_cookie consumes the caller's reply tracker */
+static uint32_t client_next_serial(Client *to) {
+	if (++to->serial == 0)
+		++to->serial;
+	return to->serial;
+}
+
 int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
 			const int *fds, size_t n_fds) {
 	char *buf = NULL;
@@ -72,7 +78,7 @@ int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_co
 	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
 	    (!dbus_message_get_destination(m) && !dbus_message_set_destination(m, to->unique_name)))
 		return -ENOMEM;
-	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
+	dbus_message_set_serial(m, client_next_serial(to));
 	if (!dbus_message_marshal(m, &buf, &len))
 		return -ENOMEM;
 
@@ -163,60 +169,52 @@ static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
 	return -EPROTO;
 }
 
+/* messages the bus originates most often are built with the wire builder:
+ * no libdbus on these paths */
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len) {
-	_cleanup_msg_ DBusMessage *m = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR);
-	char *buf;
-	int len;
+	WireBuilder b;
+	int r;
 
-	if (!m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
-	    !dbus_message_set_sender(m, DRIVER_NAME) ||
-	    (to->unique_name_len && !dbus_message_set_destination(m, to->unique_name)) ||
-	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
-		return -ENOMEM;
-	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
-	if (!dbus_message_marshal(m, &buf, &len))
-		return -ENOMEM;
-	*ret_msg = malloc(len);
-	if (!*ret_msg) {
-		dbus_free(buf);
-		return -ENOMEM;
-	}
-	memcpy(*ret_msg, buf, len);
-	dbus_free(buf);
-	*ret_len = len;
-	return 0;
+	r = wire_builder_init(&b, WIRE_TYPE_ERROR, WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(to));
+	if (r < 0)
+		return r;
+	wire_builder_set_error_name(&b, name);
+	wire_builder_set_reply_serial(&b, reply_serial);
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	if (to->unique_name_len)
+		wire_builder_set_destination(&b, to->unique_name);
+	wire_builder_append_string(&b, 's', text, strlen(text));
+	r = wire_builder_finish(&b, ret_msg, ret_len);
+	wire_builder_done(&b);
+	return r;
 }
 
-static int driver_marshal_signal(Client *to, DBusMessage *m, bool directed, uint8_t **ret_msg, size_t *ret_len) {
-	char *buf;
-	int len;
+static int driver_build_signal(Client *to, const char *destination, const char *member, const char *const *args,
+			       size_t n_args, uint8_t **ret_msg, size_t *ret_len) {
+	WireBuilder b;
+	int r;
 
-	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
-	    (directed && !dbus_message_set_destination(m, to->unique_name)))
-		return -ENOMEM;
-	dbus_message_set_serial(m, ++to->serial ? to->serial : ++to->serial);
-	if (!dbus_message_marshal(m, &buf, &len))
-		return -ENOMEM;
-	*ret_msg = malloc(len);
-	if (!*ret_msg) {
-		dbus_free(buf);
-		return -ENOMEM;
-	}
-	memcpy(*ret_msg, buf, len);
-	dbus_free(buf);
-	*ret_len = len;
-	return 0;
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(to));
+	if (r < 0)
+		return r;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, DRIVER_INTERFACE);
+	wire_builder_set_member(&b, member);
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	if (destination)
+		wire_builder_set_destination(&b, destination);
+	for (size_t i = 0; i < n_args; i++)
+		wire_builder_append_string(&b, 's', args[i], strlen(args[i]));
+	r = wire_builder_finish(&b, ret_msg, ret_len);
+	wire_builder_done(&b);
+	return r;
 }
 
 int driver_build_name_owner_changed(Client *to, const char *name, const char *old_owner,
 				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len) {
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, "NameOwnerChanged");
-
-	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_STRING, &old_owner,
-					    DBUS_TYPE_STRING, &new_owner, DBUS_TYPE_INVALID))
-		return -ENOMEM;
-	return driver_marshal_signal(to, m, false, ret_msg, ret_len);
+	const char *args[] = { name, old_owner, new_owner };
+	return driver_build_signal(to, NULL, "NameOwnerChanged", args, 3, ret_msg, ret_len);
 }
 
 int driver_build_name_signal(Client *to, const char *member, const char *name, uint8_t **ret_msg, size_t *ret_len) {
@@ -225,12 +223,78 @@ int driver_build_name_signal(Client *to, const char *member, const char *name, u
 
 int driver_build_name_signal_to(Client *to, const char *destination, const char *member, const char *name,
 				uint8_t **ret_msg, size_t *ret_len) {
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, member);
+	return driver_build_signal(to, destination, member, &name, 1, ret_msg, ret_len);
+}
 
-	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) ||
-	    !dbus_message_set_destination(m, destination))
-		return -ENOMEM;
-	return driver_marshal_signal(to, m, false, ret_msg, ret_len);
+/* SEND prebuilt dbus1 bytes from the driver to @to */
+static int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
+	struct {
+		struct kdbus_msg msg;
+		uint8_t items[128];
+	} km = {};
+	struct kdbus_item *it = km.msg.items;
+
+	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
+	km.msg.dst_id = to->id;
+	km.msg.cookie = ++d->serial;
+	km.msg.cookie_reply = reply_cookie;
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+	it->type = KDBUS_ITEM_PAYLOAD_VEC;
+	it->vec.address = (uintptr_t) msg;
+	it->vec.size = len;
+	it = KDBUS_ITEM_NEXT(it);
+	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
+
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
+	int r = kdbus_cmd_send(d->conn, &cmd);
+	if (r == -EBADSLT && reply_cookie) {
+		km.msg.cookie_reply = 0;
+		r = kdbus_cmd_send(d->conn, &cmd);
+	}
+	return r;
+}
+
+/* Hello without libdbus: it is every connection's first call */
+static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
+	_Alignas(8) uint8_t buf[256];
+	const char *name = c->unique_name;
+	WireBuilder b;
+	uint8_t *msg;
+	size_t len;
+	int r;
+
+	c->hello_done = true;
+	if (!(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
+		r = wire_builder_init_buffer(&b, buf, sizeof(buf), WIRE_TYPE_METHOD_RETURN,
+					     WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(c));
+		if (r < 0)
+			return r;
+		wire_builder_set_reply_serial(&b, h->serial);
+		wire_builder_set_sender(&b, DRIVER_NAME);
+		wire_builder_set_destination(&b, name);
+		wire_builder_append_string(&b, 's', name, c->unique_name_len);
+		r = wire_builder_finish(&b, &msg, &len);
+		if (r < 0)
+			return r;
+		r = driver_send_raw(d, c, msg, len, h->serial);
+		if (r < 0)
+			return r;
+	}
+	/* NameAcquired for the unique name follows the reply */
+	r = wire_builder_init_buffer(&b, buf, sizeof(buf), WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED,
+				     client_next_serial(c));
+	if (r < 0)
+		return r;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, DRIVER_INTERFACE);
+	wire_builder_set_member(&b, "NameAcquired");
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	wire_builder_set_destination(&b, name);
+	wire_builder_append_string(&b, 's', name, c->unique_name_len);
+	r = wire_builder_finish(&b, &msg, &len);
+	if (r < 0)
+		return r;
+	return driver_send_raw(d, c, msg, len, 0);
 }
 
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {
@@ -1568,6 +1632,16 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		}
 	if (!data)
 		return;
+
+	WireHeader h;
+	if (wire_header_parse(data, len, &h) >= 0 && h.type == WIRE_TYPE_METHOD_CALL && !c->hello_done &&
+	    h.member.s && streq(h.member.s, "Hello") && !h.signature.s &&
+	    (!h.interface.s || streq(h.interface.s, DRIVER_INTERFACE))) {
+		r = driver_hello_fast(d, c, &h);
+		if (r < 0)
+			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+		return;
+	}
 
 	dbus_error_init(&err);
 	_cleanup_msg_ DBusMessage *msg = dbus_message_demarshal((const char *) data, (int) len, &err);
