@@ -280,9 +280,10 @@ static int bus_add_listener(Bus *bus, ListenSocket *s) {
 	return 0;
 }
 
+/* dbus-daemon lists the addresses of its listeners last one first */
 static int strv_append_address(char **acc, const char *addr, const char *guid) {
 	char *n;
-	if (asprintf(&n, "%s%s%s,guid=%s", *acc ? *acc : "", *acc ? ";" : "", addr, guid) < 0)
+	if (asprintf(&n, "%s,guid=%s%s%s", addr, guid, *acc ? ";" : "", *acc ? *acc : "") < 0)
 		return -ENOMEM;
 	free(*acc);
 	*acc = n;
