@@ -39,6 +39,42 @@ uint64_t bus_now_ns(void) {
 	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static void wire_string_rebase(WireString *s, const uint8_t *from, const uint8_t *to) {
+	if (s->s)
+		s->s = (const char *) to + ((const uint8_t *) s->s - from);
+}
+
+int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret) {
+	struct BusHeaderCache *c = &bus->header_cache[((uintptr_t) data >> 4) % ELEMENTSOF(bus->header_cache)];
+	int r;
+
+	if (c->header_len && c->len == len && len >= c->header_len &&
+	    memcmp(c->bytes, data, c->header_len) == 0) {
+		*ret = c->h;
+		/* the same bytes at another address: the same offsets */
+		wire_string_rebase(&ret->path, c->data, data);
+		wire_string_rebase(&ret->interface, c->data, data);
+		wire_string_rebase(&ret->member, c->data, data);
+		wire_string_rebase(&ret->error_name, c->data, data);
+		wire_string_rebase(&ret->destination, c->data, data);
+		wire_string_rebase(&ret->sender, c->data, data);
+		wire_string_rebase(&ret->signature, c->data, data);
+		return 0;
+	}
+	r = wire_header_parse(data, len, ret);
+	if (r < 0)
+		return r;
+	c->header_len = 0;
+	if (ret->header_len <= sizeof(c->bytes)) {
+		memcpy(c->bytes, data, ret->header_len);
+		c->header_len = ret->header_len;
+		c->len = len;
+		c->data = data;
+		c->h = *ret;
+	}
+	return 0;
+}
+
 uint64_t bus_reply_deadline(Bus *bus) {
 	if (bus->limits.reply_timeout < 0)
 		return UINT64_MAX;

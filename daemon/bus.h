@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compat/wire.h"
 #include "kdbus/bus.h"
 #include "util/idmap.h"
 #include "util/list.h"
@@ -92,6 +93,16 @@ typedef struct Bus {
 	struct ServiceRegistry *services;
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 
+	/* headers of broadcasts being delivered, parsed once for all their
+	 * receivers (they share one payload); direct-mapped by address */
+	struct BusHeaderCache {
+		uint8_t bytes[256];	/* the header's bytes: the cache key */
+		size_t header_len;
+		size_t len;
+		const uint8_t *data;	/* what h's strings point into */
+		WireHeader h;
+	} header_cache[64];
+
 	uint64_t stats_messages;
 } Bus;
 
@@ -108,6 +119,16 @@ void bus_schedule_driver(Bus *bus);
 int bus_policy_check_own(Bus *bus, Client *c, const char *name);
 int bus_policy_check_connect(Bus *bus, Client *c);
 uint64_t bus_now_ns(void);
+
+/**
+ * bus_header_parse_shared() - wire_header_parse() for a message received
+ * from the core.  The receivers of one broadcast get the same message, so
+ * the result is kept for the next one: a header with the very same bytes
+ * and message length parses the same.
+ *
+ * Return: 0, -EBADMSG.
+ */
+int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret);
 uint64_t bus_reply_deadline(Bus *bus);
 Client *bus_find_client(Bus *bus, uint64_t id);
 

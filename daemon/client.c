@@ -705,7 +705,7 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
 		uint64_t dst = m->dst_id;
-		if (o.n_iov != 1 || wire_header_parse(p, o.len, &h) < 0) {
+		if (o.n_iov != 1 || bus_header_parse_shared(c->bus, p, o.len, &h) < 0) {
 			client_out_release(c, &o);
 			return 0;
 		}
