@@ -49,6 +49,7 @@
 
 static void client_update_events(Client *c);
 static int client_process_input(Client *c);
+static void client_update_fd_timer(Client *c);
 
 const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
@@ -1387,6 +1388,8 @@ static int client_process_input(Client *c) {
 		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
 		c->rlen -= pos;
 	}
+	if (c->state == CLIENT_ACTIVE || c->state == CLIENT_AWAIT_HELLO)
+		client_update_fd_timer(c);
 	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN) {
 		uint8_t *n = malloc(CLIENT_READ_MIN);
 		if (n) {
@@ -1406,7 +1409,36 @@ void client_wakeup(KdbusConn *conn, void *userdata) {
 
 static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
-	client_close(c, "authentication timed out");
+
+	if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH) {
+		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64 "ms)",
+			    c->bus->limits.auth_timeout);
+		client_close(c, "authentication timed out");
+		return;
+	}
+	/* dbus-daemon: a connection that keeps fds without the rest of their
+	 * message for pending_fd_timeout is dropped */
+	log_warning("Connection \"%s\" (uid=%u pid=%d) has had unix fds pending for too long, closing it "
+		    "(pending_fd_timeout=%" PRIu64 " ms)", client_name(c), (unsigned) c->creds.uid, (int) c->creds.pid,
+		    c->bus->limits.pending_fd_timeout);
+	client_close(c, "file descriptors pending for too long");
+}
+
+/* arm or disarm pending_fd_timeout after the input was processed */
+static void client_update_fd_timer(Client *c) {
+	if (c->is_unix && c->creds.uid == 0)
+		return;	/* as dbus-daemon: root is immune to this limit */
+	if (c->n_in_fds > 0 && !c->fd_timer_armed) {
+		struct timeval tv = {
+			.tv_sec = c->bus->limits.pending_fd_timeout / 1000,
+			.tv_usec = (c->bus->limits.pending_fd_timeout % 1000) * 1000,
+		};
+		evtimer_add(c->ev_timeout, &tv);
+		c->fd_timer_armed = true;
+	} else if (c->n_in_fds == 0 && c->fd_timer_armed) {
+		event_del(c->ev_timeout);
+		c->fd_timer_armed = false;
+	}
 }
 
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce) {

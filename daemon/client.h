@@ -72,7 +72,8 @@ struct Client {
 	bool is_unix;
 	bool unix_fd;		/* NEGOTIATE_UNIX_FD agreed */
 	struct event *ev;	/* EV_READ (| EV_WRITE while output is blocked) */
-	struct event *ev_timeout;	/* auth_timeout, pending_fd_timeout */
+	struct event *ev_timeout;	/* auth_timeout, then pending_fd_timeout */
+	bool fd_timer_armed;
 	bool want_write;
 	const uint8_t *nonce;	/* nonce-tcp */
 
