@@ -268,6 +268,36 @@ static int client_write(Client *c) {
 	return 0;
 }
 
+/*
+ * client_name_lookup() - who holds @name: *ret_id is the owner's id, or 0
+ * if only an activator holds it.
+ *
+ * Return: 0, -ESRCH if nobody holds it (not even an activator).
+ */
+static int client_name_lookup(Client *c, const char *name, uint64_t *ret_id) {
+	struct {
+		struct kdbus_cmd_info cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(256)];
+	} q = {};
+	size_t l = strlen(name);
+	int r;
+
+	if (l > 255 || !c->conn)
+		return -ESRCH;
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	r = kdbus_cmd_conn_info(c->conn, &q.cmd);
+	if (r < 0)
+		return -ESRCH;
+	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
+	*ret_id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_cmd_free(c->conn, &f);
+	return 0;
+}
+
 /* the id owning @name, 0 if none */
 static uint64_t client_name_owner(Client *c, const char *name) {
 	struct {
@@ -651,7 +681,16 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		f->destination = to_driver ? DRIVER_NAME : NULL;
 		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
 	}
-	dst = t->dst_id == KDBUS_DST_ID_NAME ? client_name_owner(c, h->destination.s) : t->dst_id;
+	if (t->dst_id == KDBUS_DST_ID_NAME) {
+		/* as dbus-daemon, a name nobody holds is ServiceUnknown before
+		 * any policy is looked at: the core answers ESRCH */
+		if (client_name_lookup(c, h->destination.s, &dst) == -ESRCH)
+			return true;
+	} else {
+		dst = t->dst_id;
+		if (!bus_find_client(bus, dst))
+			return true;	/* no such peer: the core answers ENXIO */
+	}
 	dc = dst ? bus_find_client(bus, dst) : NULL;
 	f->destination = h->destination.s;
 
