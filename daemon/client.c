@@ -141,9 +141,11 @@ Client *client_free(Client *c) {
 
 /* client_close() - disconnect, logging the reason once */
 void client_close(Client *c, const char *reason) {
+	/* a peer going away is normal; anything else is logged once */
 	if (reason)
-		log_debug("closing connection %s (uid %u pid %d): %s", client_name(c),
-			  (unsigned) c->creds.uid, (int) c->creds.pid, reason);
+		log_full(streq(reason, "peer closed") ? LOG_DEBUG : LOG_NOTICE, 0,
+			 "Closing connection %s (uid=%u pid=%d): %s", client_name(c), (unsigned) c->creds.uid,
+			 (int) c->creds.pid, reason);
 	client_free(c);
 }
 
@@ -1000,8 +1002,11 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			break;
 		if (k == 0)
 			return client_close(c, "peer closed");
-		if (k < 0)
-			return client_close(c, "read failed");
+		if (k < 0) {
+			char why[64];
+			snprintf(why, sizeof(why), "read failed: %s", strerror((int) -k));
+			return client_close(c, k == -ECONNRESET ? "peer closed" : why);
+		}
 		budget = budget > (size_t) k ? budget - k : 0;
 
 		if (c->state == CLIENT_AUTH) {
