@@ -55,18 +55,13 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 
 bool kdbus_queue_link(KdbusQueue *q, KdbusQueueEntry *e) {
 	bool was_empty = list_is_empty(&q->msgs);
-	KdbusQueueEntry *last = list_last_entry(&q->msgs, KdbusQueueEntry, link);
 
-	if (!last || last->seqnum <= e->seqnum) {
-		list_link_tail(&q->msgs, &e->link);
-	} else {
-		/* moved messages: walk back to keep sequence order */
-		List *i = q->msgs.prev;
-
-		while (i != &q->msgs && list_entry(i, KdbusQueueEntry, link)->seqnum > e->seqnum)
-			i = i->prev;
-		list_link_before(i->next, &e->link);
-	}
+	/* always at the tail, moved messages too (kdbus' handover appends
+	 * them): a new owner first gets what was queued for it before it
+	 * took the name, then what is sent to it after; dbus1 clients rely on
+	 * the replies to their own calls (Hello) not being overtaken by
+	 * messages that were waiting on an activator */
+	list_link_tail(&q->msgs, &e->link);
 	q->n_msgs++;
 	e->slice.kernel_ref = true;
 	return was_empty;
