@@ -649,6 +649,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus->auth_mechanisms = c->auth && c->auth[0] ? c->auth : NULL;
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
+	(void) service_registry_load(bus);
 	log_info("Reloaded configuration");
 	return 0;
 }

@@ -34,6 +34,7 @@
 #include "daemon/log.h"
 #include "daemon/monitor.h"
 #include "daemon/peer-creds.h"
+#include "daemon/service-registry.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 #include <systemd/sd-login.h>
@@ -489,6 +490,9 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 				client_queue_owned(c, msg, len);
 			break;
 		case KDBUS_ITEM_REPLY_DEAD:
+			/* a failed activation already answered this call */
+			if (service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
+				break;
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
 					       "Message recipient disconnected from message bus without replying",
 					       &msg, &len) >= 0)
@@ -1332,6 +1336,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}
+	/* monitors see an ActivationRequest before the message that caused it */
+	if (allowed && t.dst_name && !(h.flags & WIRE_FLAG_NO_AUTO_START))
+		service_registry_before_send(bus, c, h.destination.s);
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
 	for (size_t i = 0; i < n_fds; i++)
@@ -1359,9 +1366,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 					  h.destination.s ? h.destination.s : "(none)");
 			break;
 		case -EADDRNOTAVAIL:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The name %s is not activatable and auto-start was disabled",
-					  h.destination.s);
+			/* as dbus-daemon: auto-start was not allowed */
+			driver_send_error(bus->driver, c, h.serial, "org.freedesktop.DBus.Error.NameHasNoOwner",
+					  "Name \"%s\" does not exist", h.destination.s);
 			break;
 		case -EMLINK:
 			driver_send_error(bus->driver, c, h.serial, err,

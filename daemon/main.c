@@ -323,6 +323,7 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 
+	(void) service_registry_set_address(bus, address);
 	r = service_registry_load(bus);
 	if (r < 0)
 		log_warning_errno(r, "Failed to read service directories: %m");

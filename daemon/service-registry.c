@@ -502,7 +502,11 @@ static int activatable_register(Activatable *a) {
 	h.cmd.size = sizeof(h.cmd) + KDBUS_ITEM_SIZE(l + 1);
 	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD;
 	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
-	h.cmd.pool_size = ACTIVATOR_POOL_SIZE;
+	/* it holds what the service would receive: the quota of a client */
+	uint64_t pool = a->reg->bus->limits.max_outgoing_bytes;
+	pool = pool < ACTIVATOR_POOL_SIZE ? ACTIVATOR_POOL_SIZE : pool;
+	pool = pool > (1ULL << 40) ? (1ULL << 40) : pool;
+	h.cmd.pool_size = ALIGN_TO(pool, (uint64_t) 4096);
 	h.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
 	h.cmd.items[0].type = KDBUS_ITEM_NAME;
 	memcpy(h.cmd.items[0].str, a->name, l + 1);
@@ -1228,14 +1232,23 @@ static void registry_on_inotify(evutil_socket_t fd, short what, void *userdata) 
 	ssize_t n;
 
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		changed = true;
+		for (ssize_t pos = 0; pos + (ssize_t) sizeof(struct inotify_event) <= n;) {
+			const struct inotify_event *ev = (const void *) (buf + pos);
+			/* not IN_IGNORED (a watch we removed) nor IN_Q_OVERFLOW alone */
+			if (ev->mask & (IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_Q_OVERFLOW))
+				changed = true;
+			pos += sizeof(struct inotify_event) + ev->len;
+		}
 	if (changed)
 		event_active(reg->ev_rescan, EV_TIMEOUT, 0);
 }
 
-/* watch the service directories, as dbus-daemon does (dir-watch-inotify.c) */
+/* watch the service directories, as dbus-daemon does (dir-watch-inotify.c);
+ * adding a watch twice gives the same descriptor, so only the directories
+ * that left the list lose theirs */
 static void registry_update_watches(ServiceRegistry *reg) {
 	const BusConfig *c = reg->bus->config;
+	int *w;
 
 	if (reg->inotify_fd < 0) {
 		reg->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -1249,21 +1262,28 @@ static void registry_update_watches(ServiceRegistry *reg) {
 		}
 		event_add(reg->ev_inotify, NULL);
 	}
-	for (size_t i = 0; i < reg->n_watches; i++)
-		(void) inotify_rm_watch(reg->inotify_fd, reg->watches[i]);
-	reg->n_watches = 0;
-	int *w = realloc(reg->watches, (c->n_servicedirs + 1) * sizeof(int));
+	w = calloc(c->n_servicedirs + 1, sizeof(int));
 	if (!w)
 		return;
-	reg->watches = w;
+	size_t n = 0;
 	for (size_t i = 0; i < c->n_servicedirs; i++) {
 		if (c->servicedir_flags && (c->servicedir_flags[i] & BUS_CONFIG_SERVICE_DIR_NO_WATCH))
 			continue;
 		int wd = inotify_add_watch(reg->inotify_fd, c->servicedirs[i],
 					   IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
 		if (wd >= 0)
-			reg->watches[reg->n_watches++] = wd;
+			w[n++] = wd;
 	}
+	for (size_t i = 0; i < reg->n_watches; i++) {
+		bool kept = false;
+		for (size_t j = 0; j < n && !kept; j++)
+			kept = w[j] == reg->watches[i];
+		if (!kept)
+			(void) inotify_rm_watch(reg->inotify_fd, reg->watches[i]);
+	}
+	free(reg->watches);
+	reg->watches = w;
+	reg->n_watches = n;
 }
 
 static int registry_new(Bus *bus, ServiceRegistry **ret) {

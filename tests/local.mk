@@ -12,6 +12,10 @@ EXTRA_DIST += \
 	tests/integration/lib.sh \
 	tests/integration/helpers.sh \
 	tests/integration/py-service.py \
+	tests/integration/activatable-service.py \
+	tests/integration/test-activation.sh \
+	tests/integration/test-tcp.sh \
+	tests/integration/test-unprivileged.sh \
 	tests/integration/test-dbus-send.sh \
 	tests/integration/test-gdbus.sh \
 	tests/integration/test-busctl.sh \
