@@ -38,3 +38,27 @@ tests_fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_config_LDADD = $(EXPAT_LIBS)
 endif
+
+# --- policy compiler: kdbus policy entries + residual rules (policy/compile.h),
+# the busbridge-policy tool, its unit test and the differential test.
+policy_libpolicy_a_SOURCES += policy/compile.c policy/compile.h
+
+bin_PROGRAMS += policy/busbridge-policy
+policy_busbridge_policy_SOURCES = policy/busbridge-policy.c
+policy_busbridge_policy_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+policy_busbridge_policy_LDADD = policy/libpolicy.a compat/libcompat.a $(EXPAT_LIBS)
+dist_man_MANS += doc/busbridge-policy.1
+EXTRA_DIST += doc/policy.md
+
+check_PROGRAMS += tests/unit/test-compile
+tests_unit_test_compile_SOURCES = tests/unit/test-compile.c
+tests_unit_test_compile_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+tests_unit_test_compile_LDADD = policy/libpolicy.a kdbus/libkdbus.a $(EXPAT_LIBS)
+TESTS += tests/unit/test-compile
+
+# tests/policy-diff/run.sh BUSBRIDGED: dbus-daemon vs busbridged, needs root
+EXTRA_DIST += \
+	tests/policy-diff/run.sh \
+	tests/policy-diff/setup-packages.sh \
+	tests/policy-diff/probe.py \
+	tests/policy-diff/configs
