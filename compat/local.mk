@@ -38,6 +38,21 @@ tests_fuzz_fuzz_wire_LDADD = $(DBUS_LIBS)
 endif
 # --- end wire ----------------------------------------------------------------
 
+# match rules (tests/fuzz/fuzz-match-rule.c)
+check_PROGRAMS += tests/fuzz/fuzz-match-rule-repro
+tests_fuzz_fuzz_match_rule_repro_SOURCES = tests/fuzz/fuzz-match-rule.c tests/fuzz/fuzz-main.c
+tests_fuzz_fuzz_match_rule_repro_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/match-rule"'
+tests_fuzz_fuzz_match_rule_repro_LDADD = compat/libcompat.a
+TESTS += tests/fuzz/fuzz-match-rule-repro
+EXTRA_DIST += tests/fuzz/corpus/match-rule
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-match-rule
+tests_fuzz_fuzz_match_rule_SOURCES = tests/fuzz/fuzz-match-rule.c compat/match-rule.c compat/match-rule.h compat/wire.c compat/wire.h
+tests_fuzz_fuzz_match_rule_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_match_rule_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+endif
+
 # --- dbus1 <-> kdbus translation (owner: lead) ---
 compat_libcompat_a_SOURCES += compat/message.c compat/message.h
 check_PROGRAMS += tests/unit/test-message tests/unit/test-idmap

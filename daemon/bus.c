@@ -9,10 +9,12 @@
  * this loop iteration were served, so output to each client is written in
  * batches.
  */
+#include <endian.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +29,11 @@
 #include "daemon/driver.h"
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
+#include "compat/bloom.h"
 #include "daemon/monitor.h"
 #include "daemon/service-registry.h"
+#include "kdbus/item.h"
+#include "policy/compile.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 #include "util/macro.h"
@@ -44,13 +49,45 @@ static void wire_string_rebase(WireString *s, const uint8_t *from, const uint8_t
 		s->s = (const char *) to + ((const uint8_t *) s->s - from);
 }
 
+/* the cache slot of a header: by its bytes, not its address, and not by
+ * the serial (bytes 8..11), so that a stream of like signals shares a slot */
+static size_t header_cache_slot(const uint8_t *data, size_t len) {
+	uint64_t k = len, w;
+
+	if (len >= 32) {
+		memcpy(&w, data + 16, 8);
+		k ^= w;
+		memcpy(&w, data + 24, 8);
+		k ^= w * 31;
+	}
+	memcpy(&w, data, 8);
+	k ^= w << 1;
+	k *= 0x9e3779b97f4a7c15ULL;
+	return (size_t) (k >> 58);	/* 0..63: ELEMENTSOF(Bus.header_cache) */
+}
+
 int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret) {
-	struct BusHeaderCache *c = &bus->header_cache[((uintptr_t) data >> 4) % ELEMENTSOF(bus->header_cache)];
+	uint64_t id;
+	return bus_header_parse_shared_id(bus, data, len, ret, &id);
+}
+
+int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id) {
+	struct BusHeaderCache *c;
 	int r;
 
-	if (c->header_len && c->len == len && len >= c->header_len &&
-	    memcmp(c->bytes, data, c->header_len) == 0) {
+	*ret_id = 0;
+	if (len < 16)
+		return wire_header_parse(data, len, ret);
+	c = &bus->header_cache[header_cache_slot(data, len)];
+	if (c->header_len && c->len == len && len >= c->header_len && memcmp(c->bytes, data, 8) == 0 &&
+	    memcmp(c->bytes + 12, data + 12, c->header_len - 12) == 0) {
 		*ret = c->h;
+		/* only the serial may differ */
+		memcpy(&ret->serial, data + 8, 4);
+		if (ret->big_endian)
+			ret->serial = be32toh(ret->serial);
+		else
+			ret->serial = le32toh(ret->serial);
 		/* the same bytes at another address: the same offsets */
 		wire_string_rebase(&ret->path, c->data, data);
 		wire_string_rebase(&ret->interface, c->data, data);
@@ -59,6 +96,7 @@ int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeade
 		wire_string_rebase(&ret->destination, c->data, data);
 		wire_string_rebase(&ret->sender, c->data, data);
 		wire_string_rebase(&ret->signature, c->data, data);
+		*ret_id = c->id;
 		return 0;
 	}
 	r = wire_header_parse(data, len, ret);
@@ -71,6 +109,8 @@ int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeade
 		c->len = len;
 		c->data = data;
 		c->h = *ret;
+		c->id = ++bus->header_cache_next_id;
+		*ret_id = c->id;
 	}
 	return 0;
 }
@@ -233,6 +273,36 @@ static void bus_set_timer(KdbusBus *kbus, uint64_t deadline, void *userdata) {
 	struct timeval tv = { .tv_sec = d / 1000000000ULL, .tv_usec = (d % 1000000000ULL) / 1000 + 1000 };
 	bus->timeout_deadline = deadline;
 	evtimer_add(bus->ev_timeout, &tv);
+}
+
+/*
+ * After a flood of connections or of queued messages is gone, malloc keeps
+ * the freed pages in its heap: the bus would stay at its peak size.  A
+ * second after clients went away (coalesced: at most once a second while
+ * they keep going), the free memory goes back to the system.
+ */
+static void bus_on_trim(evutil_socket_t fd, short what, void *userdata) {
+	Bus *bus = userdata;
+	struct timeval tv = { .tv_sec = 1 };
+
+	kdbus_bus_trim(bus->kbus);
+	(void) malloc_trim(0);
+	/* what went away since refilled the caches: once more, later */
+	if (bus->trim_again) {
+		bus->trim_again = false;
+		evtimer_add(bus->ev_trim, &tv);
+	}
+}
+
+void bus_client_gone(Bus *bus) {
+	struct timeval tv = { .tv_sec = 1 };
+
+	if (!bus->ev_trim)
+		return;
+	if (evtimer_pending(bus->ev_trim, NULL))
+		bus->trim_again = true;
+	else
+		evtimer_add(bus->ev_trim, &tv);
 }
 
 /* ---- listeners ------------------------------------------------------------ */
@@ -442,15 +512,128 @@ static int bus_apply_limits(Bus *bus) {
 		.max_requests_pending = l->max_replies_per_connection,
 		.max_msgs_per_conn = 1u << 22,
 		/* the exact per-user check is the daemon's (at Hello); the core
-		 * also counts the daemon's own connections */
-		.max_conns_per_user = l->max_connections_per_user + 64,
+		 * also counts the daemon's own connections, one activator per
+		 * activatable name among them */
+		.max_conns_per_user = l->max_connections_per_user + 64 + bus->activator_reserve,
 		.max_fds_per_msg = l->max_message_unix_fds,
 		.max_payload_size = l->max_message_size,
 		.max_msg_size = 16 * 1024,
+		/*
+		 * Per-user budgets (kdbus/user.h): what one uid's connections
+		 * may have queued together, four connections' worth of
+		 * max_outgoing_bytes / max_outgoing_unix_fds (each connection's
+		 * pool already holds at most max_outgoing_bytes).  A sender of
+		 * another uid gets a share of the receiving connection's pool
+		 * and of its user's budget; over it, a method call fails with
+		 * LimitsExceeded and a signal is dropped for that receiver.
+		 * Names, matches and pending replies: 64 connections' worth of
+		 * the per-connection limits (the core's default).
+		 */
+		.max_bytes_per_user = 4 * (l->max_outgoing_bytes > 16 * 1024 * 1024 ? l->max_outgoing_bytes
+										  : 16 * 1024 * 1024),
+		.max_fds_per_user = 4 * (l->max_outgoing_unix_fds > l->max_message_unix_fds ? l->max_outgoing_unix_fds
+											     : l->max_message_unix_fds),
+		.max_msgs_per_user = 1u << 18,
 	};
 	if (!kl.max_requests_pending)
 		kl.max_requests_pending = 1;
 	return kdbus_bus_set_limits(bus->kbus, &kl);
+}
+
+/* ---- the compiled policy in the core ---------------------------------------- */
+
+/* close the policy holders from index @from on: their entries go with them */
+static void bus_policy_holders_close(Bus *bus, size_t from) {
+	for (size_t i = from; i < bus->n_policy_holders; i++) {
+		bus_internal_conn_remove(bus, bus->policy_holders[i]);
+		kdbus_conn_close(bus->policy_holders[i]);
+		bus->policy_holders[i] = NULL;
+	}
+	if (bus->n_policy_holders > from)
+		bus->n_policy_holders = from;
+}
+
+/* holder @i carries @items: UPDATE of an existing holder (atomic), or HELLO */
+static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t size) {
+	_cleanup_free_ uint8_t *buf = NULL;
+	int r;
+
+	if (i < bus->n_policy_holders) {
+		buf = calloc(1, sizeof(struct kdbus_cmd) + size);
+		if (!buf)
+			return -ENOMEM;
+		struct kdbus_cmd *cmd = (struct kdbus_cmd *) buf;
+		cmd->size = sizeof(*cmd) + size;
+		memcpy(cmd->items, items, size);
+		return kdbus_cmd_update(bus->policy_holders[i], cmd);
+	}
+	KdbusConn **nh = realloc(bus->policy_holders, (i + 1) * sizeof(*nh));
+	if (!nh)
+		return -ENOMEM;
+	bus->policy_holders = nh;
+	buf = calloc(1, sizeof(struct kdbus_cmd_hello) + size);
+	if (!buf)
+		return -ENOMEM;
+	struct kdbus_cmd_hello *h = (struct kdbus_cmd_hello *) buf;
+	h->size = sizeof(*h) + size;
+	h->flags = KDBUS_HELLO_POLICY_HOLDER;
+	h->pool_size = 64 * 1024;
+	memcpy(h->items, items, size);
+	KdbusConn *conn = NULL;
+	r = kdbus_cmd_hello(bus->kbus, h, &conn);
+	if (r < 0)
+		return r;
+	if (h->offset) {
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h->offset };
+		(void) kdbus_cmd_free(conn, &f);
+	}
+	(void) bus_internal_conn_add(bus, conn);
+	bus->policy_holders[bus->n_policy_holders++] = conn;
+	return 0;
+}
+
+/*
+ * bus_policy_install() - compile @config's policy into kdbus entries
+ * (policy/compile.h) and install them: the core then enforces NAME_ACQUIRE
+ * and destination TALK where the compiler proved its answer equals
+ * policy.c's, and lets everything else through for the daemon to decide.
+ * On a reload the holders are UPDATEd, which swaps their entries
+ * atomically.  If anything fails the core gets pass-through (no entries,
+ * fallback OWN) and bus->compiled is NULL: the daemon then checks
+ * everything itself, as correct as before, only without the core's help.
+ */
+static void bus_policy_install(Bus *bus, const BusConfig *config) {
+	PolicyCompileOptions o = { .bus_uid = bus->creator_uid };
+	_cleanup_(policy_compiled_freep) PolicyCompiled *pc = NULL;
+	size_t cursor = 0, used = 0;
+	int r;
+
+	/* until the new entries are in, the daemon decides alone */
+	bus->compiled = policy_compiled_free(bus->compiled);
+	r = policy_compile(config, &o, &pc);
+	if (r < 0)
+		goto fail;
+	while (cursor < policy_compiled_n_names(pc)) {
+		_cleanup_free_ void *items = NULL;
+		size_t size;
+		r = policy_compiled_build_items(pc, &cursor, KDBUS_CMD_MAX_SIZE - 1024, &items, &size);
+		if (r < 0)
+			goto fail;
+		r = bus_policy_holder_set(bus, used, items, size);
+		if (r < 0)
+			goto fail;
+		used++;
+	}
+	bus_policy_holders_close(bus, used);
+	r = kdbus_bus_set_policy_fallback(bus->kbus, policy_compiled_get_fallback(pc));
+	if (r < 0)
+		goto fail;
+	bus->compiled = TAKE_PTR(pc);
+	return;
+fail:
+	log_warning("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
+	bus_policy_holders_close(bus, 0);
+	(void) kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
 }
 
 static int bus_make_kdbus(Bus *bus) {
@@ -461,11 +644,12 @@ static int bus_make_kdbus(Bus *bus) {
 	struct kdbus_item *it = mk.cmd.items;
 	char name[64];
 
+	bus->creator_uid = geteuid();
 	snprintf(name, sizeof(name), "%u-busbridge-%d", (unsigned) geteuid(), (int) getpid());
 	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
 	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
-	it->bloom_parameter.size = 64;
-	it->bloom_parameter.n_hash = 8;
+	it->bloom_parameter.size = BLOOM_DEFAULT_SIZE;
+	it->bloom_parameter.n_hash = BLOOM_DEFAULT_N_HASH;
 	it = KDBUS_ITEM_NEXT(it);
 	it->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
 	it->type = KDBUS_ITEM_MAKE_NAME;
@@ -526,6 +710,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 
 	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);
+	bus->ev_trim = evtimer_new(base, bus_on_trim, bus);
 	bus->ev_sigterm = evsignal_new(base, SIGTERM, bus_on_signal, bus);
 	bus->ev_sigint = evsignal_new(base, SIGINT, bus_on_signal, bus);
 	bus->ev_sighup = evsignal_new(base, SIGHUP, bus_on_signal, bus);
@@ -539,6 +724,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	if (r < 0)
 		return log_error_errno(r, "Cannot compile the bus policy: %m");
 	bus->policy_needs_names = config_needs_names(config);
+	bus_policy_install(bus, config);
 
 	r = driver_new(&bus->driver, bus);
 	if (r < 0)
@@ -553,10 +739,19 @@ Bus *bus_free(Bus *bus) {
 		return NULL;
 	while (!list_is_empty(&bus->clients))
 		client_free(list_first_entry(&bus->clients, Client, link));
+	if (bus->spare_rbuf_handle)
+		kdbus_payload_release(bus->kbus, bus->spare_rbuf_handle);
+	else
+		free(bus->spare_rbuf);
+	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++)
+		kdbus_payload_release(bus->kbus, bus->given_rbuf[i].handle);
 	monitor_free(bus);
 	service_registry_free(bus);
 	bus_internal_conn_remove(bus, bus->sink);
 	bus->sink = kdbus_conn_close(bus->sink);
+	bus_policy_holders_close(bus, 0);
+	free(bus->policy_holders);
+	bus->compiled = policy_compiled_free(bus->compiled);
 	bus->driver = driver_free(bus->driver);
 	for (size_t i = 0; i < bus->n_listeners; i++) {
 		event_free(bus->listeners[i]->ev);
@@ -572,6 +767,8 @@ Bus *bus_free(Bus *bus) {
 		event_free(bus->ev_ready);
 	if (bus->ev_timeout)
 		event_free(bus->ev_timeout);
+	if (bus->ev_trim)
+		event_free(bus->ev_trim);
 	if (bus->ev_sigterm)
 		event_free(bus->ev_sigterm);
 	if (bus->ev_sigint)
@@ -642,6 +839,8 @@ int bus_reload(Bus *bus, char **ret_error) {
 	policy_unref(bus->policy);
 	bus->policy = TAKE_PTR(p);
 	bus->policy_needs_names = config_needs_names(c);
+	bus->policy_generation++;
+	bus_policy_install(bus, c);
 
 	bus_config_free(bus->config);
 	bus->config = c;
@@ -652,6 +851,10 @@ int bus_reload(Bus *bus, char **ret_error) {
 	(void) service_registry_load(bus);
 	log_info("Reloaded configuration");
 	return 0;
+}
+
+int bus_apply_core_limits(Bus *bus) {
+	return bus_apply_limits(bus);
 }
 
 int bus_run(Bus *bus) {

@@ -69,6 +69,12 @@ typedef struct Bus {
 	Driver *driver;
 	Policy *policy;			/* compiled from the config; swapped on reload */
 	bool policy_needs_names;	/* some rule names a destination or sender */
+	/* the part of the policy the core enforces (policy/compile.h): NULL
+	 * when it is not installed, and then the daemon checks everything */
+	struct PolicyCompiled *compiled;
+	KdbusConn **policy_holders;	/* the connections holding its entries */
+	size_t n_policy_holders;
+	uid_t creator_uid;		/* the euid the core's bus was made with */
 
 	Listener **listeners;
 	size_t n_listeners;
@@ -80,6 +86,8 @@ typedef struct Bus {
 	List ready;		/* clients with kdbus messages to write */
 	struct event *ev_ready;
 	struct event *ev_timeout;	/* kdbus reply deadlines */
+	struct event *ev_trim;		/* malloc_trim() a second after clients went away */
+	bool trim_again;		/* more went away while ev_trim was pending */
 	uint64_t timeout_deadline;
 	struct event *ev_sigterm, *ev_sigint, *ev_sighup;
 
@@ -91,17 +99,38 @@ typedef struct Bus {
 	KdbusConn *sink;		/* refused messages go here, for monitors */
 	unsigned n_monitors;
 	struct ServiceRegistry *services;
+	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 
 	/* headers of broadcasts being delivered, parsed once for all their
-	 * receivers (they share one payload); direct-mapped by address */
+	 * receivers (they share one payload); direct-mapped by the header bytes
+	 * without the serial, so like signals share one slot */
 	struct BusHeaderCache {
 		uint8_t bytes[256];	/* the header's bytes: the cache key */
 		size_t header_len;
 		size_t len;
 		const uint8_t *data;	/* what h's strings point into */
+		uint64_t id;		/* unique per filling: same id, same header */
 		WireHeader h;
 	} header_cache[64];
+	uint64_t header_cache_next_id;
+	uint8_t *spare_rbuf;		/* a CLIENT_READ_MIN read buffer no client holds */
+	void *spare_rbuf_handle;
+	struct BusGivenRbuf {		/* read buffers the core took (client.c), */
+		void *handle;		/* reused once the core let go of them */
+		uint8_t *buf;
+		size_t cap;
+	} given_rbuf[8];
+
+	/* the parsed header of a payload being delivered, by the core's
+	 * payload id: the receivers of one broadcast share it without even
+	 * comparing bytes (direct-mapped; broadcasts in flight are recent) */
+	struct BusPayloadHeader {
+		uint64_t payload_id;
+		uint64_t header_id;
+		WireHeader h;
+	} payload_header[128];
+	uint64_t policy_generation;	/* bumped when the policy is reloaded */
 
 	uint64_t stats_messages;
 } Bus;
@@ -112,6 +141,8 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 int bus_adopt_systemd_sockets(Bus *bus, char **ret_address);
 int bus_reload(Bus *bus, char **ret_error);
 int bus_run(Bus *bus);
+/* the core's limits again, after activator_reserve grew */
+int bus_apply_core_limits(Bus *bus);
 
 void bus_schedule_ready(Bus *bus, Client *c);
 void bus_schedule_driver(Bus *bus);
@@ -129,6 +160,9 @@ uint64_t bus_now_ns(void);
  * Return: 0, -EBADMSG.
  */
 int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret);
+/* the same, and @ret_id: nonzero and equal for two headers that differ at
+ * most in their serial (0 if the header was not cached) */
+int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id);
 uint64_t bus_reply_deadline(Bus *bus);
 Client *bus_find_client(Bus *bus, uint64_t id);
 
@@ -147,5 +181,7 @@ bool bus_is_internal_id(Bus *bus, uint64_t id);
  */
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
+/* a client was freed: give memory back to the system soon (bus_on_trim) */
+void bus_client_gone(Bus *bus);
 
 DEFINE_CLEANUP(Bus *, bus_free);

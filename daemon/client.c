@@ -35,6 +35,7 @@
 #include "daemon/monitor.h"
 #include "daemon/peer-creds.h"
 #include "daemon/service-registry.h"
+#include "policy/compile.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 #include <systemd/sd-login.h>
@@ -47,6 +48,50 @@
 #define CLIENT_OUT_BYTES_MAX (4 * 1024 * 1024)
 #define CLIENT_MAX_FDS_PER_READ 253
 #define CLIENT_IOV_MAX 64
+#define CLIENT_RECV_BATCH 16		/* messages taken from the core at once */
+/* read buffers are core payload buffers (kdbus_payload_new()) with room in
+ * front, so that a large message can be handed to the core in place: its
+ * forwarded header is written just before its body (client_dispatch()) */
+#define CLIENT_RBUF_SLACK 512
+#define CLIENT_ADOPT_MIN (16 * 1024)	/* bodies this large go by reference */
+
+static uint8_t *client_rbuf_new(Bus *bus, size_t cap, void **ret_handle) {
+	uint8_t *d;
+
+	/* a buffer the core took and gave back, of about the size */
+	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++) {
+		struct BusGivenRbuf *g = &bus->given_rbuf[i];
+
+		if (g->handle && g->cap >= cap && g->cap <= 2 * cap && kdbus_payload_unshared(bus->kbus, g->handle)) {
+			*ret_handle = g->handle;
+			d = g->buf;
+			*g = (struct BusGivenRbuf) {};
+			return d;
+		}
+	}
+	if (kdbus_payload_new(bus->kbus, CLIENT_RBUF_SLACK + cap, ret_handle, &d) == 0)
+		return d + CLIENT_RBUF_SLACK;
+	*ret_handle = NULL;
+	return malloc(cap);
+}
+
+static void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle) {
+	if (handle)
+		kdbus_payload_release(bus->kbus, handle);
+	else
+		free(buf);
+}
+
+/* a read buffer the core took: kept for client_rbuf_new(), oldest out */
+static void client_rbuf_give(Bus *bus, uint8_t *buf, void *handle, size_t cap) {
+	struct BusGivenRbuf *g = bus->given_rbuf;
+	size_t n = ELEMENTSOF(bus->given_rbuf);
+
+	if (g[n - 1].handle)
+		kdbus_payload_release(bus->kbus, g[n - 1].handle);
+	memmove(g + 1, g, (n - 1) * sizeof(*g));
+	g[0] = (struct BusGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
+}
 
 static void client_update_events(Client *c);
 static int client_process_input(Client *c);
@@ -113,7 +158,8 @@ Client *client_free(Client *c) {
 	free(c->out);
 	client_drop_input_fds(c);
 	free(c->in_fds);
-	free(c->rbuf);
+	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	free(c->bloom_cache);
 
 	ClientMatch *m, *n;
 	list_for_each_entry_safe(m, n, &c->matches, link) {
@@ -137,6 +183,7 @@ Client *client_free(Client *c) {
 	free(c);
 
 	bus_resume_listeners(bus);
+	bus_client_gone(bus);
 	return NULL;
 }
 
@@ -161,7 +208,8 @@ static size_t iov_total(const struct iovec *iov, size_t n) {
 
 static int client_out_push(Client *c, ClientOut *o) {
 	if (c->out_n == c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap * 2 : 16;
+		/* small at first: an idle connection keeps its ring */
+		size_t cap = c->out_cap ? c->out_cap * 2 : 2;
 		ClientOut *n = calloc(cap, sizeof(*n));
 		if (!n)
 			return -ENOMEM;
@@ -229,6 +277,7 @@ static int client_write(Client *c) {
 		if (first->n_fds && first->sent == 0) {
 			mh.msg_control = control.buf;
 			mh.msg_controllen = CMSG_SPACE(sizeof(int) * first->n_fds);
+			memset(control.buf, 0, mh.msg_controllen);	/* the padding too (valgrind) */
 			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 			cm->cmsg_level = SOL_SOCKET;
 			cm->cmsg_type = SCM_RIGHTS;
@@ -244,6 +293,8 @@ static int client_write(Client *c) {
 		}
 
 		size_t left = k;
+		uint64_t done[CLIENT_IOV_MAX];
+		size_t n_done = 0;
 		while (c->out_n && left > 0) {
 			ClientOut *o = &c->out[c->out_head];
 			size_t rest = o->len - o->sent;
@@ -254,11 +305,18 @@ static int client_write(Client *c) {
 			}
 			left -= rest;
 			c->out_bytes -= o->len;
+			/* the slices of what was written go back in one batch */
+			if (o->slice && c->conn && n_done < ELEMENTSOF(done)) {
+				done[n_done++] = o->slice;
+				o->slice = 0;
+			}
 			client_out_release(c, o);
 			c->out_head = (c->out_head + 1) % c->out_cap;
 			c->out_n--;
 			c->stats_out_messages++;
 		}
+		if (n_done)
+			(void) kdbus_free_batch(c->conn, done, n_done);
 		/* zero-length messages cannot exist, but be safe */
 		while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
 			client_out_release(c, &c->out[c->out_head]);
@@ -418,6 +476,65 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 	return client_queue_owned(c, msg, len);
 }
 
+static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast,
+				 PolicyDecision *d, bool *ret_receive);
+static const char *policy_type_name(uint8_t t);
+
+/*
+ * A message from the driver that @owner's receive rules refuse: dbus-daemon
+ * answers it with an AccessDenied error from itself to itself, which only
+ * monitors see.  Return: that error for monitor @mon (NULL @mon: the
+ * monitors' sink; serials are @serial_from's), or NULL if @owner takes @msg.
+ */
+static int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_t *msg, size_t len,
+				       uint8_t **ret_msg, size_t *ret_len) {
+	PolicyDecision d;
+	bool receive;
+	WireHeader h;
+
+	if (!owner || owner->state != CLIENT_ACTIVE || !owner->policy || wire_header_parse(msg, len, &h) < 0 ||
+	    client_policy_decide(owner, &h, 0, false, &d, &receive))
+		return 0;
+	_cleanup_free_ char *text = NULL;
+	if (asprintf(&text,
+		     "Rejected receive message, %u matched rules; type=\"%s\", sender=\"%s\" (bus) "
+		     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
+		     "destination=\"%s\" (uid=%u pid=%d)",
+		     d.n_matched, policy_type_name(h.type), DRIVER_NAME, h.interface.s ? h.interface.s : "(unset)",
+		     h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
+		     owner->unique_name, (unsigned) owner->creds.uid, (int) owner->creds.pid) < 0)
+		return -ENOMEM;
+	int r = driver_build_error_to(serial_from, DRIVER_NAME, h.serial, "org.freedesktop.DBus.Error.AccessDenied",
+				      text, ret_msg, ret_len);
+	return r < 0 ? r : 1;
+}
+
+void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t len) {
+	_cleanup_free_ uint8_t *err = NULL;
+	size_t elen;
+
+	if (to->bus->n_monitors && client_driver_refusal_error(to, to, msg, len, &err, &elen) > 0)
+		driver_capture(to->bus->driver, err, elen);
+}
+
+/* monitor @c's copy @msg of what the driver sends to @owner_id; with the
+ * error dbus-daemon shows monitors if @owner refuses it */
+static void client_monitor_queue_driver_copy(Client *c, uint64_t owner_id, uint8_t *msg, size_t len) {
+	uint8_t *err = NULL;
+	size_t elen;
+	int r = client_driver_refusal_error(bus_find_client(c->bus, owner_id), c, msg, len, &err, &elen);
+
+	client_queue_synth(c, msg, len, true);
+	if (r > 0) {
+		WireHeader h;
+		if (wire_header_parse(err, elen, &h) >= 0 &&
+		    client_match_any(c, &h, err + h.header_len, 0, KDBUS_DST_ID_NAME, true))
+			client_queue_owned(c, err, elen);
+		else
+			free(err);
+	}
+}
+
 static void client_name_change(Client *c, const char *name, uint64_t old_id, uint64_t new_id,
 			       bool old_queued_or_activator, bool new_queued_or_activator) {
 	char old_name[24] = "", new_name[24] = "";
@@ -441,7 +558,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
 		client_queue_synth(c, msg, len, false);
 	if (mon && old_name[0] && driver_build_name_signal_to(c, old_name, "NameLost", name, &msg, &len) >= 0)
-		client_queue_synth(c, msg, len, true);
+		client_monitor_queue_driver_copy(c, old_id, msg, len);
 	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
 		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
 						    old_name, new_name, &msg, &len) >= 0)
@@ -452,7 +569,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 		client_queue_synth(c, msg, len, false);
 	if (mon && new_name[0] &&
 	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
-		client_queue_synth(c, msg, len, true);
+		client_monitor_queue_driver_copy(c, new_id, msg, len);
 }
 
 /* a kernel message: notifications become dbus1 signals or errors */
@@ -477,6 +594,9 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			const uint64_t hidden = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER;
 			uint64_t id = it->id_change.id;
 			if (id == c->id || (it->id_change.flags & hidden) || bus_is_internal_id(c->bus, id))
+				break;
+			/* the driver shows monitors a new connection after its Hello */
+			if (it->type == KDBUS_ITEM_ID_ADD && c->state == CLIENT_MONITOR)
 				break;
 			if (it->type == KDBUS_ITEM_ID_ADD)
 				client_name_change(c, NULL, 0, id, false, false);
@@ -589,20 +709,79 @@ static const char *policy_type_name(uint8_t t) {
 }
 
 /* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
+/* send the dbus1 error @msg from @callee's connection as the reply to the
+ * call @cookie of @to: the reply consumes the call's tracker */
+static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, const uint8_t *msg, size_t len) {
+	struct {
+		struct kdbus_msg msg;
+		uint8_t items[128];
+	} km = {};
+	struct kdbus_item *it = km.msg.items;
+
+	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
+	km.msg.dst_id = to->id;
+	km.msg.cookie = cookie;	/* not a call: the cookie is not tracked */
+	km.msg.cookie_reply = cookie;
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+	it->type = KDBUS_ITEM_PAYLOAD_VEC;
+	it->vec.address = (uintptr_t) msg;
+	it->vec.size = len;
+	it = KDBUS_ITEM_NEXT(it);
+	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
+	return kdbus_cmd_send(callee->conn, &cmd);
+}
+
+/* client_policy_complain(), answering from @callee's connection when it
+ * holds the tracker of the refused call (@cookie non-zero) */
+static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
+				       const char *destination, Client *callee, uint64_t cookie);
+
 static void client_policy_complain(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
 				   const char *destination) {
-	Bus *bus = sender->bus;
-	const char *what = receive ? "receive" : "send";
+	client_policy_complain_via(sender, h, receive, d, destination, NULL, 0);
+}
 
+/* a refusal decided by a log="true" rule is logged, as dbus-daemon does */
+static void client_policy_log_refusal(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
+				      const char *destination) {
 	if (d->log || (d->rule && d->rule->log))
 		log_notice("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
 			   "interface=\"%s\" member=\"%s\" error name=\"%s\" destination=\"%s\"",
-			   what, d->n_matched, policy_type_name(h->type), sender->unique_name,
+			   receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
 			   (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
 			   h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
 			   destination ? destination : "(unset)");
+}
+
+static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
+				       const char *destination, Client *callee, uint64_t cookie) {
+	Bus *bus = sender->bus;
+	const char *what = receive ? "receive" : "send";
+
+	client_policy_log_refusal(sender, h, receive, d, destination);
 	if (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
 		return;	/* a refused reply is not answered */
+	if (callee && cookie) {
+		_cleanup_free_ char *text = NULL;
+		_cleanup_free_ uint8_t *msg = NULL;
+		size_t len;
+		if (asprintf(&text,
+			     "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
+			     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
+			     "destination=\"%s\"",
+			     what, d->n_matched, policy_type_name(h->type), sender->unique_name,
+			     (unsigned) sender->creds.uid, (int) sender->creds.pid,
+			     h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
+			     h->error_name.s ? h->error_name.s : "(unset)", destination ? destination : "(unset)") < 0) {
+			text = NULL;
+			return;
+		}
+		if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
+				       &len) >= 0)
+			(void) client_send_reply_for(callee, sender, cookie, msg, len);
+		return;
+	}
 	driver_send_error(bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied",
 			  "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
 			  "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"%d\" "
@@ -615,43 +794,120 @@ static void client_policy_complain(Client *sender, const WireHeader *h, bool rec
 }
 
 /*
- * client_policy_deliver() - the receive side of a message arriving at @c
- * from @sender_id (a client, or the driver): for broadcasts also the
- * sender's send rules towards @c, which only now is known.  On a refusal
- * the sender of a broadcast is told, as dbus-daemon does.
+ * client_policy_decide() - the policy for @h from @sender_id (a client, or
+ * the driver) arriving at @c: for broadcasts the sender's send rules
+ * towards @c, which only now is known, then @c's receive rules.  Unicasts
+ * between clients were checked when sent.  On a refusal @d and
+ * @ret_receive say which side refused.
  */
-static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast) {
+static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast,
+				 PolicyDecision *d, bool *ret_receive) {
 	Bus *bus = c->bus;
 	PolicyMessage pm;
-	PolicyDecision d = {};
 	bool from_driver = sender_id == driver_id(bus->driver) || sender_id == 0;
 	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
 	Client *s = from_driver ? NULL : bus_find_client(bus, sender_id);
 
+	*d = (PolicyDecision) {};
+	*ret_receive = false;
 	if (!c->policy || c->state != CLIENT_ACTIVE)
 		return true;	/* monitors are not subject to policy */
 	client_policy_message(h, NULL, &pm);
 
 	if (broadcast && s && s->policy) {
 		_cleanup_strv_free_ char **rn = client_policy_names(c, c->id);
-		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, &d) == 0) {
-			client_policy_complain(s, h, false, &d, c->unique_name);
+		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, d) == 0)
 			return false;
-		}
 	}
 	if (!broadcast && !from_driver)
 		return true;	/* unicasts between clients were checked when sent */
 
 	const char *driver_names[] = { DRIVER_NAME, NULL };
 	_cleanup_strv_free_ char **sn = from_driver ? NULL : client_policy_names(c, sender_id);
-	memset(&d, 0, sizeof(d));
-	if (policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn,
-					  reply, false, &d) == 0) {
-		if (s)
-			client_policy_complain(s, h, true, &d, c->unique_name);
-		return false;
+	*d = (PolicyDecision) {};
+	*ret_receive = true;
+	return policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn,
+					     reply, false, d) != 0;
+}
+
+/*
+ * client_policy_deliver() - client_policy_decide() at delivery.  As
+ * dbus-daemon, the sender of a refused broadcast is not answered; monitors
+ * saw the AccessDenied when it was sent (client_policy_broadcast_capture()).
+ */
+static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast) {
+	PolicyDecision d;
+	bool receive;
+
+	if (client_policy_decide(c, h, sender_id, broadcast, &d, &receive))
+		return true;
+	Client *s = bus_find_client(c->bus, sender_id);
+	if (s)
+		client_policy_log_refusal(s, h, receive, &d, c->unique_name);
+	return false;
+}
+
+/*
+ * client_policy_broadcast_capture() - dbus-daemon decides a broadcast per
+ * receiver when it is sent, and for each receiver that refuses it shows
+ * monitors an AccessDenied error to the sender right after the broadcast
+ * (bus_transaction_capture_error_reply(); the sender gets none).  With
+ * monitors on the bus, the receivers whose match rules take @h are looked
+ * at now, and the errors go to the monitors' sink; the receivers' own
+ * check still happens at delivery.
+ */
+static void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8_t *body) {
+	Bus *bus = c->bus;
+	Client *rc;
+
+	if (!bus->n_monitors || !c->policy || h->type != WIRE_TYPE_SIGNAL)
+		return;
+	list_for_each_entry(rc, &bus->clients, link) {
+		PolicyDecision d;
+		bool receive;
+		_cleanup_free_ char *text = NULL;
+		_cleanup_free_ uint8_t *msg = NULL;
+		size_t len;
+
+		if (rc == c || rc->state != CLIENT_ACTIVE || !rc->policy || !rc->conn ||
+		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false) ||
+		    client_policy_decide(rc, h, c->id, true, &d, &receive))
+			continue;
+		if (asprintf(&text,
+			     "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
+			     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
+			     "destination=\"%s\"",
+			     receive ? "receive" : "send", d.n_matched, policy_type_name(h->type), c->unique_name,
+			     (unsigned) c->creds.uid, (int) c->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+			     h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
+			     rc->unique_name) < 0) {
+			text = NULL;
+			continue;
+		}
+		if (driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
+			driver_capture(bus->driver, msg, len);
 	}
-	return true;
+}
+
+/*
+ * client_policy_eavesdrop() - may eavesdropper @c see @h, sent by client
+ * @sender_id to someone else: as dbus-daemon, the sender's send rules
+ * with @c's names as the receiver, then @c's receive rules with
+ * eavesdropping; requested_reply is false (the reply is not @c's).
+ */
+bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id) {
+	Bus *bus = c->bus;
+	Client *s = bus_find_client(bus, sender_id);
+	PolicyMessage pm;
+
+	if (!c->policy || !s || !s->policy)
+		return false;
+	client_policy_message(h, NULL, &pm);
+	_cleanup_strv_free_ char **rn = client_policy_names(c, c->id);
+	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, NULL) == 0)
+		return false;
+	_cleanup_strv_free_ char **sn = client_policy_names(c, sender_id);
+	return policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn, false, true, NULL) != 0;
 }
 
 /* a refusal of client_policy_send(), reported once monitors saw the message */
@@ -680,11 +936,10 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	if (!c->policy)
 		return false;
 	client_policy_message(h, c->unique_name, &pm);
-	if (to_driver || t->dst_id == KDBUS_DST_ID_BROADCAST) {
-		/* the driver, or broadcast receivers that are not known yet:
-		 * the rules without a destination decide now, the rest at
-		 * delivery */
-		f->destination = to_driver ? DRIVER_NAME : NULL;
+	if (t->dst_id == KDBUS_DST_ID_BROADCAST)
+		return true;	/* as dbus-daemon: decided per receiver, at delivery */
+	if (to_driver) {
+		f->destination = DRIVER_NAME;
 		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
 	}
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
@@ -702,7 +957,14 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 
 	/* replies pass if they were asked for: the core refuses any other */
 	_cleanup_strv_free_ char **rn = dc ? client_policy_names(c, dst) : NULL;
-	if (policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn : NULL, reply, &f->d) == 0)
+	/* a call or signal to a client whose names' TALK entries provably
+	 * answer as the send rules (policy/compile.h): the core's TALK check
+	 * on sending is the sender side; the receive side stays ours */
+	bool talk_decided = dc && rn && !reply && !pm.has_reply_serial &&
+			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
+			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn, NULL);
+	if (!talk_decided &&
+	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn : NULL, reply, &f->d) == 0)
 		return false;
 	if (dc && dc->policy) {
 		_cleanup_strv_free_ char **sn = client_policy_names(c, c->id);
@@ -710,6 +972,60 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		memset(&f->d, 0, sizeof(f->d));
 		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn, reply, false, &f->d) == 0)
 			return false;
+	}
+	return true;
+}
+
+/*
+ * client_handed_over_allowed() - the receive side of a message that waited
+ * on an activator and was handed over to @c when @c took the name: it was
+ * not checked when sent, since no client owned the name then.  A refused
+ * call is answered with AccessDenied, as dbus-daemon does when it
+ * dispatches the messages of a finished activation.
+ */
+static bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const ClientOut *o) {
+	Bus *bus = c->bus;
+	PolicyMessage pm;
+	PolicyDecision d = {};
+	WireHeader h;
+
+	if (!c->policy || c->state != CLIENT_ACTIVE)
+		return true;
+	if (o->n_iov != 1 || bus_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
+		return true;	/* the core holds only messages the sender's client validated */
+	client_policy_message(&h, NULL, &pm);
+	_cleanup_strv_free_ char **sn = client_policy_names(c, m->src_id);
+	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn, false, false, &d) != 0)
+		return true;
+	Client *s = bus_find_client(bus, m->src_id);
+	if (s)
+		client_policy_complain_via(s, &h, true, &d, c->unique_name, c,
+					   (m->flags & KDBUS_MSG_EXPECT_REPLY) ? m->cookie : 0);
+	return false;
+}
+
+/*
+ * client_policy_deliver() for a stream of like broadcasts: without names in
+ * the policy its answer depends only on the header (but the serial), the
+ * sender and the two snapshots, so a "yes" is remembered for the next
+ * broadcast with the same header from the same sender.  A "no" is not: it
+ * has to be complained about each time.
+ */
+static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_id, uint64_t sender_id,
+				       bool broadcast) {
+	Bus *bus = c->bus;
+	bool memo = broadcast && header_id && !bus->policy_needs_names;
+
+	if (memo && c->policy_memo.header_id == header_id && c->policy_memo.sender_id == sender_id &&
+	    c->policy_memo.generation == bus->policy_generation && c->policy_memo.policy == c->policy)
+		return true;
+	if (!client_policy_deliver(c, h, sender_id, broadcast))
+		return false;
+	if (memo) {
+		c->policy_memo.header_id = header_id;
+		c->policy_memo.sender_id = sender_id;
+		c->policy_memo.generation = bus->policy_generation;
+		c->policy_memo.policy = c->policy;
 	}
 	return true;
 }
@@ -727,8 +1043,11 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		return 0;
 	}
 
+	uint64_t payload_off = 0;
 	KDBUS_ITEM_FOREACH(it, m, items) {
 		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o.n_iov < ELEMENTSOF(o.iov)) {
+			if (o.n_iov == 0)
+				payload_off = it->vec.offset;
 			o.iov[o.n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
 			o.iov[o.n_iov].iov_len = it->vec.size;
 			o.len += it->vec.size;
@@ -750,10 +1069,19 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
-		uint64_t dst = m->dst_id;
-		if (o.n_iov != 1 || bus_header_parse_shared(c->bus, p, o.len, &h) < 0) {
+		uint64_t dst = m->dst_id, hid = 0;
+		uint64_t pid = o.n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
+		struct BusPayloadHeader *ph = &c->bus->payload_header[pid % ELEMENTSOF(c->bus->payload_header)];
+		if (pid && ph->payload_id == pid) {
+			h = ph->h;
+			hid = ph->header_id;
+		} else if (o.n_iov != 1 || bus_header_parse_shared_id(c->bus, p, o.len, &h, &hid) < 0) {
 			client_out_release(c, &o);
 			return 0;
+		} else if (pid) {
+			ph->payload_id = pid;
+			ph->header_id = hid;
+			ph->h = h;
 		}
 		/* sent to a well-known name: match against its owner */
 		if (dst == KDBUS_DST_ID_NAME && h.destination.s)
@@ -764,10 +1092,13 @@ static int client_take_slice(Client *c, uint64_t offset) {
 			client_out_release(c, &o);
 			return 0;
 		}
-		if ((broadcast || from_driver) && !client_policy_deliver(c, &h, m->src_id, broadcast)) {
+		if ((broadcast || from_driver) && !client_policy_deliver_memo(c, &h, hid, m->src_id, broadcast)) {
 			client_out_release(c, &o);
 			return 0;
 		}
+	} else if ((m->flags & KDBUS_MSG_HANDED_OVER) && !client_handed_over_allowed(c, m, &o)) {
+		client_out_release(c, &o);
+		return 0;
 	}
 
 	if (o.n_fds && !c->unix_fd) {
@@ -786,15 +1117,28 @@ static int client_pull(Client *c) {
 	if (!c->conn)
 		return 0;
 	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		int r = kdbus_cmd_recv(c->conn, &recv);
-		if (r == -EAGAIN)
+		/* a batch per lock round in the core; while much is in flight
+		 * one at a time, so that the byte limit holds */
+		uint64_t offs[CLIENT_RECV_BATCH];
+		size_t want = c->out_bytes < CLIENT_OUT_BYTES_MAX / 2 ? CLIENT_RECV_BATCH : 1;
+		if (want > CLIENT_OUT_MAX - c->out_n)
+			want = CLIENT_OUT_MAX - c->out_n;
+		int n = kdbus_recv_batch(c->conn, offs, want);
+		if (n == -EAGAIN)
 			return 0;
-		if (r < 0)
-			return r;
-		r = client_take_slice(c, recv.msg.offset);
-		if (r < 0)
-			return r;
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			int r = client_take_slice(c, offs[i]);
+			if (r < 0) {
+				/* the rest is not taken: give it back */
+				if (c->conn && i + 1 < n)
+					(void) kdbus_free_batch(c->conn, offs + i + 1, n - i - 1);
+				return r;
+			}
+		}
+		if ((size_t) n < want)
+			return 0;	/* the queue is empty */
 	}
 	return 0;
 }
@@ -870,15 +1214,51 @@ static void client_update_events(Client *c) {
 static int client_reserve(Client *c, size_t need) {
 	if (c->rcap - c->rlen >= need)
 		return 0;
+	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->spare_rbuf) {
+		c->rbuf = TAKE_PTR(c->bus->spare_rbuf);
+		c->rbuf_handle = TAKE_PTR(c->bus->spare_rbuf_handle);
+		c->rcap = CLIENT_READ_MIN;
+		return 0;
+	}
 	size_t cap = c->rcap ? c->rcap : CLIENT_READ_MIN;
 	while (cap - c->rlen < need)
 		cap *= 2;
-	uint8_t *n = realloc(c->rbuf, cap);
+	void *handle;
+	uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
 	if (!n)
 		return -ENOMEM;
+	if (c->rlen)
+		memcpy(n, c->rbuf, c->rlen);
+	if (c->rbuf)
+		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 	c->rbuf = n;
+	c->rbuf_handle = handle;
 	c->rcap = cap;
 	return 0;
+}
+
+/*
+ * An idle connection holds no read buffer: once everything read is
+ * processed the buffer goes back to the bus, for the next client that
+ * reads (one spare; any other is freed).  dbus-broker's idle connections
+ * cost about 3 KiB; a 64 KiB buffer per connection, even mostly untouched,
+ * would cost more.  Only buffers of the default size go back.
+ */
+static void client_release_rbuf(Client *c) {
+	/* a larger buffer stays: the client sends large messages, which
+	 * would otherwise be copied into a grown buffer every time
+	 * (client_process_input() shrinks it past CLIENT_RBUF_KEEP) */
+	if (!c->rbuf || c->rlen || c->rcap != CLIENT_READ_MIN)
+		return;
+	if (!c->bus->spare_rbuf) {
+		c->bus->spare_rbuf = c->rbuf;
+		c->bus->spare_rbuf_handle = c->rbuf_handle;
+	} else {
+		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	}
+	c->rbuf = NULL;
+	c->rbuf_handle = NULL;
+	c->rcap = 0;
 }
 
 /* read once; 0 on EOF, -EAGAIN when drained, > 0 bytes read */
@@ -1026,6 +1406,7 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 		if ((size_t) k < c->rcap - (c->rlen - k) && c->state != CLIENT_AUTH)
 			break;	/* short read: drained for now */
 	}
+	client_release_rbuf(c);
 	client_update_events(c);
 }
 
@@ -1167,6 +1548,45 @@ static int client_register(Client *c) {
 }
 
 /* handle one complete, framed message from the client */
+/*
+ * The bloom filter of a signal depends on its type, path, interface, member
+ * and body, so a client that emits the same signal again gets it from a
+ * one-entry cache keyed by the forwarded header (without the serial) and
+ * the body: a memcmp() instead of about twenty SipHash rounds.
+ */
+#define CLIENT_BLOOM_KEY_MAX 512
+struct ClientBloomCache {
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8];
+	size_t hlen, blen;
+	uint8_t key[CLIENT_BLOOM_KEY_MAX];
+};
+
+static void client_bloom(Client *c, const WireHeader *h, const uint8_t *hdr, size_t hlen, const uint8_t *body,
+			 uint64_t *bloom) {
+	struct ClientBloomCache *bc = c->bloom_cache;
+	/* only string-like arguments (s, o, g, arrays of them) go into the
+	 * filter: without them the body is no part of the key */
+	size_t blen = h->signature.s && strpbrk(h->signature.s, "sog") ? h->body_len : 0;
+	bool cacheable = hlen >= 16 && hlen + blen <= CLIENT_BLOOM_KEY_MAX;
+
+	if (cacheable && bc && bc->hlen == hlen && bc->blen == blen && memcmp(bc->key, hdr, 8) == 0 &&
+	    memcmp(bc->key + 12, hdr + 12, hlen - 12) == 0 && memcmp(bc->key + hlen, body, blen) == 0) {
+		memcpy(bloom, bc->bloom, BLOOM_DEFAULT_SIZE);
+		return;
+	}
+	memset(bloom, 0, BLOOM_DEFAULT_SIZE);
+	bloom_add_message(bloom, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, h, body);
+	if (!cacheable)
+		return;
+	if (!bc && !(bc = c->bloom_cache = malloc(sizeof(*bc))))
+		return;
+	memcpy(bc->bloom, bloom, BLOOM_DEFAULT_SIZE);
+	bc->hlen = hlen;
+	bc->blen = blen;
+	memcpy(bc->key, hdr, hlen);
+	memcpy(bc->key + hlen, body, blen);
+}
+
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
 	WireHeader h;
@@ -1221,7 +1641,8 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 			for (size_t i = 0; i < n_fds; i++)
 				safe_close(fds[i]);
 			client_close(c, r == -EMFILE ? "too many connections" : "cannot register");
-			return r;
+			/* closed: the caller must not take -ENOMEM for "message dropped" */
+			return r == -ENOMEM ? -ECONNRESET : r;
 		}
 		bus->n_incomplete--;
 		bus->n_complete++;
@@ -1288,7 +1709,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		return r;
 	}
 
-	uint64_t bloom[64];
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8];
 	size_t bloom_size = 0;
 	if (t.dst_id == KDBUS_DST_ID_BROADCAST) {
 		if (h.type != WIRE_TYPE_SIGNAL) {
@@ -1298,8 +1719,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 			to_driver = true;
 		} else {
 			bloom_size = BLOOM_DEFAULT_SIZE;
-			memset(bloom, 0, bloom_size);
-			bloom_add_message(bloom, bloom_size, BLOOM_DEFAULT_N_HASH, &h, msg + h.header_len);
+			client_bloom(c, &h, hbuf, hlen, msg + h.header_len, bloom);
 			if (n_fds) {
 				/* kdbus refuses fds on broadcasts (ENOTUNIQ); dbus1 allows them */
 				for (size_t i = 0; i < n_fds; i++)
@@ -1317,10 +1737,35 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		to_driver = false;
 	}
 
+	/* a large unicast that sits in a core payload buffer (our read
+	 * buffer) goes by reference: its forwarded header replaces the
+	 * original one, right before the body, and h is parsed again from
+	 * there, since its strings pointed into the bytes overwritten */
+	const uint8_t *body = msg + h.header_len;
+	uint8_t *adopt_at = NULL;
+	if (allowed && !to_driver && t.dst_id != KDBUS_DST_ID_BROADCAST && c->rbuf_handle &&
+	    h.body_len >= CLIENT_ADOPT_MIN && msg >= c->rbuf && msg + len <= c->rbuf + c->rlen) {
+		uint8_t *q = msg + h.header_len - hlen;
+		if (((uintptr_t) q & 7) == 0 && q >= c->rbuf - CLIENT_RBUF_SLACK + 8) {
+			WireHeader h2;
+			memmove(q, hbuf, hlen);
+			if (wire_header_parse(q, hlen + h.body_len, &h2) < 0) {
+				client_close(c, "cannot rewrite header");
+				return -EBADMSG;
+			}
+			h = h2;
+			if (t.dst_name) {
+				t.dst_name = h.destination.s;
+				t.dst_name_len = h.destination.len;
+			}
+			adopt_at = q;
+		}
+	}
+
 	MessageSendParts parts = {
-		.header = hbuf,
+		.header = adopt_at ? adopt_at : hbuf,
 		.header_len = hlen,
-		.body = msg + h.header_len,
+		.body = body,
 		.body_len = h.body_len,
 		.fds = fds,
 		.n_fds = n_fds,
@@ -1339,10 +1784,21 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	/* monitors see an ActivationRequest before the message that caused it */
 	if (allowed && t.dst_name && !(h.flags & WIRE_FLAG_NO_AUTO_START))
 		service_registry_before_send(bus, c, h.destination.s);
+	/* ... and the errors of the activations an ActivationFailure ends
+	 * before the signal itself, as dbus-daemon sends them */
+	if (allowed && to_driver && h.type == WIRE_TYPE_SIGNAL && h.member.s && streq(h.member.s, "ActivationFailure") &&
+	    h.interface.s && streq(h.interface.s, "org.freedesktop.systemd1.Activator"))
+		service_registry_activation_failure_raw(bus, c, msg, len);
 	/* (a refused message goes to the monitors' sink, if there is one) */
+	if (adopt_at)
+		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
+		c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
 	for (size_t i = 0; i < n_fds; i++)
 		safe_close(fds[i]);
+	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
+		client_policy_broadcast_capture(c, &h, msg + h.header_len);
 	if (!allowed) {
 		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
 		return 0;
@@ -1383,6 +1839,12 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 					  "The destination %s has too many messages queued "
 					  "(max_outgoing_bytes=%" PRIu64 ")",
 					  h.destination.s, bus->limits.max_outgoing_bytes);
+			break;
+		case -EDQUOT:
+			driver_send_error(bus->driver, c, h.serial, err,
+					  "The destination %s has too many messages queued from uid %u "
+					  "(the user's share of max_outgoing_bytes/max_outgoing_unix_fds)",
+					  h.destination.s, (unsigned) c->creds.uid);
 			break;
 		case -ECOMM:
 			driver_send_error(bus->driver, c, h.serial, err,
@@ -1434,6 +1896,26 @@ static int client_process_input(Client *c) {
 		if (r == -EBADMSG || r == -EPERM || (r < 0 && r != -ENOMEM))
 			return r;	/* client closed */
 		pos += total;
+		if (c->rbuf_given) {
+			/* the core has the buffer now: what follows the message
+			 * moves to a new one, as large (the next message is
+			 * likely as large) */
+			void *handle;
+			size_t rest = c->rlen - pos, cap = c->rcap;
+			uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
+			c->rbuf_given = false;
+			if (!n) {
+				client_close(c, "out of memory");
+				return -ENOMEM;
+			}
+			if (rest)
+				memcpy(n, c->rbuf + pos, rest);
+			client_rbuf_give(c->bus, c->rbuf, c->rbuf_handle, c->rcap);
+			c->rbuf = n;
+			c->rbuf_handle = handle;
+			c->rlen = rest;
+			pos = 0;
+		}
 	}
 	if (pos) {
 		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
@@ -1442,11 +1924,13 @@ static int client_process_input(Client *c) {
 	if (c->state == CLIENT_ACTIVE || c->state == CLIENT_AWAIT_HELLO)
 		client_update_fd_timer(c);
 	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN) {
-		uint8_t *n = malloc(CLIENT_READ_MIN);
+		void *handle;
+		uint8_t *n = client_rbuf_new(c->bus, CLIENT_READ_MIN, &handle);
 		if (n) {
 			memcpy(n, c->rbuf, c->rlen);
-			free(c->rbuf);
+			client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 			c->rbuf = n;
+			c->rbuf_handle = handle;
 			c->rcap = CLIENT_READ_MIN;
 		}
 	}
@@ -1467,6 +1951,13 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		client_close(c, "authentication timed out");
 		return;
 	}
+	if (c->n_in_fds == 0 || (c->is_unix && c->creds.uid == 0)) {
+		log_warning("Connection \"%s\" (uid=%u pid=%d) has sent %zu bytes of a message and nothing "
+			    "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
+			    (unsigned) c->creds.uid, (int) c->creds.pid, c->rlen, c->bus->limits.pending_fd_timeout);
+		client_close(c, "partial message pending for too long");
+		return;
+	}
 	/* dbus-daemon: a connection that keeps fds without the rest of their
 	 * message for pending_fd_timeout is dropped */
 	log_warning("Connection \"%s\" (uid=%u pid=%d) has had unix fds pending for too long, closing it "
@@ -1475,21 +1966,31 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	client_close(c, "file descriptors pending for too long");
 }
 
-/* arm or disarm pending_fd_timeout after the input was processed */
+/*
+ * arm or disarm pending_fd_timeout after the input was processed: fds
+ * without the rest of their message (dbus-daemon; root is immune), and
+ * (an extension) a partial message that makes no progress, for which
+ * the timer restarts whenever input arrives: a peer that stops in the
+ * middle of a message does not keep its buffer forever
+ */
 static void client_update_fd_timer(Client *c) {
-	if (c->is_unix && c->creds.uid == 0)
-		return;	/* as dbus-daemon: root is immune to this limit */
-	if (c->n_in_fds > 0 && !c->fd_timer_armed) {
+	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0);
+	bool partial = c->rlen > 0;
+	bool progress = partial && (c->rlen != c->stall_rlen || c->stats_in_messages != c->stall_msgs);
+
+	if ((fds && !c->fd_timer_armed) || progress) {
 		struct timeval tv = {
 			.tv_sec = c->bus->limits.pending_fd_timeout / 1000,
 			.tv_usec = (c->bus->limits.pending_fd_timeout % 1000) * 1000,
 		};
 		evtimer_add(c->ev_timeout, &tv);
 		c->fd_timer_armed = true;
-	} else if (c->n_in_fds == 0 && c->fd_timer_armed) {
+	} else if (!fds && !partial && c->fd_timer_armed) {
 		event_del(c->ev_timeout);
 		c->fd_timer_armed = false;
 	}
+	c->stall_rlen = c->rlen;
+	c->stall_msgs = c->stats_in_messages;
 }
 
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce) {

@@ -74,6 +74,8 @@ struct Client {
 	struct event *ev;	/* EV_READ (| EV_WRITE while output is blocked) */
 	struct event *ev_timeout;	/* auth_timeout, then pending_fd_timeout */
 	bool fd_timer_armed;
+	size_t stall_rlen;	/* rlen and stats_in_messages when the timer was */
+	uint64_t stall_msgs;	/* last looked at: progress restarts it */
 	bool want_write;
 	const uint8_t *nonce;	/* nonce-tcp */
 
@@ -90,6 +92,8 @@ struct Client {
 	/* input */
 	uint8_t *rbuf;
 	size_t rlen, rcap;
+	void *rbuf_handle;	/* rbuf is a core payload buffer (client_rbuf_new()) */
+	bool rbuf_given;	/* client_dispatch() gave it to the core */
 	int *in_fds;
 	size_t n_in_fds;
 
@@ -103,6 +107,12 @@ struct Client {
 	uint64_t next_match_cookie;
 	size_t n_noc_rules;	/* rules that may match NameOwnerChanged */
 	bool hello_done;
+
+	struct ClientBloomCache *bloom_cache;	/* the last broadcast's bloom filter */
+	struct {		/* the last broadcast the policy let through to us */
+		uint64_t header_id, sender_id, generation;
+		const struct PolicySnapshot *policy;
+	} policy_memo;
 
 	MatchRule **monitor_rules;	/* BecomeMonitor */
 	size_t n_monitor_rules;
@@ -127,6 +137,13 @@ void client_wakeup(KdbusConn *conn, void *userdata);
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			      uint64_t dst_id);
+/* the policy for eavesdropping on @h from @sender_id: 1 may see it */
+bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id);
+
+/* the driver sent @msg to @to: if @to's receive rules refuse it, show
+ * monitors the AccessDenied error dbus-daemon synthesizes (from and to
+ * org.freedesktop.DBus, in reply to @msg) */
+void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t len);
 
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */

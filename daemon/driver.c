@@ -26,6 +26,7 @@
 #include "daemon/log.h"
 #include "daemon/monitor.h"
 #include "daemon/service-registry.h"
+#include "policy/compile.h"
 #include "policy/config.h"
 #include "util/macro.h"
 
@@ -169,10 +170,32 @@ static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
 	return -EPROTO;
 }
 
+/* dbus-daemon's bus_driver_check_caller_is_privileged(): root or our own uid */
+static bool caller_is_privileged(Client *c) {
+	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == geteuid());
+}
+
+static int call_fail_unprivileged(DriverCall *call) {
+	Client *c = call->caller;
+	const char *member = dbus_message_get_member(call->msg);
+
+	log_notice("rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u", member,
+		   c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, (unsigned) c->creds.uid);
+	return call_fail(call, DBUS_ERR("AccessDenied"),
+			 "rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u", member,
+			 c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, (unsigned) c->creds.uid);
+}
+
 /* messages the bus originates most often are built with the wire builder:
  * no libdbus on these paths */
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len) {
+	return driver_build_error_to(to, to->unique_name_len ? to->unique_name : NULL, reply_serial, name, text,
+				     ret_msg, ret_len);
+}
+
+int driver_build_error_to(Client *to, const char *destination, uint32_t reply_serial, const char *name,
+			  const char *text, uint8_t **ret_msg, size_t *ret_len) {
 	WireBuilder b;
 	int r;
 
@@ -182,8 +205,8 @@ int driver_build_error(Client *to, uint32_t reply_serial, const char *name, cons
 	wire_builder_set_error_name(&b, name);
 	wire_builder_set_reply_serial(&b, reply_serial);
 	wire_builder_set_sender(&b, DRIVER_NAME);
-	if (to->unique_name_len)
-		wire_builder_set_destination(&b, to->unique_name);
+	if (destination)
+		wire_builder_set_destination(&b, destination);
 	wire_builder_append_string(&b, 's', text, strlen(text));
 	r = wire_builder_finish(&b, ret_msg, ret_len);
 	wire_builder_done(&b);
@@ -226,8 +249,8 @@ int driver_build_name_signal_to(Client *to, const char *destination, const char 
 	return driver_build_signal(to, destination, member, &name, 1, ret_msg, ret_len);
 }
 
-/* SEND prebuilt dbus1 bytes from the driver to @to */
-static int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
+/* SEND prebuilt dbus1 bytes from the driver to connection @dst_id */
+static int driver_send_raw_id(Driver *d, uint64_t dst_id, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
 	struct {
 		struct kdbus_msg msg;
 		uint8_t items[128];
@@ -235,7 +258,7 @@ static int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len
 	struct kdbus_item *it = km.msg.items;
 
 	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
-	km.msg.dst_id = to->id;
+	km.msg.dst_id = dst_id;
 	km.msg.cookie = ++d->serial;
 	km.msg.cookie_reply = reply_cookie;
 	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
@@ -252,6 +275,35 @@ static int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len
 		r = kdbus_cmd_send(d->conn, &cmd);
 	}
 	return r;
+}
+
+/* SEND prebuilt dbus1 bytes from the driver to @to */
+static int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
+	return driver_send_raw_id(d, to->id, msg, len, reply_cookie);
+}
+
+/*
+ * A new connection's NameOwnerChanged, as monitors see it: after its Hello
+ * reply and before its NameAcquired, as dbus-daemon sends them.  Monitors
+ * ignore the core's ID_ADD notifications; this copy reaches them through
+ * the sink connection, in order with the driver's other messages.
+ */
+static void driver_monitors_new_connection(Driver *d, Client *c) {
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+	uint64_t sink;
+
+	if (!d->bus->n_monitors || !(sink = monitor_sink_id(d->bus)))
+		return;
+	if (driver_build_name_owner_changed(c, c->unique_name, "", c->unique_name, &msg, &len) >= 0)
+		(void) driver_send_raw_id(d, sink, msg, len, 0);
+}
+
+void driver_capture(Driver *d, const uint8_t *msg, size_t len) {
+	uint64_t sink;
+
+	if (d->bus->n_monitors && (sink = monitor_sink_id(d->bus)))
+		(void) driver_send_raw_id(d, sink, msg, len, 0);
 }
 
 /* Hello without libdbus: it is every connection's first call */
@@ -280,6 +332,7 @@ static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
 		if (r < 0)
 			return r;
 	}
+	driver_monitors_new_connection(d, c);
 	/* NameAcquired for the unique name follows the reply */
 	r = wire_builder_init_buffer(&b, buf, sizeof(buf), WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED,
 				     client_next_serial(c));
@@ -294,7 +347,10 @@ static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
 	r = wire_builder_finish(&b, &msg, &len);
 	if (r < 0)
 		return r;
-	return driver_send_raw(d, c, msg, len, 0);
+	r = driver_send_raw(d, c, msg, len, 0);
+	if (r >= 0)
+		client_policy_capture_driver_refusal(c, msg, len);
+	return r;
 }
 
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {
@@ -462,6 +518,7 @@ static int method_hello(DriverCall *call) {
 	r = call_reply_args(call, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
 	if (r < 0)
 		return r;
+	driver_monitors_new_connection(call->driver, c);
 	/* NameAcquired for the unique name follows the reply */
 	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, "NameAcquired");
 	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) ||
@@ -514,11 +571,16 @@ static int method_request_name(DriverCall *call) {
 		return call_fail(call, DBUS_ERR("InvalidArgs"),
 				 "Connection \"%s\" is not allowed to own the service \"%s\" because it is "
 				 "reserved for D-Bus' use only", c->unique_name, name);
-	r = bus_policy_check_own(bus, c, name);
-	if (r == 0)
-		return call_fail(call, DBUS_ERR("AccessDenied"),
-				 "Connection \"%s\" is not allowed to own the service \"%s\" due to security "
-				 "policies in the configuration file", c->unique_name, name);
+	/* where the core's NAME_ACQUIRE provably decides as policy.c does,
+	 * its EPERM is the answer (below); the rest is the daemon's */
+	if (!bus->compiled || !policy_compiled_own_is_exact(bus->compiled, name)) {
+		r = bus_policy_check_own(bus, c, name);
+		if (r == 0)
+			return call_fail(call, DBUS_ERR("AccessDenied"),
+					 "Connection \"%s\" is not allowed to own the service \"%s\" due to "
+					 "security policies in the configuration file",
+					 c->unique_name, name);
+	}
 
 	if (flags & DBUS_NAME_FLAG_ALLOW_REPLACEMENT)
 		kflags |= KDBUS_NAME_ALLOW_REPLACEMENT;
@@ -608,7 +670,8 @@ static int method_update_activation_environment(DriverCall *call) {
 	Bus *bus = call->driver->bus;
 	DBusMessageIter iter, dict, entry;
 
-	if (bus->is_system)
+	/* dbus-daemon refuses only when a <servicehelper> is configured */
+	if (bus->config->servicehelper)
 		return call_fail(call, DBUS_ERR("AccessDenied"), "Cannot change activation environment on a system bus.");
 
 	dbus_message_iter_init(call->msg, &iter);
@@ -956,8 +1019,11 @@ static int method_get_connection_credentials(DriverCall *call) {
 static int method_reload_config(DriverCall *call) {
 	_cleanup_free_ char *error = NULL;
 	int r = bus_reload(call->driver->bus, &error);
-	if (r < 0)
+	if (r < 0) {
+		/* the running configuration stays; the error names file and line */
+		log_error("Unable to reload configuration: %s", error ? error : strerror(-r));
 		return call_fail(call, DBUS_ERR("Failed"), "%s", error ? error : strerror(-r));
+	}
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -996,7 +1062,8 @@ static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
 static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
 	struct {
 		struct kdbus_cmd_match cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) + KDBUS_ITEM_SIZE(64)];
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) +
+			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE)];
 	} q;
 	int r;
 
@@ -1077,6 +1144,13 @@ static int method_add_match(DriverCall *call) {
 	if (r < 0) {
 		free(m);
 		return match_rule_error(call, r, text);
+	}
+	/* as dbus-daemon: eavesdropping needs the caller to be root or the
+	 * bus's own uid; the receive policy (eavesdrop="true") then applies */
+	if (match_rule_is_eavesdrop(m->rule) && !caller_is_privileged(c)) {
+		match_rule_free(m->rule);
+		free(m);
+		return call_fail_unprivileged(call);
 	}
 	m->cookie = ++c->next_match_cookie;
 	list_link_tail(&c->matches, &m->link);
@@ -1567,10 +1641,6 @@ static int method_get_all_match_rules(DriverCall *call) {
 
 /* ---- dispatch ------------------------------------------------------------- */
 
-static bool caller_is_privileged(Client *c) {
-	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == geteuid());
-}
-
 static int driver_handle_call(DriverCall *call) {
 	DBusMessage *msg = call->msg;
 	const char *iface = dbus_message_get_interface(msg);
@@ -1588,15 +1658,8 @@ static int driver_handle_call(DriverCall *call) {
 		for (const DriverMethod *m = i->methods; m->name; m++) {
 			if (!streq(m->name, member))
 				continue;
-			if ((m->flags & METHOD_PRIVILEGED) && !caller_is_privileged(call->caller)) {
-				log_notice("rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u",
-					   member, call->caller->unique_name, (unsigned) call->caller->creds.uid,
-					   (int) call->caller->creds.pid, (unsigned) call->caller->creds.uid);
-				return call_fail(call, DBUS_ERR("AccessDenied"),
-						 "rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u",
-						 member, call->caller->unique_name, (unsigned) call->caller->creds.uid,
-						 (int) call->caller->creds.pid, (unsigned) call->caller->creds.uid);
-			}
+			if ((m->flags & METHOD_PRIVILEGED) && !caller_is_privileged(call->caller))
+				return call_fail_unprivileged(call);
 			if (!call->canonical_path && !(m->flags & METHOD_ANY_PATH))
 				return call_fail(call, DBUS_ERR("AccessDenied"),
 						 "Method '%s' is only available at the canonical object path '%s'", member,
@@ -1646,13 +1709,16 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	dbus_error_init(&err);
 	_cleanup_msg_ DBusMessage *msg = dbus_message_demarshal((const char *) data, (int) len, &err);
 	if (!msg) {
+		/* the message was validated when it came in: out of memory */
+		log_warning("Dropping a message from %s to the bus driver: %s", c->unique_name,
+			    dbus_error_is_set(&err) ? err.message : "out of memory");
 		dbus_error_free(&err);
 		return;
 	}
 
 	if (dbus_message_get_type(msg) == DBUS_MESSAGE_TYPE_SIGNAL) {
-		if (dbus_message_is_signal(msg, "org.freedesktop.systemd1.Activator", "ActivationFailure"))
-			service_registry_activation_failure(d->bus, c, msg);
+		/* ActivationFailure was handled before it was sent
+		 * (service_registry_activation_failure_raw()) */
 		return;
 	}
 	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL)
@@ -1674,8 +1740,9 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 			text = strerror(-r);
 		}
 		_cleanup_msg_ DBusMessage *e = dbus_message_new_error(msg, name, text);
-		if (e)
-			(void) driver_send_message(d, c, e, dbus_message_get_serial(msg), NULL, 0);
+		if (!e || driver_send_message(d, c, e, dbus_message_get_serial(msg), NULL, 0) < 0)
+			log_warning("Cannot answer %s of %s with %s: out of memory",
+				    strempty(dbus_message_get_member(msg)), c->unique_name, name);
 	}
 	dbus_error_free(&call.error);
 }

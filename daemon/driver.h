@@ -78,11 +78,18 @@ int driver_build_name_signal_to(Client *to, const char *destination, const char 
 				uint8_t **ret_msg, size_t *ret_len);
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len);
+/* the same with another destination (NULL: none) */
+int driver_build_error_to(Client *to, const char *destination, uint32_t reply_serial, const char *name,
+			  const char *text, uint8_t **ret_msg, size_t *ret_len);
 
 /* the driver's introspection XML at its canonical path (--introspect) */
 char *driver_introspect_string(void);
 
 /* map a kdbus SEND errno onto the D-Bus error a sender gets */
 const char *driver_error_for_send(int r);
+
+/* driver_capture() - show monitors @msg from org.freedesktop.DBus without
+ * sending it to anyone (dbus-daemon's bus_transaction_capture()) */
+void driver_capture(Driver *d, const uint8_t *msg, size_t len);
 
 DEFINE_CLEANUP(Driver *, driver_free);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -240,6 +241,84 @@ static int become_daemon(int *ret_notify_fd, bool keep_umask) {
 	return 0;
 }
 
+/*
+ * libevent keeps a small slot per fd number it ever watched (its io map)
+ * until the base goes away.  Allocated in between the clients' memory,
+ * those slots pin the heap's pages once a flood of connections is gone,
+ * and malloc_trim() cannot give them back.  libevent's small allocations
+ * get pages of their own (never unmapped; a few hundred KiB for thousands
+ * of fds).  libevent is only used from the main thread.
+ */
+#define EVMEM_CELL 64
+#define EVMEM_SLAB (256 * 1024)
+
+static struct {
+	uint8_t *slabs[64];
+	size_t n_slabs;
+	uint8_t *cur, *end;	/* the unused rest of the last slab */
+	void *free;		/* freed cells */
+} evmem;
+
+static bool evmem_owns(const void *p) {
+	for (size_t i = 0; i < evmem.n_slabs; i++)
+		if ((const uint8_t *) p >= evmem.slabs[i] && (const uint8_t *) p < evmem.slabs[i] + EVMEM_SLAB)
+			return true;
+	return false;
+}
+
+static void *evmem_malloc(size_t n) {
+	void **c;
+
+	if (n > EVMEM_CELL)
+		return malloc(n);
+	if (evmem.free) {
+		c = evmem.free;
+		evmem.free = *c;
+		return c;
+	}
+	if (evmem.cur == evmem.end) {
+		uint8_t *s;
+
+		if (evmem.n_slabs == ELEMENTSOF(evmem.slabs))
+			return malloc(n);
+		s = mmap(NULL, EVMEM_SLAB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED)
+			return malloc(n);
+		evmem.slabs[evmem.n_slabs++] = s;
+		evmem.cur = s;
+		evmem.end = s + EVMEM_SLAB;
+	}
+	c = (void **) evmem.cur;
+	evmem.cur += EVMEM_CELL;
+	return c;
+}
+
+static void evmem_free(void *p) {
+	if (p && evmem_owns(p)) {
+		*(void **) p = evmem.free;
+		evmem.free = p;
+		return;
+	}
+	free(p);
+}
+
+static void *evmem_realloc(void *p, size_t n) {
+	void *q;
+
+	if (!p)
+		return evmem_malloc(n);
+	if (!evmem_owns(p))
+		return realloc(p, n);
+	if (n <= EVMEM_CELL)
+		return p;
+	q = malloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, EVMEM_CELL);
+	evmem_free(p);
+	return q;
+}
+
 int main(int argc, char **argv) {
 	_cleanup_(bus_freep) Bus *bus = NULL;
 	_cleanup_free_ char *address = NULL;
@@ -253,6 +332,7 @@ int main(int argc, char **argv) {
 	int r;
 
 	signal(SIGPIPE, SIG_IGN);
+	event_set_mem_functions(evmem_malloc, evmem_realloc, evmem_free);
 	/* fds 0-2 must be taken before any socket is made, or a socket could
 	 * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
 	for (int fd = 0; fd <= 2; fd++)

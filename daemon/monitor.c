@@ -174,7 +174,10 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	size_t len = 0;
 	WireHeader h;
 
-	if (km->payload_type != KDBUS_PAYLOAD_DBUS || km->dst_id == KDBUS_DST_ID_BROADCAST)
+	/* as dbus-daemon: neither what is sent to or by the driver nor a
+	 * refused message (sent to the sink) reaches eavesdroppers */
+	if (km->payload_type != KDBUS_PAYLOAD_DBUS || km->dst_id == KDBUS_DST_ID_BROADCAST ||
+	    bus_is_internal_id(bus, km->dst_id) || bus_is_internal_id(bus, km->src_id))
 		return;
 	KDBUS_ITEM_FOREACH(it, km, items) {
 		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
@@ -192,7 +195,8 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 		Client *c = e->clients[i];
 		if (c->id == km->dst_id || c->id == km->src_id || c->state != CLIENT_ACTIVE)
 			continue;
-		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, km->dst_id))
+		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, km->dst_id) ||
+		    !client_policy_eavesdrop(c, &h, km->src_id))
 			continue;
 		/* fds are not passed to eavesdroppers, as with dbus-daemon */
 		if (h.unix_fds)

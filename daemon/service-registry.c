@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +78,9 @@
 #define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
 #define WATCHER_POOL_SIZE (4ULL * 1024 * 1024)
 #define ANSWERED_MAX_AGE_NS (120ULL * 1000000000ULL)
+/* how long a new instance waits for the previous one to go (see
+ * activatable_trigger()) */
+#define PREVIOUS_OWNER_GRACE_USEC (1000 * 1000)
 
 extern char **environ;
 
@@ -95,6 +99,8 @@ typedef struct Activatable {
 	bool triggered;		/* the activator's queue became non-empty */
 	bool removed;		/* its file is gone: freed once the launch is over */
 	Launch *launch;
+	uint64_t previous_owner;	/* gave the name back and is still connected */
+	struct event *ev_previous;	/* the grace period for @previous_owner */
 } Activatable;
 
 /* a StartServiceByName call waiting for its activation */
@@ -529,6 +535,8 @@ static Activatable *activatable_free(Activatable *a) {
 	if (!a)
 		return NULL;
 	list_unlink(&a->link);
+	if (a->ev_previous)
+		event_free(a->ev_previous);
 	/* closing drops what is still queued: nothing should be left */
 	a->conn = kdbus_conn_close(a->conn);
 	service_file_free(a->file);
@@ -681,10 +689,31 @@ static void registry_name_changed(ServiceRegistry *reg, uint64_t type, const str
 
 	if (!a)
 		return;
+	bool was_owned = nc->old_id.id && !(nc->old_id.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
 	a->owned = type != KDBUS_ITEM_NAME_REMOVE && nc->new_id.id &&
 		   !(nc->new_id.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
+	/* an owner gave the name back to the activator (released it or
+	 * disconnected): its connection may still answer what it was handed */
+	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id.id))
+		a->previous_owner = nc->old_id.id;
+	if (a->owned)
+		a->previous_owner = 0;
 	if (a->owned && a->launch)
 		launch_succeed(a->launch);
+}
+
+/* connection @id is gone: the activations that waited for it may start */
+static void registry_id_removed(ServiceRegistry *reg, uint64_t id) {
+	Activatable *a;
+
+	list_for_each_entry(a, &reg->all, link)
+		if (a->previous_owner == id) {
+			a->previous_owner = 0;
+			if (a->ev_previous)
+				evtimer_del(a->ev_previous);
+			a->triggered = true;
+			registry_schedule(reg);
+		}
 }
 
 /* read every notification queued on the watcher */
@@ -698,11 +727,15 @@ static void registry_drain_watcher(ServiceRegistry *reg) {
 		if (kdbus_cmd_recv(reg->watcher, &recv) < 0)
 			break;
 		struct kdbus_msg *m = kdbus_pool_ptr(reg->watcher, recv.msg.offset);
-		if (m->payload_type == KDBUS_PAYLOAD_KERNEL)
-			KDBUS_ITEM_FOREACH(it, m, items)
+		if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
+			KDBUS_ITEM_FOREACH(it, m, items) {
 				if (it->type == KDBUS_ITEM_NAME_ADD || it->type == KDBUS_ITEM_NAME_CHANGE ||
 				    it->type == KDBUS_ITEM_NAME_REMOVE)
 					registry_name_changed(reg, it->type, &it->name_change);
+				else if (it->type == KDBUS_ITEM_ID_REMOVE)
+					registry_id_removed(reg, it->id_change.id);
+			}
+		}
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
 		(void) kdbus_cmd_free(reg->watcher, &f);
 	}
@@ -749,6 +782,20 @@ static int registry_make_watcher(ServiceRegistry *reg) {
 		if (r < 0)
 			return r;
 	}
+	/* disconnections, for the previous owners of activatable names */
+	struct {
+		struct kdbus_cmd_match cmd;
+		uint8_t items[256];
+	} mt = {};
+	struct kdbus_item *it = (struct kdbus_item *) mt.items;
+	mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
+	mt.cmd.cookie = 1;
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+	it->type = KDBUS_ITEM_ID_REMOVE;
+	it->id_change.id = KDBUS_MATCH_ID_ANY;
+	r = kdbus_cmd_match_add(reg->watcher, &mt.cmd);
+	if (r < 0)
+		return r;
 	kdbus_conn_set_wakeup(reg->watcher, watcher_wakeup, reg);
 	return 0;
 }
@@ -1177,11 +1224,41 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 }
 
 /* @a's activator has messages: start the service unless it is starting */
+static void activatable_previous_timeout(evutil_socket_t fd, short what, void *userdata) {
+	Activatable *a = userdata;
+
+	a->previous_owner = 0;
+	a->triggered = true;
+	registry_schedule(a->reg);
+}
+
 static void activatable_trigger(Activatable *a) {
 	_cleanup_free_ char *text = NULL;
 
 	if (a->launch || !a->conn || !kdbus_conn_has_messages(a->conn))
 		return;
+	/*
+	 * The previous instance gave the name back and is still connected:
+	 * it is answering what it was handed before it exits (the exit-on-idle
+	 * protocol of doc/activation.md).  The next instance is started once
+	 * it is gone, or after a grace period, so that the callers get their
+	 * replies in the order of their calls.
+	 */
+	if (a->previous_owner && !a->removed) {
+		if (!bus_find_client(a->reg->bus, a->previous_owner)) {
+			a->previous_owner = 0;
+		} else {
+			if (!a->ev_previous)
+				a->ev_previous = evtimer_new(a->reg->bus->base, activatable_previous_timeout, a);
+			if (a->ev_previous && !evtimer_pending(a->ev_previous, NULL)) {
+				struct timeval tv = { PREVIOUS_OWNER_GRACE_USEC / 1000000, PREVIOUS_OWNER_GRACE_USEC % 1000000 };
+				evtimer_add(a->ev_previous, &tv);
+			}
+			if (a->ev_previous)
+				return;
+			a->previous_owner = 0;
+		}
+	}
 	if (a->removed) {
 		if (asprintf(&text, "The name %s was not provided by any .service files", a->name) < 0)
 			text = NULL;
@@ -1367,6 +1444,12 @@ int service_registry_load(Bus *bus) {
 	if (!names) {
 		service_files_free(files, n_files);
 		return -ENOMEM;
+	}
+	/* activators are core connections of the daemon's uid: they must not
+	 * take the places of clients of that uid (max_connections_per_user) */
+	if (n_files + 1 > bus->activator_reserve) {
+		bus->activator_reserve = n_files + 1;
+		(void) bus_apply_core_limits(bus);
 	}
 
 	/* keep the entries whose name is still provided, add the new ones */
@@ -1599,6 +1682,18 @@ void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *
 		code = DBUS_ERR("Failed");
 	log_info("Activation via systemd failed for unit '%s': %s", unit, str);
 	registry_fail_launches(reg, launch_has_unit, unit, code, str);
+}
+
+void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uint8_t *msg, size_t len) {
+	DBusMessage *m;
+
+	if (!bus->services || len > INT_MAX)
+		return;
+	m = dbus_message_demarshal((const char *) msg, (int) len, NULL);
+	if (!m)
+		return;
+	service_registry_activation_failure(bus, sender, m);
+	dbus_message_unref(m);
 }
 
 void service_registry_before_send(Bus *bus, Client *sender, const char *name) {

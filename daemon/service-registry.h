@@ -108,6 +108,14 @@ void service_registry_forward_environment(Bus *bus, DBusMessage *msg);
 void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg);
 
 /**
+ * service_registry_activation_failure_raw() - the same for the dbus1 bytes
+ * @msg of @len bytes, which @sender is about to send to the driver: called
+ * from the client's send path, so that the errors reach monitors before the
+ * signal does.
+ */
+void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uint8_t *msg, size_t len);
+
+/**
  * service_registry_before_send() - hook for the client's send path: a
  * message from @sender to the well-known @name (without NO_AUTO_START) is
  * about to be SENT

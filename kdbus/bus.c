@@ -33,6 +33,13 @@ static const KdbusLimits kdbus_default_limits = {
 	.max_fds_per_msg = 253,
 	.max_payload_size = 2 * 1024 * 1024,
 	.max_msg_size = 8 * 1024,
+	.max_bytes_per_user = 512 * 1024 * 1024,
+	.max_fds_per_user = 4096,
+	.max_msgs_per_user = 65536,
+	/* 64 connections' worth; kdbus_bus_set_limits() derives them likewise */
+	.max_names_per_user = 256 * 64,
+	.max_matches_per_user = 256 * 64,
+	.max_requests_per_user = 128 * 64,
 };
 
 static bool kdbus_registry_has(const char *name) {
@@ -63,6 +70,10 @@ static void kdbus_bus_free(KdbusBus *bus) {
 	kdbus_cache_deinit(&bus->cache);
 	free(bus->wakes);
 	free(bus->spare_wakes);
+	free(bus->umatch_index);
+	free(bus->umatch_index_load);
+	free(bus->umatch_index_used);
+	free(bus->umatch_index_freq);
 	pthread_cond_destroy(&bus->sync_cond);
 	pthread_mutex_destroy(&bus->lock);
 	free(bus->name);
@@ -170,6 +181,7 @@ int kdbus_us_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 	list_init(&bus->conns);
 	list_init(&bus->monitors);
 	list_init(&bus->conns_umatch);
+	list_init(&bus->umatch_unindexed);
 	list_init(&bus->conns_kmatch);
 	list_init(&bus->notifications);
 	kdbus_name_registry_init(&bus->names);
@@ -308,6 +320,14 @@ void kdbus_bus_timer_update(KdbusBus *bus, uint64_t deadline) {
 	}
 }
 
+void kdbus_bus_trim(KdbusBus *bus) {
+	if (!bus || bus->backend != KDBUS_BACKEND_USERSPACE)
+		return;
+	kdbus_bus_lock(bus);
+	kdbus_cache_deinit(&bus->cache);
+	kdbus_bus_unlock(bus);
+}
+
 int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits) {
 	assert_return(bus && limits, -EINVAL);
 	if (bus->backend != KDBUS_BACKEND_USERSPACE)
@@ -323,7 +343,17 @@ int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits) {
 	LIMIT(max_fds_per_msg);
 	LIMIT(max_payload_size);
 	LIMIT(max_msg_size);
+	LIMIT(max_bytes_per_user);
+	LIMIT(max_fds_per_user);
+	LIMIT(max_msgs_per_user);
 #undef LIMIT
+#define LIMIT_PER_USER(f, per_conn) \
+	bus->limits.f = limits->f ? limits->f : bus->limits.per_conn * 64
+	LIMIT_PER_USER(max_names_per_user, max_names_per_conn);
+	LIMIT_PER_USER(max_matches_per_user, max_matches_per_conn);
+	LIMIT_PER_USER(max_requests_per_user, max_requests_pending);
+#undef LIMIT_PER_USER
+	kdbus_user_apply_limits(bus);
 	kdbus_bus_unlock(bus);
 	return 0;
 }

@@ -69,6 +69,16 @@
 typedef struct KdbusBus KdbusBus;
 typedef struct KdbusConn KdbusConn;
 
+/*
+ * KDBUS_MSG_HANDED_OVER - set by the userspace core in the flags of a
+ * received message that was moved between queues by a name handover (from
+ * an activator to the new owner, or given back by an owner that released
+ * the name).  Such a message was queued while no ordinary connection owned
+ * its name, so the receiver's side was never checked when it was sent.  It
+ * is never accepted in KDBUS_CMD_SEND, and the ioctl backend never sets it.
+ */
+#define KDBUS_MSG_HANDED_OVER (1ULL << 63)
+
 typedef enum KdbusBackend {
 	KDBUS_BACKEND_USERSPACE,
 	KDBUS_BACKEND_IOCTL,
@@ -90,6 +100,17 @@ typedef enum KdbusBackend {
  * @max_fds_per_msg:		fds in one message [253]
  * @max_payload_size:		bytes of PAYLOAD_VEC in one message [2 MiB]
  * @max_msg_size:		size of struct kdbus_msg with its items [8 KiB]
+ *
+ * Per-user budgets (userspace extension, kdbus/user.h): what all
+ * connections of one uid may hold together.  Messages are charged to the
+ * receiver's user on behalf of the sender's, who gets only a share of
+ * what is left; the rest to the connection's own user.
+ * @max_bytes_per_user:		bytes queued on the user's connections [512 MiB]
+ * @max_fds_per_user:		fds queued on the user's connections [4096]
+ * @max_msgs_per_user:		messages queued on the user's connections [65536]
+ * @max_names_per_user:		names owned or queued for [64 * max_names_per_conn]
+ * @max_matches_per_user:	matches [64 * max_matches_per_conn]
+ * @max_requests_per_user:	pending replies waited for [64 * max_requests_pending]
  */
 typedef struct KdbusLimits {
 	uint64_t max_names_per_conn;
@@ -100,6 +121,12 @@ typedef struct KdbusLimits {
 	uint64_t max_fds_per_msg;
 	uint64_t max_payload_size;
 	uint64_t max_msg_size;
+	uint64_t max_bytes_per_user;
+	uint64_t max_fds_per_user;
+	uint64_t max_msgs_per_user;
+	uint64_t max_names_per_user;
+	uint64_t max_matches_per_user;
+	uint64_t max_requests_per_user;
 } KdbusLimits;
 
 typedef void (*KdbusWakeupFn)(KdbusConn *conn, void *userdata);
@@ -126,6 +153,13 @@ int kdbus_cmd_bus_make(KdbusBackend backend, struct kdbus_cmd *cmd, KdbusBus **r
  * closed.  Accepts NULL, returns NULL.
  */
 KdbusBus *kdbus_bus_close(KdbusBus *bus);
+
+/**
+ * kdbus_bus_trim() - free the blocks a userspace bus keeps for reuse
+ * (queue entries, reply trackers), e.g. after a flood, so that malloc can
+ * give the memory back; no-op on the ioctl backend
+ */
+void kdbus_bus_trim(KdbusBus *bus);
 
 /**
  * kdbus_bus_set_limits() - replace the limits of a userspace bus
@@ -216,6 +250,47 @@ uint64_t kdbus_conn_get_id(KdbusConn *conn);
 bool kdbus_conn_has_messages(KdbusConn *conn);
 
 /**
+ * kdbus_payload_new() - a payload buffer the sender fills itself
+ * @size:       bytes at @ret_data
+ * @ret_handle: the buffer, for kdbus_payload_offer() and _release()
+ * @ret_data:   where to put the bytes (8-aligned)
+ *
+ * Userspace-backend extension, like KDBUS_ITEM_PAYLOAD_MEMFD but in the
+ * process: a bus daemon reads messages into such a buffer, offers it to
+ * the sending connection (kdbus_payload_offer(conn, handle, ptr)) and
+ * sends with PAYLOAD_VECs that are exactly the bytes from @ptr (8-aligned)
+ * on, one after the other.  KDBUS_CMD_SEND then takes the whole buffer as
+ * the message's payload, by reference, instead of copying the vecs; the 8
+ * bytes before @ptr must be in the buffer and become the core's.  Any
+ * other send copies as usual.  An offer holds for one send: the caller
+ * then clears it, kdbus_payload_offer(conn, NULL, NULL), which returns
+ * whether the send took the buffer; if so its bytes must never change
+ * again.  kdbus_payload_release() drops the caller's reference.
+ *
+ * Return: 0, -EOPNOTSUPP (ioctl backend), -EMSGSIZE, -ENOMEM.
+ */
+int kdbus_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data);
+bool kdbus_payload_offer(KdbusConn *conn, void *handle, const void *ptr);
+void kdbus_payload_release(KdbusBus *bus, void *handle);
+/* whether the caller's is the only reference left: every message that
+ * took the buffer is gone, and it may be written again */
+bool kdbus_payload_unshared(KdbusBus *bus, void *handle);
+
+/**
+ * kdbus_payload_id() - which payload a received message carries
+ * @offset: the offset of a KDBUS_ITEM_PAYLOAD_OFF item of a message that
+ *          @conn received and has not freed
+ *
+ * Userspace-backend extension: every receiver of a message shares one
+ * payload (see "the pool"), and this returns its number, unique on the bus
+ * for its lifetime, so that a receiver can reuse what it derived from the
+ * bytes for another receiver of the same message.
+ *
+ * Return: the id, or 0 (ioctl backend, or @offset 0).
+ */
+uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset);
+
+/**
  * kdbus_pool_ptr() - the address of pool @offset of @conn (see "the pool").
  */
 void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset);
@@ -238,7 +313,9 @@ int kdbus_cmd_update(KdbusConn *conn, struct kdbus_cmd *cmd);
  * Return: 0 or the errno of kdbus-reference.md §1.8 (ESRCH, ENXIO, EREMCHG,
  * EADDRNOTAVAIL, EPERM, EBADSLT, EMLINK, ENOBUFS, EXFULL, ECOMM,
  * ECONNRESET, ETIMEDOUT, EPIPE, ECANCELED, EMSGSIZE, EINVAL, EBADMSG,
- * ENOTUNIQ, EDOM, EDESTADDRREQ, EEXIST, E2BIG, EMFILE).
+ * ENOTUNIQ, EDOM, EDESTADDRREQ, EEXIST, E2BIG, EMFILE); userspace
+ * extension: EDQUOT, the sender's user is over its share of the
+ * receiver's or of the receiver's user's budget (kdbus/user.h).
  */
 int kdbus_cmd_send(KdbusConn *conn, struct kdbus_cmd_send *cmd);
 
@@ -255,6 +332,28 @@ int kdbus_cmd_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);
 
 /** KDBUS_CMD_FREE. Return: 0, -ENXIO (no slice there), -EINVAL (not public). */
 int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
+
+/**
+ * kdbus_recv_batch() - up to @max KDBUS_CMD_RECV without flags at once
+ * @offsets: the received messages' pool offsets, in queue order
+ *
+ * Userspace-backend extension (the ioctl backend loops over
+ * KDBUS_CMD_RECV): one lock round for a batch of messages, which is what
+ * a bus daemon that drains a queue into a socket needs.  Lost broadcasts
+ * are not reported here; the next kdbus_cmd_recv() reports them.
+ *
+ * Return: how many were received (> 0), or what the first kdbus_cmd_recv()
+ * would have failed with: -EAGAIN (empty), -ECONNRESET, -EOPNOTSUPP.
+ */
+int kdbus_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max);
+
+/**
+ * kdbus_free_batch() - KDBUS_CMD_FREE of @n slices under one lock
+ * (userspace-backend extension; the ioctl backend loops).
+ *
+ * Return: 0, or the last error of one of the frees (the others are done).
+ */
+int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
 
 /**
  * kdbus_cmd_conn_info() - KDBUS_CMD_CONN_INFO

@@ -31,6 +31,7 @@ static void kdbus_conn_free(KdbusConn *conn) {
 
 	kdbus_meta_deinit(&conn->meta);
 	kdbus_hash_deinit(&conn->pool.slices);
+	kdbus_conn_quota_flush(conn);
 	free(conn);
 	kdbus_bus_unref(bus);
 }
@@ -45,6 +46,11 @@ void kdbus_conn_update_match_links(KdbusConn *conn) {
 	KdbusBus *bus = conn->bus;
 	bool u = conn->connected && conn->match_db.n_user > 0;
 	bool k = conn->connected && conn->match_db.n_kernel > 0;
+
+	/* the user's count follows the connection's (shrinking never fails) */
+	if (conn->match_db.n_matches <= conn->self_charge.amount[KDBUS_USER_MATCHES])
+		(void)kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_MATCHES,
+					    conn->match_db.n_matches);
 
 	if (u && !list_is_linked(&conn->umatch_link))
 		list_link_tail(&bus->conns_umatch, &conn->umatch_link);
@@ -107,6 +113,32 @@ static void kdbus_conn_entry_drop(KdbusConn *conn, KdbusQueueEntry *e, bool dead
 	kdbus_queue_entry_free(bus, e);
 }
 
+/* charge a moved entry to its new receiver: pool, the per-connection
+ * share and the receiver's user (for its sender's); all or nothing */
+static int kdbus_conn_entry_charge(KdbusConn *dst, KdbusQueueEntry *e) {
+	const uint64_t amount[_KDBUS_USER_N_SLOTS] = {
+		[KDBUS_USER_BYTES] = e->charge, [KDBUS_USER_FDS] = e->n_fds, [KDBUS_USER_MSGS] = 1,
+	};
+	int r;
+
+	r = kdbus_pool_charge_msg(&dst->pool, e->charge);
+	if (r < 0 || !e->has_actor)
+		return r;
+	r = kdbus_conn_quota_charge(dst, e->actor, e->charge);
+	if (r < 0)
+		goto fail_pool;
+	r = kdbus_user_charge(dst->bus, dst->user, e->actor, &e->ucharge, amount);
+	if (r < 0)
+		goto fail_quota;
+	return 0;
+
+fail_quota:
+	kdbus_conn_quota_uncharge(dst, e->actor, e->charge);
+fail_pool:
+	kdbus_pool_uncharge(&dst->pool, e->charge);
+	return r;
+}
+
 void kdbus_conn_move_messages(KdbusConn *dst, KdbusConn *src, uint64_t name_id) {
 	KdbusBus *bus = dst->bus;
 	KdbusQueueEntry *e, *tmp;
@@ -119,12 +151,15 @@ void kdbus_conn_move_messages(KdbusConn *dst, KdbusConn *src, uint64_t name_id) 
 		/* the slice moves to another pool: what src PEEKed is gone */
 		kdbus_pool_unpublish(&src->pool, &e->slice);
 		kdbus_pool_uncharge(&src->pool, e->charge);
+		kdbus_user_uncharge(bus, &e->ucharge);
+		if (e->has_actor)
+			kdbus_conn_quota_uncharge(src, e->actor, e->charge);
 		e->conn = NULL;
 
 		if ((e->n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD)) ||
 		    !dst->connected ||
 		    dst->queue.n_msgs >= bus->limits.max_msgs_per_conn ||
-		    kdbus_pool_charge_msg(&dst->pool, e->charge) < 0) {
+		    kdbus_conn_entry_charge(dst, e) < 0) {
 			dst->lost_count++;
 			if (e->reply) {
 				KdbusReply *r = e->reply;
@@ -137,6 +172,7 @@ void kdbus_conn_move_messages(KdbusConn *dst, KdbusConn *src, uint64_t name_id) 
 			continue;
 		}
 		e->conn = dst;
+		e->msg->flags |= KDBUS_MSG_HANDED_OVER;
 		if (e->reply)
 			kdbus_reply_set_callee(e->reply, dst);
 		kdbus_conn_enqueue(dst, e);
@@ -225,6 +261,8 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 		if (r->sync) {
 			list_unlink(&r->requester_link);
 			conn->n_replies_out--;
+			(void)kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_REPLIES,
+						    conn->n_replies_out);
 			r->requester = NULL;
 			/* our own connection went away: even a reply that
 			 * arrived is dropped (the waiter frees it) */
@@ -249,6 +287,7 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 		kdbus_policy_remove_owner(&bus->policy, &conn->policy_entries);
 		bus->talk_gen++;
 	}
+	kdbus_user_uncharge(bus, &conn->self_charge);
 	kdbus_user_release(bus, conn->user);
 	conn->user = NULL;
 }
@@ -460,8 +499,10 @@ fail:
 			kdbus_pool_data_free(&conn->pool, (KdbusSlice *)n);
 	}
 	kdbus_policy_remove_owner(&bus->policy, &conn->policy_entries);
+	kdbus_user_uncharge(bus, &conn->self_charge);
 	kdbus_user_release(bus, conn->user);
 	kdbus_bus_unlock(bus);
+	kdbus_conn_quota_flush(conn);
 	kdbus_meta_deinit(&conn->meta);
 	kdbus_hash_deinit(&conn->pool.slices);
 	free(conn);
@@ -689,6 +730,128 @@ int kdbus_us_free(KdbusConn *conn, struct kdbus_cmd_free *cmd) {
 	}
 	kdbus_bus_unlock(bus);
 	return r;
+}
+
+/*
+ * kdbus_us_recv_batch(), kdbus_us_free_batch(): KDBUS_CMD_RECV without
+ * flags and KDBUS_CMD_FREE of received messages, @max or @n at a time under
+ * one lock (see kdbus_recv_batch() in bus.h).
+ */
+int kdbus_us_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max) {
+	KdbusBus *bus = conn->bus;
+	size_t n = 0;
+	int r = 0;
+
+	kdbus_bus_lock(bus);
+	if (!conn->connected) {
+		r = -ECONNRESET;
+		goto out;
+	}
+	if (kdbus_conn_is_policy_holder(conn) || kdbus_conn_is_activator(conn)) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+	while (n < max) {
+		KdbusQueueEntry *e = NULL;
+
+		r = kdbus_queue_peek(&conn->queue, 0, false, &e);
+		if (r < 0)
+			break;
+		r = kdbus_pool_publish(&conn->pool, &e->slice);
+		if (r < 0)
+			break;
+		kdbus_queue_unlink(&conn->queue, e);
+		if (e->n_fds) {
+			struct kdbus_item *it = (struct kdbus_item *)((uint8_t *)e->msg + e->fds_item_off);
+
+			memcpy(it->fds, e->fds, e->n_fds * sizeof(int));
+			e->n_fds = 0;	/* the receiver owns them now */
+		}
+		if (e->reply) {
+			e->reply->entry = NULL;
+			e->reply = NULL;
+		}
+		offsets[n++] = e->slice.offset;
+	}
+out:
+	kdbus_bus_unlock(bus);
+	return n > 0 ? (int)n : r < 0 ? r : -EAGAIN;
+}
+
+int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
+	KdbusBus *bus = conn->bus;
+	int r = 0;
+
+	kdbus_bus_lock(bus);
+	for (size_t i = 0; i < n; i++) {
+		KdbusSlice *s = kdbus_pool_find(&conn->pool, offsets[i]);
+
+		if (!s)
+			r = -ENXIO;
+		else if (!s->user_ref)
+			r = -EINVAL;
+		else if (s->kind == KDBUS_SLICE_DATA)
+			kdbus_pool_data_free(&conn->pool, s);
+		else if (s->kernel_ref)
+			s->user_ref = false;
+		else
+			kdbus_queue_entry_free(bus, container_of(s, KdbusQueueEntry, slice));
+	}
+	kdbus_bus_unlock(bus);
+	return r;
+}
+
+uint64_t kdbus_us_payload_id(uint64_t offset) {
+	uint64_t id;
+
+	/* the 8 bytes before a payload's bytes are its id (queue.h) */
+	memcpy(&id, (const uint8_t *)(uintptr_t)offset - 8, 8);
+	return id;
+}
+
+int kdbus_us_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data) {
+	KdbusPayload *p;
+
+	if (size > bus->limits.max_payload_size + 4096)
+		return -EMSGSIZE;
+	kdbus_bus_lock(bus);
+	p = kdbus_cache_alloc(&bus->cache, sizeof(*p) + KDBUS_ALIGN8(size));
+	if (p) {
+		*p = (KdbusPayload) { .refs = 1, .cap = KDBUS_ALIGN8(size), .offered = true };
+	}
+	kdbus_bus_unlock(bus);
+	if (!p)
+		return -ENOMEM;
+	*ret_handle = p;
+	*ret_data = (uint8_t *)p->data;
+	return 0;
+}
+
+bool kdbus_us_payload_offer(KdbusConn *conn, void *handle, const void *ptr) {
+	bool taken;
+
+	kdbus_bus_lock(conn->bus);
+	taken = conn->offer_taken;
+	conn->offer = handle;
+	conn->offer_ptr = handle ? ptr : NULL;
+	conn->offer_taken = false;
+	kdbus_bus_unlock(conn->bus);
+	return taken;
+}
+
+bool kdbus_us_payload_unshared(KdbusBus *bus, void *handle) {
+	bool r;
+
+	kdbus_bus_lock(bus);
+	r = ((KdbusPayload *)handle)->refs == 1;
+	kdbus_bus_unlock(bus);
+	return r;
+}
+
+void kdbus_us_payload_release(KdbusBus *bus, void *handle) {
+	kdbus_bus_lock(bus);
+	kdbus_payload_unref(bus, handle);
+	kdbus_bus_unlock(bus);
 }
 
 /* ---- CONN_INFO, LIST ---- */

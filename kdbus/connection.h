@@ -50,6 +50,10 @@ struct KdbusConn {
 	List monitor_link;
 	List umatch_link;
 	List kmatch_link;
+	uint64_t bcast_stamp;		/* last broadcast round queued to us */
+	struct KdbusPayload *offer;	/* kdbus_payload_offer(): for the next send */
+	const uint8_t *offer_ptr;
+	bool offer_taken;		/* a send adopted the offer */
 
 	KdbusPool pool;
 	KdbusQueue queue;
@@ -69,6 +73,9 @@ struct KdbusConn {
 
 	KdbusMeta meta;
 	KdbusUser *user;
+	KdbusUserCharge self_charge;	/* names, matches, replies on @user */
+	KdbusHash quotas;		/* per sending uid: kdbus_conn_quota_charge() */
+	uint64_t quota_bytes;		/* bytes of all queued messages with a sender */
 
 	/* one-entry cache of kdbus_conn_policy_talk(this, peer) */
 	uint64_t talk_cache_peer;
@@ -141,6 +148,13 @@ int kdbus_us_byebye(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_update(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);
 int kdbus_us_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
+int kdbus_us_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max);
+uint64_t kdbus_us_payload_id(uint64_t offset);
+int kdbus_us_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data);
+bool kdbus_us_payload_offer(KdbusConn *conn, void *handle, const void *ptr);
+void kdbus_us_payload_release(KdbusBus *bus, void *handle);
+bool kdbus_us_payload_unshared(KdbusBus *bus, void *handle);
+int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
 int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 int kdbus_us_list(KdbusConn *conn, struct kdbus_cmd_list *cmd);
 int kdbus_us_name_acquire(KdbusConn *conn, struct kdbus_cmd *cmd);

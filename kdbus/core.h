@@ -67,6 +67,16 @@ struct KdbusBus {
 	List conns;			/* KdbusConn.bus_link, by id */
 	List monitors;			/* KdbusConn.monitor_link */
 	List conns_umatch;		/* conns that can match user broadcasts */
+	/* user matches indexed by one bit of their bloom mask (match.c:
+	 * kdbus_match_index_*), built on the first indexable match */
+	List *umatch_index;		/* [bloom.size * 8] of KdbusMatchIndex.link */
+	uint32_t *umatch_index_load;	/* matches filed per bit */
+	uint32_t *umatch_index_freq;	/* indexed masks that have the bit */
+	uint64_t *umatch_index_used;	/* [bloom.size / 8]: bits with matches */
+	List umatch_unindexed;		/* user matches without a usable mask */
+	uint64_t umatch_n;		/* user matches in the index and the list */
+	uint64_t bcast_stamp;		/* kdbus_bus_broadcast() round */
+	uint64_t payload_seq;		/* the last KdbusPayload.id */
 	List conns_kmatch;		/* conns that can match notifications */
 	KdbusHash users;
 	KdbusNameRegistry names;

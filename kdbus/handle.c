@@ -99,6 +99,37 @@ bool kdbus_conn_has_messages(KdbusConn *conn) {
 	return kdbus_us_conn_has_messages(conn);
 }
 
+int kdbus_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data) {
+	assert_return(bus, -EINVAL);
+	assert_return(ret_handle && ret_data, -EFAULT);
+	if (bus_backend(bus) != KDBUS_BACKEND_USERSPACE)
+		return -EOPNOTSUPP;
+	return kdbus_us_payload_new(bus, size, ret_handle, ret_data);
+}
+
+bool kdbus_payload_offer(KdbusConn *conn, void *handle, const void *ptr) {
+	if (!conn || IS_IOCTL(conn))
+		return false;
+	return kdbus_us_payload_offer(conn, handle, ptr);
+}
+
+bool kdbus_payload_unshared(KdbusBus *bus, void *handle) {
+	if (!bus || !handle || bus_backend(bus) != KDBUS_BACKEND_USERSPACE)
+		return false;
+	return kdbus_us_payload_unshared(bus, handle);
+}
+
+void kdbus_payload_release(KdbusBus *bus, void *handle) {
+	if (bus && handle && bus_backend(bus) == KDBUS_BACKEND_USERSPACE)
+		kdbus_us_payload_release(bus, handle);
+}
+
+uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset) {
+	if (!conn || IS_IOCTL(conn) || !offset)
+		return 0;
+	return kdbus_us_payload_id(offset);
+}
+
 void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset) {
 	if (conn && IS_IOCTL(conn))
 		return kdbus_ioctl_pool_ptr(conn, offset);
@@ -133,6 +164,43 @@ int kdbus_cmd_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 
 int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd) {
 	DISPATCH(conn, cmd, KDBUS_CMD_FREE, kdbus_us_free);
+}
+
+int kdbus_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max) {
+	size_t n = 0;
+
+	assert_return(conn, -EINVAL);
+	assert_return(offsets || max == 0, -EFAULT);
+	if (max == 0)
+		return -EINVAL;
+	if (!IS_IOCTL(conn))
+		return kdbus_us_recv_batch(conn, offsets, max);
+	while (n < max) {
+		struct kdbus_cmd_recv cmd = { .size = sizeof(cmd) };
+		int r = kdbus_ioctl_cmd(conn, KDBUS_CMD_RECV, &cmd);
+
+		if (r < 0)
+			return n > 0 ? (int)n : r;
+		offsets[n++] = cmd.msg.offset;
+	}
+	return (int)n;
+}
+
+int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
+	int ret = 0;
+
+	assert_return(conn, -EINVAL);
+	assert_return(offsets || n == 0, -EFAULT);
+	if (!IS_IOCTL(conn))
+		return kdbus_us_free_batch(conn, offsets, n);
+	for (size_t i = 0; i < n; i++) {
+		struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offsets[i] };
+		int r = kdbus_ioctl_cmd(conn, KDBUS_CMD_FREE, &cmd);
+
+		if (r < 0)
+			ret = r;
+	}
+	return ret;
 }
 
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {

@@ -52,7 +52,8 @@ int kdbus_hash_add(KdbusHash *h, KdbusHashNode *n, uint64_t hash) {
 	KdbusHashNode **slot;
 
 	if (h->n_buckets == 0) {
-		kdbus_hash_resize(h, 16);
+		/* small: every connection has a few tables, most of them tiny */
+		kdbus_hash_resize(h, 4);
 		if (h->n_buckets == 0)
 			return -ENOMEM;
 	} else if (h->n_entries >= h->n_buckets) {

@@ -255,11 +255,15 @@ bool kdbus_name_is_valid(const char *p, bool allow_wildcard) {
 			found_dot = true;
 			dot = true;
 		} else {
+			/* ASCII, as the kernel's isalpha()/isdigit(), without the
+			 * locale's table: this runs for every message sent to a
+			 * name */
+			char ch = *q;
 			bool good;
 
-			good = isalpha((unsigned char)*q) || (!dot && isdigit((unsigned char)*q)) ||
-			       *q == '_' || *q == '-' ||
-			       (allow_wildcard && dot && *q == '*' && *(q + 1) == '\0');
+			good = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			       (!dot && ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+			       (allow_wildcard && dot && ch == '*' && *(q + 1) == '\0');
 			if (!good)
 				return false;
 			dot = false;

@@ -28,6 +28,7 @@ tests_kdbus_test_kdbus_SOURCES = \
 	tests/kdbus/test-bus.c \
 	tests/kdbus/test-message.c \
 	tests/kdbus/test-names.c \
+	tests/kdbus/test-quota.c \
 	tests/kdbus/test-activator.c
 tests_kdbus_test_kdbus_LDADD = kdbus/libkdbus.a
 TESTS += tests/kdbus/test-kdbus

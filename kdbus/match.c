@@ -25,7 +25,103 @@ void kdbus_match_db_init(KdbusMatchDb *db) {
 	db->n_matches = db->n_user = db->n_kernel = 0;
 }
 
+/*
+ * The broadcast index.  A user match that holds a one-generation bloom
+ * mask can only match a filter that has every bit of that mask, so it is
+ * filed under one of them: the one the fewest indexed masks have (then the
+ * one with the fewest matches filed), so that rules which share an
+ * interface but differ in a member go under a bit of their member, which
+ * other signals of the interface set only by chance.  A broadcast then
+ * tests only the matches filed under the bits its filter has, plus the
+ * unindexed ones.
+ */
+/* the mask a match is indexed by (the last one-generation mask) */
+static const uint64_t *kdbus_match_index_mask(const KdbusMatch *m) {
+	const uint64_t *mask = NULL;
+
+	for (size_t i = 0; i < m->n_rules; i++)
+		if (m->rules[i].type == KDBUS_ITEM_BLOOM_MASK && m->rules[i].generations == 1)
+			mask = m->rules[i].mask;
+	return mask;
+}
+
+static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
+	KdbusMatchIndex *ix = m->ix;
+	size_t words = bus->bloom.size / 8, bits = words * 64;
+	const uint64_t *mask = kdbus_match_index_mask(m);
+	int32_t best = -1;
+
+	ix->key_bit = -1;
+	if (mask && !bus->umatch_index) {
+		bus->umatch_index = malloc(bits * sizeof(List));
+		bus->umatch_index_load = calloc(bits, sizeof(uint32_t));
+		bus->umatch_index_used = calloc(words, sizeof(uint64_t));
+		bus->umatch_index_freq = calloc(bits, sizeof(uint32_t));
+		if (!bus->umatch_index || !bus->umatch_index_load || !bus->umatch_index_used ||
+		    !bus->umatch_index_freq) {
+			free(bus->umatch_index);
+			free(bus->umatch_index_load);
+			free(bus->umatch_index_used);
+			free(bus->umatch_index_freq);
+			bus->umatch_index = NULL;
+			bus->umatch_index_load = NULL;
+			bus->umatch_index_used = NULL;
+			bus->umatch_index_freq = NULL;
+		} else {
+			for (size_t b = 0; b < bits; b++)
+				list_init(&bus->umatch_index[b]);
+		}
+	}
+	if (mask && bus->umatch_index)
+		for (size_t w = 0; w < words; w++)
+			for (uint64_t x = mask[w]; x; x &= x - 1) {
+				int32_t b = (int32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+				const uint32_t *f = bus->umatch_index_freq, *l = bus->umatch_index_load;
+
+				if (best < 0 || f[b] < f[best] || (f[b] == f[best] && l[b] < l[best]))
+					best = b;
+			}
+	if (best >= 0) {
+		for (size_t w = 0; w < words; w++)
+			for (uint64_t x = mask[w]; x; x &= x - 1)
+				bus->umatch_index_freq[w * 64 + (size_t)__builtin_ctzll(x)]++;
+		for (size_t w = 0; w < words; w++)
+			if (__builtin_popcountll(mask[w]) > __builtin_popcountll(ix->quick_bits)) {
+				ix->quick_word = (uint32_t)w;
+				ix->quick_bits = mask[w];
+			}
+		ix->key_bit = best;
+		bus->umatch_index_load[best]++;
+		bus->umatch_index_used[best / 64] |= 1ULL << (best % 64);
+		list_link_tail(&bus->umatch_index[best], &ix->link);
+	} else {
+		list_link_tail(&bus->umatch_unindexed, &ix->link);
+	}
+	bus->umatch_n++;
+}
+
+static void kdbus_match_index_remove(KdbusMatch *m) {
+	KdbusMatchIndex *ix = m->ix;
+
+	if (!ix || !list_is_linked(&ix->link))
+		return;
+	KdbusBus *bus = ix->conn->bus;
+
+	list_unlink(&ix->link);
+	if (ix->key_bit >= 0) {
+		if (--bus->umatch_index_load[ix->key_bit] == 0)
+			bus->umatch_index_used[ix->key_bit / 64] &= ~(1ULL << (ix->key_bit % 64));
+		const uint64_t *mask = kdbus_match_index_mask(m);
+
+		for (size_t w = 0; w < bus->bloom.size / 8; w++)
+			for (uint64_t x = mask[w]; x; x &= x - 1)
+				bus->umatch_index_freq[w * 64 + (size_t)__builtin_ctzll(x)]--;
+	}
+	bus->umatch_n--;
+}
+
 static void kdbus_match_free(KdbusMatchDb *db, KdbusMatch *m) {
+	kdbus_match_index_remove(m);
 	kdbus_hash_remove(&db->by_cookie, &m->node);
 	if (list_is_linked(&m->user_link)) {
 		list_unlink(&m->user_link);
@@ -69,6 +165,7 @@ void kdbus_match_db_flush(KdbusBus *bus, KdbusConn *conn) {
 	while ((n = kdbus_hash_pop(&db->by_cookie))) {
 		KdbusMatch *m = container_of(n, KdbusMatch, node);
 
+		kdbus_match_index_remove(m);
 		list_unlink(&m->user_link);
 		list_unlink(&m->kernel_link);
 		free(m);
@@ -131,14 +228,29 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 	}
 	if (db->n_matches - existing >= bus->limits.max_matches_per_conn)
 		return -EMFILE;
+	/* the user's budget (user.h); kdbus_conn_update_match_links() syncs it
+	 * with the connection's count afterwards */
+	if (db->n_matches - existing + 1 > conn->self_charge.amount[KDBUS_USER_MATCHES] &&
+	    kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_MATCHES,
+				  db->n_matches - existing + 1) < 0)
+		return -EMFILE;
 
-	m = calloc(1, sizeof(*m) + n_rules * sizeof(KdbusMatchRule) + data + 8);
+	size_t base = sizeof(*m) + n_rules * sizeof(KdbusMatchRule) + data + 8;
+
+	m = calloc(1, base + (user ? sizeof(KdbusMatchIndex) + 8 : 0));
 	if (!m)
 		return -ENOMEM;
 	m->cookie = cmd->cookie;
 	m->n_rules = n_rules;
 	list_init(&m->user_link);
 	list_init(&m->kernel_link);
+	if (user) {
+		m->ix = (KdbusMatchIndex *)KDBUS_ALIGN8((uintptr_t)m + base);
+		m->ix->match = m;
+		m->ix->conn = conn;
+		m->ix->key_bit = -1;
+		list_init(&m->ix->link);
+	}
 	d = (uint8_t *)&m->rules[n_rules];
 	d = (uint8_t *)KDBUS_ALIGN8((uintptr_t)d);
 
@@ -207,6 +319,7 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 	if (user) {
 		list_link_tail(&db->user, &m->user_link);
 		db->n_user++;
+		kdbus_match_index_add(bus, m);
 	}
 	if (kernel) {
 		list_link_tail(&db->kernel, &m->kernel_link);
@@ -252,6 +365,26 @@ static bool kdbus_match_rule_user(KdbusBus *bus, const KdbusMatchRule *r, KdbusC
 	default:
 		return false;
 	}
+}
+
+bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, KdbusConn *src, uint64_t dst_id,
+			  const struct kdbus_bloom_filter *bloom) {
+	size_t words = bus->bloom.size / 8;
+
+	for (size_t i = 0; i < m->n_rules; i++) {
+		const KdbusMatchRule *r = &m->rules[i];
+
+		if (r->type == KDBUS_ITEM_BLOOM_MASK && r->generations == 1 && bloom) {
+			/* the common case, without the generation arithmetic */
+			for (size_t w = 0; w < words; w++)
+				if ((bloom->data[w] & r->mask[w]) != r->mask[w])
+					return false;
+			continue;
+		}
+		if (!kdbus_match_rule_user(bus, r, src, dst_id, bloom))
+			return false;
+	}
+	return true;
 }
 
 bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, KdbusConn *src,

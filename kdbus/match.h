@@ -40,10 +40,23 @@ typedef struct KdbusMatchRule {
 	uint64_t generations;
 } KdbusMatchRule;
 
+/* where a user match is in the bus's broadcast index (match.c); kept
+ * after the match's own bytes, and only for user matches, since every
+ * connection has kernel matches for its own names */
+typedef struct KdbusMatchIndex {
+	List link;			/* KdbusBus.umatch_index[key_bit] or .umatch_unindexed */
+	struct KdbusMatch *match;
+	KdbusConn *conn;
+	int32_t key_bit;		/* -1: not indexed by a bit */
+	uint32_t quick_word;		/* the mask's word with the most bits... */
+	uint64_t quick_bits;		/* ...and its bits: a cheap first test */
+} KdbusMatchIndex;
+
 typedef struct KdbusMatch {
 	KdbusHashNode node;
 	List user_link;
 	List kernel_link;
+	struct KdbusMatchIndex *ix;	/* user matches only (match.c) */
 	uint64_t cookie;
 	size_t n_rules;
 	KdbusMatchRule rules[];
@@ -80,6 +93,13 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
  * Return: 0 or -EBADSLT.
  */
 int kdbus_match_remove(KdbusBus *bus, KdbusConn *conn, uint64_t cookie);
+
+/**
+ * kdbus_match_one_user() - whether a user message passes match @m (every
+ * rule of it); for kdbus_bus_broadcast() over the bus's index.
+ */
+bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, KdbusConn *src, uint64_t dst_id,
+			  const struct kdbus_bloom_filter *bloom);
 
 /**
  * kdbus_match_db_match_user() - whether a user message passes @conn's db

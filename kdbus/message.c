@@ -43,6 +43,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	uint64_t payload_size = s->payload ? s->payload->size : 0;
 	size_t n_fds = with_fds ? s->n_fds : 0;
 	uint64_t mask, charge;
+	KdbusUserCharge uc = {};
 	KdbusQueueEntry *e;
 	struct kdbus_msg *m;
 	size_t size;
@@ -80,13 +81,40 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	if (r < 0)
 		return r;
 
+	/* the receiver's user pays, on behalf of the sender's (user.h) */
+	if (s->src && s->src->user) {
+		const uint64_t amount[_KDBUS_USER_N_SLOTS] = {
+			[KDBUS_USER_BYTES] = charge, [KDBUS_USER_FDS] = n_fds, [KDBUS_USER_MSGS] = 1,
+		};
+
+		r = kdbus_conn_quota_charge(dst, s->src->user->uid, charge);
+		if (r < 0) {
+			kdbus_pool_uncharge(&dst->pool, charge);
+			return r;
+		}
+		r = kdbus_user_charge(bus, dst->user, s->src->user->uid, &uc, amount);
+		if (r < 0) {
+			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
+			kdbus_pool_uncharge(&dst->pool, charge);
+			return r;
+		}
+	}
+
 	e = kdbus_queue_entry_alloc(bus, size, n_fds);
 	if (!e) {
+		if (s->src && s->src->user)
+			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
 		kdbus_pool_uncharge(&dst->pool, charge);
+		kdbus_user_uncharge(bus, &uc);
 		return -ENOMEM;
 	}
 	e->conn = dst;
 	e->charge = charge;
+	e->ucharge = uc;
+	if (s->src && s->src->user) {
+		e->actor = s->src->user->uid;
+		e->has_actor = true;
+	}
 	e->slice.size = charge;
 
 	for (size_t i = 0; i < n_fds; i++) {
@@ -117,7 +145,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	if (payload_size) {
 		struct kdbus_vec v = {
 			.size = payload_size,
-			.offset = (uint64_t)(uintptr_t)s->payload->data,
+			.offset = (uint64_t)(uintptr_t)s->payload->ptr,
 		};
 
 		p = kdbus_item_append(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
@@ -165,13 +193,61 @@ void kdbus_bus_eavesdrop(KdbusBus *bus, KdbusStaging *s) {
 	}
 }
 
+/* a broadcast to the receivers of one candidate match, once per receiver */
+static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatchIndex *ix) {
+	KdbusConn *c = ix->conn;
+	KdbusQueueEntry *e;
+
+	if (c->bcast_stamp == bus->bcast_stamp || !c->connected)
+		return;
+	/* most candidates that do not match fail here */
+	if (ix->key_bit >= 0 && (s->bloom->data[ix->quick_word] & ix->quick_bits) != ix->quick_bits)
+		return;
+	if (!kdbus_match_one_user(bus, ix->match, s->src, s->dst_id, s->bloom))
+		return;
+	c->bcast_stamp = bus->bcast_stamp;
+	/* a receiver needs TALK access to the sender */
+	if (!kdbus_conn_policy_talk(c, s->src))
+		return;
+	if (kdbus_entry_build(bus, c, s, false, &e) < 0)
+		c->lost_count++;
+	else
+		kdbus_conn_enqueue(c, e);
+}
+
+/*
+ * kdbus_bus_broadcast() through the match index (match.c): the matches
+ * without a usable mask, and those filed under a bit the filter has.
+ * Every receiver gets the message once, as with the walk over
+ * conns_umatch; only the order between receivers differs.
+ */
+static void kdbus_bus_broadcast_indexed(KdbusBus *bus, KdbusStaging *s) {
+	size_t words = bus->bloom.size / 8;
+	KdbusMatchIndex *m, *n;
+
+	bus->bcast_stamp++;
+	list_for_each_entry_safe(m, n, &bus->umatch_unindexed, link)
+		kdbus_broadcast_candidate(bus, s, m);
+	if (!s->bloom)
+		return;
+	for (size_t w = 0; w < words; w++)
+		for (uint64_t x = s->bloom->data[w] & bus->umatch_index_used[w]; x; x &= x - 1) {
+			List *head = &bus->umatch_index[w * 64 + (size_t)__builtin_ctzll(x)];
+
+			list_for_each_entry_safe(m, n, head, link)
+				kdbus_broadcast_candidate(bus, s, m);
+		}
+}
+
 void kdbus_bus_broadcast(KdbusBus *bus, KdbusStaging *s) {
 	KdbusConn *c;
 
 	/* monitors first, so they never see a reaction before its cause */
 	kdbus_bus_eavesdrop(bus, s);
 
-	if (s->src) {
+	if (s->src && bus->umatch_index) {
+		kdbus_bus_broadcast_indexed(bus, s);
+	} else if (s->src) {
 		list_for_each_entry(c, &bus->conns_umatch, umatch_link) {
 			KdbusQueueEntry *e;
 
@@ -312,6 +388,44 @@ static int kdbus_msg_examine(KdbusBus *bus, const struct kdbus_msg *msg,
 	return 0;
 }
 
+/*
+ * kdbus_payload_offer() (bus.h): the sender's payload already sits in a
+ * buffer of ours; take it if the vecs are exactly its bytes at the offered
+ * address, one after the other.
+ */
+static bool kdbus_staging_adopt(KdbusBus *bus, const struct kdbus_msg *msg, KdbusStaging *s, uint64_t total) {
+	KdbusConn *src = s->src;
+	KdbusPayload *p = src->offer;
+	const uint8_t *start = (const uint8_t *)msg->items, *at = src->offer_ptr, *end;
+	size_t size = msg->size - offsetof(struct kdbus_msg, items);
+
+	end = (const uint8_t *)p->data + p->cap;
+	if (!at || ((uintptr_t)at & 7) || at < (const uint8_t *)p->data + 8 || total > (uint64_t)(end - at))
+		return false;
+	for (size_t pos = 0; pos < size; pos += KDBUS_ALIGN8(((const struct kdbus_item *)(start + pos))->size)) {
+		const struct kdbus_item *item = (const void *)(start + pos);
+
+		if (item->type == KDBUS_ITEM_PAYLOAD_MEMFD)
+			return false;
+		if (item->type != KDBUS_ITEM_PAYLOAD_VEC || item->vec.size == 0)
+			continue;
+		if ((const uint8_t *)(uintptr_t)item->vec.address != at)
+			return false;
+		at += item->vec.size;
+	}
+	if (at != src->offer_ptr + total)
+		return false;
+	src->offer = NULL;		/* once */
+	src->offer_taken = true;
+	p->refs++;
+	p->size = total;
+	p->ptr = (uint8_t *)src->offer_ptr;
+	p->id = ++bus->payload_seq;
+	memcpy(p->ptr - 8, &p->id, 8);
+	s->payload = p;
+	return true;
+}
+
 static int kdbus_staging_copy_payload(KdbusBus *bus, const struct kdbus_msg *msg,
 				      KdbusStaging *s, uint64_t total) {
 	const uint8_t *start = (const uint8_t *)msg->items;
@@ -321,11 +435,17 @@ static int kdbus_staging_copy_payload(KdbusBus *bus, const struct kdbus_msg *msg
 
 	if (total == 0)
 		return 0;
+	if (s->src && s->src->offer && kdbus_staging_adopt(bus, msg, s, total))
+		return 0;
 	p = kdbus_cache_alloc(&bus->cache, sizeof(*p) + KDBUS_ALIGN8(total));
 	if (!p)
 		return -ENOMEM;
 	p->refs = 1;
 	p->size = total;
+	p->offered = false;
+	p->ptr = (uint8_t *)p->data;
+	p->cap = KDBUS_ALIGN8(total);
+	p->id = ++bus->payload_seq;
 	d = (uint8_t *)p->data;
 
 	for (size_t pos = 0; pos < size; pos += KDBUS_ALIGN8(((const struct kdbus_item *)(start + pos))->size)) {

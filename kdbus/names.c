@@ -92,9 +92,14 @@ static int kdbus_name_owner_new(KdbusBus *bus, KdbusConn *conn, KdbusNameEntry *
 
 	if (conn->n_names >= bus->limits.max_names_per_conn)
 		return -E2BIG;
+	/* the user's budget for all its connections (user.h) */
+	if (kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_NAMES, conn->n_names + 1) < 0)
+		return -E2BIG;
 	o = calloc(1, sizeof(*o));
-	if (!o)
+	if (!o) {
+		(void)kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_NAMES, conn->n_names);
 		return -ENOMEM;
+	}
 	o->conn = conn;
 	o->entry = e;
 	list_init(&o->name_link);
@@ -110,6 +115,8 @@ static void kdbus_name_owner_free(KdbusNameOwner *o) {
 	list_unlink(&o->name_link);
 	list_unlink(&o->conn_link);
 	o->conn->n_names--;
+	(void)kdbus_user_charge_set(o->conn->bus, o->conn->user, &o->conn->self_charge, KDBUS_USER_NAMES,
+				    o->conn->n_names);
 	if (o->conn->activator_of == o)
 		o->conn->activator_of = NULL;
 	free(o);

@@ -47,7 +47,10 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 	if (e->conn) {
 		kdbus_pool_unpublish(&e->conn->pool, &e->slice);
 		kdbus_pool_uncharge(&e->conn->pool, e->charge);
+		if (e->has_actor)
+			kdbus_conn_quota_uncharge(e->conn, e->actor, e->charge);
 	}
+	kdbus_user_uncharge(bus, &e->ucharge);
 	if (e->reply)
 		e->reply->entry = NULL;
 	kdbus_cache_free(&bus->cache, e);

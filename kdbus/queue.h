@@ -23,6 +23,7 @@
 
 #include "kdbus/kdbus.h"
 #include "kdbus/pool.h"
+#include "kdbus/user.h"
 #include "util/list.h"
 
 typedef struct KdbusBus KdbusBus;
@@ -32,6 +33,11 @@ typedef struct KdbusReply KdbusReply;
 typedef struct KdbusPayload {
 	uint64_t refs;
 	uint64_t size;
+	uint8_t *ptr;			/* the bytes: @data, or inside it if adopted */
+	uint64_t cap;			/* bytes allocated at @data */
+	bool offered;			/* made by kdbus_payload_new() */
+	uint64_t id;			/* unique on the bus (kdbus_payload_id()); also
+					 * the 8 bytes before @ptr */
 	uint64_t data[];
 } KdbusPayload;
 
@@ -45,6 +51,9 @@ typedef struct KdbusQueueEntry {
 	uint64_t dst_name_id;
 	int64_t priority;
 	uint64_t charge;		/* bytes charged to the pool */
+	KdbusUserCharge ucharge;	/* on the receiver's user, for the sender's */
+	uint64_t actor;			/* the sender's uid, if @has_actor */
+	bool has_actor;
 	uint32_t n_fds;			/* fds still owned by the entry */
 	uint32_t fds_item_off;		/* offset of the FDS item in @msg, or 0 */
 	int *fds;

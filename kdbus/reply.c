@@ -102,10 +102,17 @@ int kdbus_reply_new(KdbusBus *bus, KdbusConn *requester, KdbusConn *callee,
 
 	if (requester->n_replies_out >= bus->limits.max_requests_pending)
 		return -EMLINK;
+	/* the user's budget (user.h) */
+	if (kdbus_user_charge_set(bus, requester->user, &requester->self_charge, KDBUS_USER_REPLIES,
+				  requester->n_replies_out + 1) < 0)
+		return -EMLINK;
 
 	r = kdbus_cache_alloc(&bus->cache, sizeof(*r));
-	if (!r)
+	if (!r) {
+		(void)kdbus_user_charge_set(bus, requester->user, &requester->self_charge, KDBUS_USER_REPLIES,
+				    requester->n_replies_out);
 		return -ENOMEM;
+	}
 	*r = (KdbusReply){
 		.requester = requester,
 		.callee = callee,
@@ -118,18 +125,23 @@ int kdbus_reply_new(KdbusBus *bus, KdbusConn *requester, KdbusConn *callee,
 	};
 	if (kdbus_hash_add(&bus->replies, &r->node, kdbus_reply_hash(requester->id, cookie)) < 0) {
 		kdbus_cache_free(&bus->cache, r);
+		(void)kdbus_user_charge_set(bus, requester->user, &requester->self_charge, KDBUS_USER_REPLIES,
+				    requester->n_replies_out);
 		return -ENOMEM;
 	}
 	if (!sync) {
 		if (heap_push(&bus->heap, r) < 0) {
 			kdbus_hash_remove(&bus->replies, &r->node);
 			kdbus_cache_free(&bus->cache, r);
+			(void)kdbus_user_charge_set(bus, requester->user, &requester->self_charge, KDBUS_USER_REPLIES,
+					    requester->n_replies_out);
 			return -ENOMEM;
 		}
 		kdbus_bus_timer_update(bus, deadline_ns);
 	}
 	list_link_tail(&requester->replies_out, &r->requester_link);
 	requester->n_replies_out++;
+
 	list_link_tail(&callee->replies_in, &r->callee_link);
 	*ret = r;
 	return 0;
@@ -164,6 +176,8 @@ void kdbus_reply_free(KdbusBus *bus, KdbusReply *r) {
 	if (r->requester) {
 		list_unlink(&r->requester_link);
 		r->requester->n_replies_out--;
+		(void)kdbus_user_charge_set(bus, r->requester->user, &r->requester->self_charge,
+					    KDBUS_USER_REPLIES, r->requester->n_replies_out);
 	}
 	if (r->callee)
 		list_unlink(&r->callee_link);

@@ -56,6 +56,23 @@ tests_unit_test_compile_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
 tests_unit_test_compile_LDADD = policy/libpolicy.a kdbus/libkdbus.a $(EXPAT_LIBS)
 TESTS += tests/unit/test-compile
 
+# policy compile (tests/fuzz/fuzz-policy-compile.c, built on test-compile.c)
+check_PROGRAMS += tests/fuzz/fuzz-policy-compile-repro
+tests_fuzz_fuzz_policy_compile_repro_SOURCES = tests/fuzz/fuzz-policy-compile.c tests/fuzz/fuzz-main.c
+tests_fuzz_fuzz_policy_compile_repro_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/policy-compile"'
+tests_fuzz_fuzz_policy_compile_repro_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+tests_fuzz_fuzz_policy_compile_repro_LDADD = policy/libpolicy.a kdbus/libkdbus.a $(EXPAT_LIBS)
+TESTS += tests/fuzz/fuzz-policy-compile-repro
+EXTRA_DIST += tests/fuzz/corpus/policy-compile
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-policy-compile
+tests_fuzz_fuzz_policy_compile_SOURCES = tests/fuzz/fuzz-policy-compile.c policy/config.c policy/config.h policy/policy.c policy/policy.h policy/compile.c policy/compile.h
+tests_fuzz_fuzz_policy_compile_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_policy_compile_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_policy_compile_LDADD = kdbus/libkdbus.a $(EXPAT_LIBS)
+endif
+
 # tests/policy-diff/run.sh BUSBRIDGED: dbus-daemon vs busbridged, needs root
 EXTRA_DIST += \
 	tests/policy-diff/run.sh \

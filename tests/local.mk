@@ -7,6 +7,16 @@ check_PROGRAMS += tests/integration/sdbus-client
 tests_integration_sdbus_client_SOURCES = tests/integration/sdbus-client.c
 tests_integration_sdbus_client_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
 tests_integration_sdbus_client_LDADD = $(SYSTEMD_LIBS)
+# activation under load, run by tests/activation-stress/run.sh DAEMON
+# (tools/run-tests.sh)
+check_PROGRAMS += tests/activation-stress/stress-client tests/activation-stress/stress-service
+tests_activation_stress_stress_client_SOURCES = tests/activation-stress/stress-client.c
+tests_activation_stress_stress_client_CFLAGS = $(AM_CFLAGS) $(DBUS_CFLAGS)
+tests_activation_stress_stress_client_LDADD = $(DBUS_LIBS)
+tests_activation_stress_stress_service_SOURCES = tests/activation-stress/stress-service.c
+tests_activation_stress_stress_service_CFLAGS = $(AM_CFLAGS) $(DBUS_CFLAGS)
+tests_activation_stress_stress_service_LDADD = $(DBUS_LIBS)
+EXTRA_DIST += tests/activation-stress/run.sh
 EXTRA_DIST += \
 	tests/integration/run.sh \
 	tests/integration/lib.sh \
@@ -24,3 +34,9 @@ EXTRA_DIST += \
 	tests/integration/test-sdbus.sh \
 	tests/integration/test-run-session.sh \
 	tests/integration/test-limits.sh
+EXTRA_DIST += tests/integration/test-policy-reload.py tests/integration/test-policy-core.sh \
+	tests/integration/test-system-bus.sh
+# robustness: per-user quotas (root), the adversarial test (tools/run-tests.sh)
+EXTRA_DIST += doc/fuzzing.md doc/robustness.md
+EXTRA_DIST += tests/integration/test-quota.sh tests/integration/quota-peer.py \
+	tests/adversarial/adversarial.py tests/adversarial/dbuswire.py tests/adversarial/failmalloc.c

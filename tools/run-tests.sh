@@ -11,7 +11,13 @@
 #    busbridged on a private socket
 # 4. runs dbus-daemon's own installed test suite against busbridged
 #    (tests/dbus-tests.sh, the dbus-tests package); subtests that are known
-#    to fail are listed with their reason in tests/dbus-tests.expected-failures
+#    to fail are listed with their reason in tests/dbus-tests.expected-failures,
+#    and the activation stress test (tests/activation-stress/run.sh)
+#    and, as root, the differential policy test (tests/policy-diff/run.sh,
+#    dbus-daemon and busbridged with the same configurations, the system.d
+#    files of `tools/deps.sh policy` among them)
+#    the adversarial test (tests/adversarial/adversarial.py) and a subset
+#    of the integration tests with busbridged under valgrind memcheck
 # 5. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
 #    `make check` and the integration tests again
 #
@@ -26,6 +32,8 @@ export LC_ALL=C.UTF-8
 tools/deps.sh test || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 pass=0 fail=0 skip=0
+# the integration tests run under valgrind (ONLY= regex of tests/integration/run.sh)
+valgrind_tests='test-(dbus-send|gdbus|python|limits|quota|tcp|busctl|sdbus|dbus-monitor|run-session)'
 count() { # PASS FAIL SKIP [label]
 	pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3))
 	echo "== ${4:-}: $1 passed, $2 failed, $3 skipped"
@@ -63,6 +71,58 @@ if build build; then
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*$/\1 \2 \3/p')
 	if [ $# = 3 ]; then count "$1" "$2" "$3" dbus-tests; else count 0 1 0 "dbus-tests ($out)"; fi
 	grep -E '^(UNEXPECTED|# dbus-tests)' build.dbus-tests.log | head -40
+
+	# activation under load: a service that exits on idle / crashes every
+	# few dozen calls, beside dbus-daemon's figures (about 5 s, at most 2 min)
+	out=$(tests/activation-stress/run.sh "$top/build/daemon/busbridged" "$top/build" 2>&1 |
+		tee build.activation-stress.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" activation-stress; else count 0 1 0 "activation-stress ($out)"; fi
+	grep -E '^(not ok|# )' build.activation-stress.log | head -12
+
+	# hostile clients against a running busbridged (tests/adversarial, about
+	# 40 s): malformed messages, SASL garbage, floods, spoofing, EMFILE,
+	# injected ENOMEM, while a control client must be answered within 1 s
+	out=$(tests/adversarial/adversarial.py "$top/build/daemon/busbridged" 2>&1 |
+		tee build.adversarial.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" adversarial; else count 0 1 0 "adversarial ($out)"; fi
+	grep -E '^(not ok|# )' build.adversarial.log | head -20
+
+	# the integration tests with busbridged under valgrind memcheck (a
+	# representative subset, about 2 min): no errors, no definite leaks
+	if [ "${SKIP_VALGRIND:-0}" != 1 ] && command -v valgrind > /dev/null; then
+		vgdir=$top/build/valgrind
+		rm -rf "$vgdir"; mkdir -p "$vgdir"
+		cat > build/daemon/busbridged-valgrind <<-EOF
+		#!/bin/sh
+		exec valgrind -q --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \\
+			--log-file=$vgdir/vg.%p.log "$top/build/daemon/busbridged" "\$@"
+		EOF
+		chmod +x build/daemon/busbridged-valgrind
+		out=$(ONLY="${VALGRIND_TESTS:-$valgrind_tests}" tests/integration/run.sh \
+			"$top/build/daemon/busbridged-valgrind" 2>&1 | tee build.valgrind.log | tail -n 1)
+		set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+		if [ $# = 3 ]; then count "$1" "$2" "$3" "integration (valgrind)"; else count 0 1 0 "integration valgrind ($out)"; fi
+		[ "${2:-1}" = 0 ] || grep -E '^not ok' build.valgrind.log | head -20
+		# with -q, valgrind writes only errors and leaks: every non-empty log is one
+		n_logs=$(ls "$vgdir" | wc -l)
+		bad=$(find "$vgdir" -name 'vg.*.log' -size +0 | wc -l)
+		if [ "$n_logs" -gt 0 ] && [ "$bad" = 0 ]; then
+			count 1 0 0 "valgrind: $n_logs daemons, no errors, no definite leaks"
+		else
+			count 0 1 0 "valgrind: $bad of $n_logs daemons had errors or definite leaks"
+			find "$vgdir" -name 'vg.*.log' -size +0 | head -3 | xargs -r head -n 40
+		fi
+	fi
+
+	# differential policy test against dbus-daemon (root only: test users;
+	# skipped otherwise): the system.d files of tools/deps.sh policy
+	[ "$(id -u)" != 0 ] || tests/policy-diff/setup-packages.sh > build.policy-diff.log 2>&1
+	out=$(tests/policy-diff/run.sh "$top/build/daemon/busbridged" --quiet 2>&1 | tee -a build.policy-diff.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" policy-diff; else count 0 1 0 "policy-diff ($out)"; fi
+	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.policy-diff.log | head -20
 else
 	tail -30 build.build.log
 	count 0 1 0 "build"

@@ -3,8 +3,8 @@
 # and the reply, StartServiceByName, a service that exits on idle after every
 # call answering every one of many pipelined calls, the activation
 # environment, failures (bad Exec, exit before the name is taken, a signal,
-# the timeout on a bus of its own, max_pending_service_starts) each answering
-# every queued caller with exactly one error, ListActivatableNames and
+# the timeout on a bus of its own, a queue over quota, max_pending_service_starts)
+# each answering every queued caller with exactly one error, ListActivatableNames and
 # ReloadConfig adding and removing a name.  dbus-daemon's error names and
 # texts; every case passes against /usr/bin/dbus-daemon too.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +37,9 @@ service "$SVC" "$P.Quotes" "/bin/sh -c 'unclosed"
 mkdir -p "$T/svc-timeout" "$T/svc-limit"
 service "$T/svc-timeout" "$P.Sleep" "/bin/sleep 30"
 service "$T/svc-timeout" "$P.True" "/bin/true"
-own_config "$T/timeout.conf" "$T/timeout.sock" service_start_timeout=1000
+service "$T/svc-timeout" "$P.Quota" "/bin/sleep 30"
+# (and small pools: the activator's queue is 16 MiB, the floor)
+own_config "$T/timeout.conf" "$T/timeout.sock" service_start_timeout=1000 max_outgoing_bytes=1000000
 sed -i "s|<servicedir>[^<]*</servicedir>|<servicedir>$T/svc-timeout</servicedir>|" "$T/timeout.conf"
 # ... and one with max_pending_service_starts=1
 service "$T/svc-limit" "$P.Slow1" "/bin/sleep 30"
@@ -292,12 +294,34 @@ def _():
     one_error(rs, E + 'TimedOut', "Failed to activate service '%s.True': timed out" % P)
 
 
-@case('max_pending_service_starts=1: a second pending activation gets LimitsExceeded')
+@case('queue over quota: calls beyond what the activator may hold get LimitsExceeded, the rest TimedOut')
+def _():
+    t = Conn(os.environ['TIMEOUT_ADDR'])
+    big = 'q' * (1024 * 1024)
+    # 24 MiB for a service that never comes: more than the activator's
+    # 16 MiB queue
+    rs = t.wait([t.send(P + '.Quota', 'Echo', big, sig='s') for i in range(24)], secs=20)
+    names = []
+    for i, r in enumerate(rs):
+        assert len(r) == 1, 'call %d: %d replies' % (i, len(r))
+        eq(r[0].get_type(), L.MESSAGE_TYPE_ERROR, 'call %d: reply type' % i)
+        names.append(r[0].get_error_name())
+    assert set(names) <= {E + 'LimitsExceeded', E + 'TimedOut'}, 'errors: %s' % sorted(set(names))
+    assert E + 'TimedOut' in names, 'no TimedOut: %s' % names
+    # dbus-daemon holds them all (and stops reading the sender when its
+    # max_incoming_bytes is reached); busbridged's activator has a quota
+    if os.path.basename(os.environ.get('BUS_DAEMON', '')) == 'busbridged':
+        assert E + 'LimitsExceeded' in names, 'no LimitsExceeded: %s' % names
+
+
+@case('max_pending_service_starts=1: every caller of a second pending activation gets LimitsExceeded')
 def _():
     t = Conn(os.environ['LIMIT_ADDR'])
+    # (dbus-daemon counts every waiting message against the limit, so one
+    # call to the first service)
     s1 = t.send(P + '.Slow1', 'Echo', 'x', sig='s')
     t.wait([], settle=0.3)
-    rs = t.wait([t.send(P + '.Slow2', 'Echo', 'x', sig='s')], secs=5)
+    rs = t.wait([t.send(P + '.Slow2', 'Echo', 'x%d' % i, sig='s') for i in range(3)], secs=5)
     one_error(rs, E + 'LimitsExceeded', 'max_pending_service_starts=1')
     one_error(t.wait([s1], secs=15), E + 'TimedOut')
 

@@ -178,7 +178,7 @@ uint64_t kt_now_ns(void);
 	X(name_limit) X(name_list) X(name_many) X(name_disconnect) \
 	X(match_id_add_remove) X(match_name_notifications) X(match_replace) \
 	X(match_remove_unknown) X(match_bloom) X(match_bloom_generations) \
-	X(match_bloom_bad_size) X(match_limit) X(match_sender) X(match_many) \
+	X(match_bloom_bad_size) X(match_limit) X(match_sender) X(match_many) X(match_bloom_index) \
 	X(notify_kernel_message) \
 	X(monitor_sees_unicast) X(monitor_invisible) X(monitor_restrictions) \
 	X(monitor_unprivileged) \
@@ -195,6 +195,7 @@ uint64_t kt_now_ns(void);
 	X(sync_reply) X(sync_timeout) X(sync_peer_close) X(sync_drop) X(sync_cancel) \
 	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) \
 	X(metadata_mask) X(metadata_timestamp) X(metadata_names) \
+	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(chat)
 
 #define KT_DECLARE(n) int test_##n(Env *env);

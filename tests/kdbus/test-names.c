@@ -542,6 +542,91 @@ int test_match_many(Env *env) {
 	return TEST_OK;
 }
 
+/*
+ * The userspace core files one-generation bloom masks under one of their
+ * bits (match.c): whatever bit it picks, every receiver with a matching
+ * rule gets a broadcast exactly once, and removing, replacing and
+ * disconnecting keep that so.
+ */
+int test_match_bloom_index(Env *env) {
+	enum { N = 40 };
+	KdbusConn *a = kt_hello(env, 0), *b = kt_hello(env, 0), *e = kt_hello(env, 0), *s = kt_hello(env, 0);
+	KdbusConn *one[N];
+	uint64_t ma[BLOOM_SIZE / 8] = {}, mb[BLOOM_SIZE / 8] = {}, mx[BLOOM_SIZE / 8] = {};
+	uint64_t f[BLOOM_SIZE / 8] = {};
+
+	ASSERT_RETURN(a && b && e && s);
+	ma[0] = 0x11;
+	ma[1] = 0x100;	/* rule A: three bits */
+	mb[2] = 0x4;	/* rule B: one bit */
+	mx[0] = 0x1;
+	mx[5] = 0x8;	/* shares a bit with A, has one A's filter lacks */
+	ASSERT_EQ(kt_match_bloom(a, 1, ma, 1), 0);
+	ASSERT_EQ(kt_match_bloom(a, 2, mb, 1), 0);	/* a: A and B, gets each broadcast once */
+	ASSERT_EQ(kt_match_bloom(b, 1, ma, 1), 0);
+	ASSERT_EQ(kt_match_bloom(b, 2, mx, 1), 0);
+	ASSERT_EQ(kt_match_empty(e, 1), 0);		/* e: everything (not indexed) */
+	for (int i = 0; i < N; i++) {
+		uint64_t m[BLOOM_SIZE / 8] = {};
+
+		one[i] = kt_hello(env, 0);
+		ASSERT_RETURN(one[i]);
+		m[3] = 1ULL << i;	/* one[i]: bit i of word 3 only */
+		ASSERT_EQ(kt_match_bloom(one[i], 1, m, 1), 0);
+	}
+
+	kt_drain(e);	/* the ID_ADD notifications of one[] */
+
+	/* A and B */
+	f[0] = 0x11;
+	f[1] = 0x100;
+	f[2] = 0x4;
+	f[3] = 1ULL << 7;
+	ASSERT_EQ(kt_broadcast(s, 1, f), 0);
+	ASSERT_EQ(kt_drain(a), 1);
+	ASSERT_EQ(kt_drain(b), 1);
+	ASSERT_EQ(kt_drain(e), 1);
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(kt_drain(one[i]), i == 7);
+	/* B only */
+	memset(f, 0, sizeof(f));
+	f[2] = 0x4;
+	ASSERT_EQ(kt_broadcast(s, 2, f), 0);
+	ASSERT_EQ(kt_drain(a), 1);
+	ASSERT_EQ(kt_drain(b), 0);
+	ASSERT_EQ(kt_drain(e), 1);
+	/* without B, a no longer gets it */
+	ASSERT_EQ(kt_match_remove(a, 2), 0);
+	ASSERT_EQ(kt_broadcast(s, 3, f), 0);
+	ASSERT_EQ(kt_drain(a), 0);
+	/* b's rule 1 replaced by B */
+	ASSERT_EQ(kt_match_rule(b, 1, KDBUS_MATCH_REPLACE, KDBUS_ITEM_BLOOM_MASK, mb, BLOOM_SIZE), 0);
+	ASSERT_EQ(kt_broadcast(s, 4, f), 0);
+	ASSERT_EQ(kt_drain(b), 1);
+	f[0] = 0x11;
+	f[1] = 0x100;
+	f[2] = 0;
+	ASSERT_EQ(kt_broadcast(s, 5, f), 0);
+	ASSERT_EQ(kt_drain(a), 1);
+	ASSERT_EQ(kt_drain(b), 0);
+	ASSERT_EQ(kt_drain(e), 3);	/* broadcasts 3, 4 and 5 */
+	/* closed receivers are gone from the index */
+	kdbus_conn_close(a);
+	for (int i = 0; i < N; i += 2)
+		kdbus_conn_close(one[i]);
+	f[3] = ~0ULL;
+	ASSERT_EQ(kt_broadcast(s, 6, f), 0);
+	ASSERT_RETURN(kt_drain(e) >= 1);	/* and ID_REMOVE notifications */
+	for (int i = 1; i < N; i += 2) {
+		ASSERT_EQ(kt_drain(one[i]), 1);
+		kdbus_conn_close(one[i]);
+	}
+	kdbus_conn_close(b);
+	kdbus_conn_close(e);
+	kdbus_conn_close(s);
+	return TEST_OK;
+}
+
 int test_notify_kernel_message(Env *env) {
 	KdbusConn *c;
 	struct kdbus_msg *m;
