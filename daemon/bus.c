@@ -77,7 +77,7 @@ int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHe
 
 	*ret_id = 0;
 	if (len < 16)
-		return wire_header_parse(data, len, ret);
+		return wire_header_parse_trusted(data, len, ret);
 	c = &bus->header_cache[header_cache_slot(data, len)];
 	if (c->header_len && c->len == len && len >= c->header_len && memcmp(c->bytes, data, 8) == 0 &&
 	    memcmp(c->bytes + 12, data + 12, c->header_len - 12) == 0) {
@@ -99,7 +99,7 @@ int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHe
 		*ret_id = c->id;
 		return 0;
 	}
-	r = wire_header_parse(data, len, ret);
+	r = wire_header_parse_trusted(data, len, ret);
 	if (r < 0)
 		return r;
 	c->header_len = 0;

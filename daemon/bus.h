@@ -155,7 +155,10 @@ uint64_t bus_now_ns(void);
  * bus_header_parse_shared() - wire_header_parse() for a message received
  * from the core.  The receivers of one broadcast get the same message, so
  * the result is kept for the next one: a header with the very same bytes
- * and message length parses the same.
+ * and message length parses the same.  Only the structure is checked
+ * (wire_header_parse_trusted()): everything in the core (the userspace
+ * backend) passed wire_header_parse() in the sender's client or was built
+ * by the daemon.
  *
  * Return: 0, -EBADMSG.
  */

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
 
 #include "compat/auth.h"
 #include "compat/bloom.h"
@@ -49,6 +51,7 @@
 #define CLIENT_MAX_FDS_PER_READ 253
 #define CLIENT_IOV_MAX 64
 #define CLIENT_RECV_BATCH 16		/* messages taken from the core at once */
+#define CLIENT_LIMIT_SLACK 256		/* client_limit_output() */
 /* read buffers are core payload buffers (kdbus_payload_new()) with room in
  * front, so that a large message can be handed to the core in place: its
  * forwarded header is written just before its body (client_dispatch()) */
@@ -130,8 +133,7 @@ static void client_drop_input_fds(Client *c) {
 static void client_creds_done(ClientCreds *cr) {
 	free(cr->groups);
 	free(cr->label);
-	safe_close(cr->pidfd);
-	*cr = (ClientCreds) { .pidfd = -1 };
+	*cr = (ClientCreds) {};
 }
 
 Client *client_free(Client *c) {
@@ -437,6 +439,50 @@ static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *b
 	list_for_each_entry(m, &c->matches, link)
 		if ((!eavesdrop_only || m->eavesdrop) && match_rule_matches(m->rule, h, body, &ctx))
 			return true;
+	return false;
+}
+
+/* does a rule's answer depend only on the header (but the serial)?  No
+ * argN keys (the body), no well-known sender or any destination (name
+ * ownership) */
+static bool client_match_header_only(const MatchRule *r) {
+	unsigned f = match_rule_get_flags(r);
+	const char *s;
+
+	if (f & (MATCH_RULE_ARGS | MATCH_RULE_DESTINATION))
+		return false;
+	s = (f & MATCH_RULE_SENDER) ? match_rule_get_sender(r) : NULL;
+	return !s || s[0] == ':' || streq(s, "org.freedesktop.DBus");
+}
+
+/*
+ * client_match_any() of a broadcast to a client that is not a monitor,
+ * for a stream of like broadcasts: a header-only rule that matched one
+ * matches every broadcast with the same header (@header_id, from
+ * bus_header_parse_shared_id()) from the same sender, until a rule is
+ * removed (an added one cannot undo a match), so that is remembered.
+ */
+static bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
+				   uint64_t sender_id) {
+	MatchIds ids = { c, sender_id, KDBUS_DST_ID_BROADCAST };
+	MatchContext ctx = {
+		.sender = h->sender.s,
+		.sender_has_name = client_sender_has_name,
+		.receiver_has_name = client_receiver_has_name,
+		.userdata = &ids,
+	};
+	ClientMatch *m;
+
+	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
+		return true;
+	list_for_each_entry(m, &c->matches, link)
+		if (match_rule_matches(m->rule, h, body, &ctx)) {
+			if (header_id && client_match_header_only(m->rule)) {
+				c->match_memo.header_id = header_id;
+				c->match_memo.sender_id = sender_id;
+			}
+			return true;
+		}
 	return false;
 }
 
@@ -1087,8 +1133,9 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		if (dst == KDBUS_DST_ID_NAME && h.destination.s)
 			dst = client_name_owner(c, h.destination.s);
 		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
-		if ((broadcast || c->state == CLIENT_MONITOR) &&
-		    !client_match_any(c, &h, p + h.header_len, m->src_id, dst, c->state == CLIENT_MONITOR)) {
+		bool monitor = c->state == CLIENT_MONITOR;
+		if (broadcast && !monitor ? !client_match_broadcast(c, &h, p + h.header_len, hid, m->src_id)
+		    : monitor && !client_match_any(c, &h, p + h.header_len, m->src_id, dst, true)) {
 			client_out_release(c, &o);
 			return 0;
 		}
@@ -1112,15 +1159,42 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	return r;
 }
 
+void client_limit_output(Client *c) {
+	int v = 1;	/* the kernel's minimum */
+	socklen_t l = sizeof(v);
+
+	if (c->out_limit || c->fd < 0)
+		return;
+	/* EV_WRITE fires once the peer has read down to a quarter of the
+	 * send buffer: the limit is just above that */
+	if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0 ||
+	    getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, &l) < 0 || v <= 0)
+		return;
+	c->out_limit = (size_t) v / 4 + CLIENT_LIMIT_SLACK;
+}
+
+/* limited output: may more go out?  (SIOCOUTQ: what the peer has not read) */
+static bool client_out_room(Client *c) {
+	int outq = 0;
+
+	if (!c->out_limit || ioctl(c->fd, SIOCOUTQ, &outq) < 0)
+		return true;
+	if ((size_t) outq + c->out_bytes < c->out_limit)
+		return true;
+	c->out_held = true;
+	return false;
+}
+
 /* pull from the core while there is room in flight */
 static int client_pull(Client *c) {
 	if (!c->conn)
 		return 0;
-	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX) {
+	c->out_held = false;
+	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX && client_out_room(c)) {
 		/* a batch per lock round in the core; while much is in flight
 		 * one at a time, so that the byte limit holds */
 		uint64_t offs[CLIENT_RECV_BATCH];
-		size_t want = c->out_bytes < CLIENT_OUT_BYTES_MAX / 2 ? CLIENT_RECV_BATCH : 1;
+		size_t want = c->out_bytes < CLIENT_OUT_BYTES_MAX / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
 		if (want > CLIENT_OUT_MAX - c->out_n)
 			want = CLIENT_OUT_MAX - c->out_n;
 		int n = kdbus_recv_batch(c->conn, offs, want);
@@ -1201,7 +1275,7 @@ static void client_update_events(Client *c) {
 	size_t pending = 0;
 	if (c->auth)
 		(void) auth_output(c->auth, &pending);
-	bool want_write = c->out_n > 0 || pending > 0;
+	bool want_write = c->out_n > 0 || pending > 0 || c->out_held;
 	if (want_write == c->want_write)
 		return;
 	c->want_write = want_write;
@@ -1386,10 +1460,12 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			break;
 		if (k == 0)
 			return client_close(c, "peer closed");
+		if (k == -ECONNRESET)
+			return client_close(c, "peer closed");
 		if (k < 0) {
 			char why[64];
 			snprintf(why, sizeof(why), "read failed: %s", strerror((int) -k));
-			return client_close(c, k == -ECONNRESET ? "peer closed" : why);
+			return client_close(c, why);
 		}
 		budget = budget > (size_t) k ? budget - k : 0;
 
@@ -2006,7 +2082,6 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	c->fd = fd;
 	c->is_unix = is_unix;
 	c->nonce = nonce;
-	c->creds.pidfd = -1;
 	c->state = nonce ? CLIENT_NONCE : CLIENT_AUTH;
 	list_init(&c->link);
 	list_init(&c->ready_link);
@@ -2016,7 +2091,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 
 	if (is_unix) {
 		PeerCreds pc;
-		r = peer_creds_get(fd, &pc);
+		r = peer_creds_get_basic(fd, &pc);
 		if (r < 0)
 			return r;
 		c->creds.pid = pc.pid;
@@ -2026,7 +2101,6 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 		c->creds.groups = TAKE_PTR(pc.groups);
 		c->creds.n_groups = pc.n_groups;
 		c->creds.label = TAKE_PTR(pc.label);
-		c->creds.pidfd = TAKE_FD(pc.pidfd);
 		peer_creds_done(&pc);
 	} else {
 		c->creds.uid = (uid_t) -1;

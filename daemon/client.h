@@ -39,7 +39,8 @@ typedef struct ClientCreds {
 	gid_t *groups;
 	size_t n_groups;
 	char *label;		/* SO_PEERSEC, or NULL */
-	int pidfd;		/* SO_PEERPIDFD, or -1 */
+	/* no pidfd: GetConnectionCredentials asks the socket (SO_PEERPIDFD
+	 * names the process that connected), so that a connection is one fd */
 	bool have_pid;
 } ClientCreds;
 
@@ -101,6 +102,10 @@ struct Client {
 	ClientOut *out;		/* ring of ClientOut */
 	size_t out_head, out_n, out_cap;
 	size_t out_bytes;
+	/* client_limit_output(): at most out_limit bytes not read by the peer
+	 * (in its socket and the ring); the rest waits in the core */
+	size_t out_limit;
+	bool out_held;		/* held back: EV_WRITE says when the peer read */
 
 	List matches;		/* ClientMatch */
 	size_t n_matches;
@@ -113,6 +118,9 @@ struct Client {
 		uint64_t header_id, sender_id, generation;
 		const struct PolicySnapshot *policy;
 	} policy_memo;
+	struct {		/* the last broadcast a header-only rule matched */
+		uint64_t header_id, sender_id;	/* header_id 0: none */
+	} match_memo;		/* cleared when a rule goes */
 
 	MatchRule **monitor_rules;	/* BecomeMonitor */
 	size_t n_monitor_rules;
@@ -127,6 +135,14 @@ void client_close(Client *c, const char *reason);
 
 /* pull messages from the kdbus queue and write them to the socket */
 void client_flush(Client *c);
+
+/*
+ * client_limit_output() - keep what this connection has not read in the
+ * core rather than in its socket.  For the owner of an activatable name:
+ * what the core still holds goes back to the activator, and to the next
+ * instance, if the service dies; what is in its socket dies with it.
+ */
+void client_limit_output(Client *c);
 
 /* move everything queued in the core to the output ring, without limit */
 void client_drain(Client *c);

@@ -25,6 +25,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
+#include "daemon/peer-creds.h"
 #include "daemon/service-registry.h"
 #include "policy/compile.h"
 #include "policy/config.h"
@@ -589,11 +590,24 @@ static int method_request_name(DriverCall *call) {
 	if (!(flags & DBUS_NAME_FLAG_DO_NOT_QUEUE))
 		kflags |= KDBUS_NAME_QUEUE;
 
+	/*
+	 * An activatable name (doc/activation.md, "Handover"): the service
+	 * reads this reply before the messages the activator held for it,
+	 * and what it has not read stays in the core (client_limit_output()),
+	 * so that what it had not read goes to the next instance if it dies.
+	 */
+	bool activatable = service_registry_is_activatable(bus, name);
+	if (activatable)
+		kdbus_conn_defer_handover(c->conn);
 	r = name_acquire_or_release(call->driver, c, name, kflags, true, &ret_flags);
+	if (activatable && r != 0)
+		kdbus_conn_finish_handover(c->conn);	/* nothing was handed over */
 	switch (r) {
 	case 0:
 		result = (ret_flags & KDBUS_NAME_IN_QUEUE) ? DBUS_REQUEST_NAME_REPLY_IN_QUEUE
 							   : DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER)
+			client_limit_output(c);
 		break;
 	case -EALREADY:
 		result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
@@ -615,7 +629,10 @@ static int method_request_name(DriverCall *call) {
 	default:
 		return r;
 	}
-	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	r = call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	if (activatable)
+		kdbus_conn_finish_handover(c->conn);
+	return r;
 }
 
 static int method_release_name(DriverCall *call) {
@@ -953,7 +970,7 @@ static int method_get_connection_credentials(DriverCall *call) {
 	Client *peer = NULL;
 	uint32_t pid, uid;
 	bool have_pid, have_uid;
-	int pidfd = -1;
+	_cleanup_close_ int pidfd = -1;
 
 	switch (call_get_peer(call, "credentials", &name, &peer)) {
 	case FOUND_SELF:
@@ -1006,8 +1023,11 @@ static int method_get_connection_credentials(DriverCall *call) {
 	    !asv_add_fixed_array(&arr, "LinuxSecurityLabel", DBUS_TYPE_BYTE, peer->creds.label,
 				 (int) strlen(peer->creds.label) + 1))
 		return -ENOMEM;
-	if (peer && peer->creds.pidfd >= 0 && call->caller->unix_fd) {
-		pidfd = peer->creds.pidfd;
+	/* SO_PEERPIDFD names the process that connected, whenever asked (it
+	 * may have exited since: older kernels then answer ESRCH, and there is
+	 * no ProcessFD) */
+	if (peer && peer->is_unix && peer->fd >= 0 && call->caller->unix_fd &&
+	    peer_creds_get_pidfd(peer->fd, &pidfd) >= 0) {
 		if (!asv_add_basic(&arr, "ProcessFD", DBUS_TYPE_UNIX_FD, &pidfd))
 			return -ENOMEM;
 	}
@@ -1119,6 +1139,7 @@ static void client_match_free(Client *c, ClientMatch *m) {
 	list_unlink(&m->link);
 	match_rule_free(m->rule);
 	free(m);
+	c->match_memo.header_id = 0;	/* it may have been this rule */
 }
 
 static int method_add_match(DriverCall *call) {
@@ -1697,7 +1718,8 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 
 	WireHeader h;
-	if (wire_header_parse(data, len, &h) >= 0 && h.type == WIRE_TYPE_METHOD_CALL && !c->hello_done &&
+	/* validated by the sender's client (bus_header_parse_shared()) */
+	if (wire_header_parse_trusted(data, len, &h) >= 0 && h.type == WIRE_TYPE_METHOD_CALL && !c->hello_done &&
 	    h.member.s && streq(h.member.s, "Hello") && !h.signature.s &&
 	    (!h.interface.s || streq(h.interface.s, DRIVER_INTERFACE))) {
 		r = driver_hello_fast(d, c, &h);

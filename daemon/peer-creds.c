@@ -152,7 +152,7 @@ void peer_creds_done(PeerCreds *c) {
 	*c = (PeerCreds) { .pidfd = -1 };
 }
 
-int peer_creds_get(int fd, PeerCreds *ret) {
+static int peer_creds_get_full(int fd, PeerCreds *ret, bool want_pidfd) {
 	PeerCreds c = { .pidfd = -1 };
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -183,7 +183,7 @@ int peer_creds_get(int fd, PeerCreds *ret) {
 		goto fail;
 
 	/* -ESRCH: the peer already exited; no pidfd then */
-	r = peer_creds_get_pidfd(fd, &c.pidfd);
+	r = want_pidfd ? peer_creds_get_pidfd(fd, &c.pidfd) : 0;
 	if (r < 0 && r != -EOPNOTSUPP && r != -ESRCH)
 		goto fail;
 
@@ -193,6 +193,14 @@ int peer_creds_get(int fd, PeerCreds *ret) {
 fail:
 	peer_creds_done(&c);
 	return r;
+}
+
+int peer_creds_get(int fd, PeerCreds *ret) {
+	return peer_creds_get_full(fd, ret, true);
+}
+
+int peer_creds_get_basic(int fd, PeerCreds *ret) {
+	return peer_creds_get_full(fd, ret, false);
 }
 
 int peer_creds_new(PeerCreds **ret, int fd) {

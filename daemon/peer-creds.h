@@ -116,6 +116,8 @@ int peer_creds_get_pidfd(int fd, int *ret);
  * Return: as peer_creds_new().
  */
 int peer_creds_get(int fd, PeerCreds *ret);
+/* peer_creds_get() without the pidfd (pidfd -1): for peer_creds_get_pidfd() later */
+int peer_creds_get_basic(int fd, PeerCreds *ret);
 
 /**
  * peer_creds_done() - release the members of a struct filled by peer_creds_get()

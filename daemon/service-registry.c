@@ -696,10 +696,19 @@ static void registry_name_changed(ServiceRegistry *reg, uint64_t type, const str
 	 * disconnected): its connection may still answer what it was handed */
 	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id.id))
 		a->previous_owner = nc->old_id.id;
-	if (a->owned)
+	if (a->owned) {
 		a->previous_owner = 0;
+		/* an owner that was queued for the name too */
+		Client *c = bus_find_client(reg->bus, nc->new_id.id);
+		if (c)
+			client_limit_output(c);
+	}
 	if (a->owned && a->launch)
 		launch_succeed(a->launch);
+}
+
+bool service_registry_is_activatable(Bus *bus, const char *name) {
+	return bus->services && registry_find_any(bus->services, name);
 }
 
 /* connection @id is gone: the activations that waited for it may start */

@@ -132,6 +132,12 @@ void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uin
 void service_registry_before_send(Bus *bus, Client *sender, const char *name);
 
 /**
+ * service_registry_is_activatable() - whether @name has a .service file
+ * (and so an activator in the core)
+ */
+bool service_registry_is_activatable(Bus *bus, const char *name);
+
+/**
  * service_registry_consume_reply_dead() - hook for the client's handling of
  * KDBUS_ITEM_REPLY_DEAD
  * @bus:	the bus

@@ -244,6 +244,26 @@ int kdbus_conn_get_fd(KdbusConn *conn);
 uint64_t kdbus_conn_get_id(KdbusConn *conn);
 
 /**
+ * kdbus_conn_defer_handover() - let @conn's next NAME_ACQUIRE that takes a
+ * name from its activator leave the activator's messages where they are
+ * until kdbus_conn_finish_handover() (userspace backend; a no-op for the
+ * ioctl backend).
+ *
+ * For a bridge that answers the acquire on @conn's behalf: it queues its
+ * answer first, then finishes the handover, so that @conn reads the answer
+ * before the messages it is handed, as a native client does (its ioctl
+ * returns before it RECVs them).  Nothing may be sent to the name between
+ * the two calls.
+ */
+void kdbus_conn_defer_handover(KdbusConn *conn);
+
+/**
+ * kdbus_conn_finish_handover() - move the messages of a deferred handover
+ * to @conn (in order, with their trackers), and stop deferring.
+ */
+void kdbus_conn_finish_handover(KdbusConn *conn);
+
+/**
  * kdbus_conn_has_messages() - whether RECV would return a message now
  * (userspace backend; the ioctl backend polls its fd).
  */

@@ -116,9 +116,6 @@ static void kdbus_conn_entry_drop(KdbusConn *conn, KdbusQueueEntry *e, bool dead
 /* charge a moved entry to its new receiver: pool, the per-connection
  * share and the receiver's user (for its sender's); all or nothing */
 static int kdbus_conn_entry_charge(KdbusConn *dst, KdbusQueueEntry *e) {
-	const uint64_t amount[_KDBUS_USER_N_SLOTS] = {
-		[KDBUS_USER_BYTES] = e->charge, [KDBUS_USER_FDS] = e->n_fds, [KDBUS_USER_MSGS] = 1,
-	};
 	int r;
 
 	r = kdbus_pool_charge_msg(&dst->pool, e->charge);
@@ -127,7 +124,7 @@ static int kdbus_conn_entry_charge(KdbusConn *dst, KdbusQueueEntry *e) {
 	r = kdbus_conn_quota_charge(dst, e->actor, e->charge);
 	if (r < 0)
 		goto fail_pool;
-	r = kdbus_user_charge(dst->bus, dst->user, e->actor, &e->ucharge, amount);
+	r = kdbus_user_charge_msg(dst->bus, dst->user, e->actor, &e->ucharge, e->charge, e->n_fds);
 	if (r < 0)
 		goto fail_quota;
 	return 0;
@@ -151,7 +148,7 @@ void kdbus_conn_move_messages(KdbusConn *dst, KdbusConn *src, uint64_t name_id) 
 		/* the slice moves to another pool: what src PEEKed is gone */
 		kdbus_pool_unpublish(&src->pool, &e->slice);
 		kdbus_pool_uncharge(&src->pool, e->charge);
-		kdbus_user_uncharge(bus, &e->ucharge);
+		kdbus_user_uncharge_msg(bus, &e->ucharge);
 		if (e->has_actor)
 			kdbus_conn_quota_uncharge(src, e->actor, e->charge);
 		e->conn = NULL;
@@ -234,6 +231,11 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 
 	if (!conn->connected)
 		return;
+	/* a deferred handover that did not finish: the messages stay with
+	 * the activator */
+	conn->defer_handover = false;
+	if (conn->handover_from)
+		conn->handover_from = kdbus_conn_unref(conn->handover_from);
 	conn->connected = false;
 
 	kdbus_hash_remove(&bus->conns_by_id, &conn->id_node);
@@ -534,6 +536,27 @@ void kdbus_us_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata)
 	kdbus_bus_lock(conn->bus);
 	conn->wakeup_fn = fn;
 	conn->wakeup_userdata = userdata;
+	kdbus_bus_unlock(conn->bus);
+}
+
+void kdbus_us_conn_defer_handover(KdbusConn *conn) {
+	kdbus_bus_lock(conn->bus);
+	conn->defer_handover = true;
+	kdbus_bus_unlock(conn->bus);
+}
+
+void kdbus_us_conn_finish_handover(KdbusConn *conn) {
+	KdbusConn *from;
+
+	kdbus_bus_lock(conn->bus);
+	conn->defer_handover = false;
+	from = conn->handover_from;
+	conn->handover_from = NULL;
+	if (from) {
+		if (conn->connected)
+			kdbus_conn_move_messages(conn, from, conn->handover_name_id);
+		kdbus_conn_unref(from);
+	}
 	kdbus_bus_unlock(conn->bus);
 }
 

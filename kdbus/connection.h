@@ -62,6 +62,10 @@ struct KdbusConn {
 	List names;			/* KdbusNameOwner.conn_link */
 	uint64_t n_names;
 	KdbusNameOwner *activator_of;
+	/* kdbus_conn_defer_handover(): the activator whose messages wait */
+	bool defer_handover;
+	KdbusConn *handover_from;
+	uint64_t handover_name_id;
 
 	KdbusMatchDb match_db;
 
@@ -144,6 +148,8 @@ int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret);
 void kdbus_us_conn_close(KdbusConn *conn);
 void kdbus_us_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata);
 bool kdbus_us_conn_has_messages(KdbusConn *conn);
+void kdbus_us_conn_defer_handover(KdbusConn *conn);
+void kdbus_us_conn_finish_handover(KdbusConn *conn);
 int kdbus_us_byebye(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_update(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);

@@ -76,6 +76,14 @@ struct KdbusBus {
 	List umatch_unindexed;		/* user matches without a usable mask */
 	uint64_t umatch_n;		/* user matches in the index and the list */
 	uint64_t bcast_stamp;		/* kdbus_bus_broadcast() round */
+	/* the key of the last indexed broadcast (sender, destination, bloom
+	 * filter): a new stamp when it changes (message.c), so that user
+	 * matches remember their answer while it repeats */
+	uint64_t bcast_memo_stamp;
+	bool bcast_memo_on;		/* this broadcast may use the memo */
+	uint64_t bcast_memo_src, bcast_memo_dst;
+#define KDBUS_BCAST_MEMO_WORDS 32	/* filters up to 256 bytes */
+	uint64_t bcast_memo_bloom[1 + KDBUS_BCAST_MEMO_WORDS];	/* generation, data */
 	uint64_t payload_seq;		/* the last KdbusPayload.id */
 	List conns_kmatch;		/* conns that can match notifications */
 	KdbusHash users;

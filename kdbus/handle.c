@@ -91,6 +91,16 @@ uint64_t kdbus_conn_get_id(KdbusConn *conn) {
 	return conn->id;
 }
 
+void kdbus_conn_defer_handover(KdbusConn *conn) {
+	if (conn && !IS_IOCTL(conn))
+		kdbus_us_conn_defer_handover(conn);
+}
+
+void kdbus_conn_finish_handover(KdbusConn *conn) {
+	if (conn && !IS_IOCTL(conn))
+		kdbus_us_conn_finish_handover(conn);
+}
+
 bool kdbus_conn_has_messages(KdbusConn *conn) {
 	if (!conn)
 		return false;

@@ -52,6 +52,10 @@ static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
 	int32_t best = -1;
 
 	ix->key_bit = -1;
+	ix->memo_ok = true;
+	for (size_t i = 0; i < m->n_rules; i++)
+		if (m->rules[i].type == KDBUS_ITEM_NAME)
+			ix->memo_ok = false;	/* the sender's names change */
 	if (mask && !bus->umatch_index) {
 		bus->umatch_index = malloc(bits * sizeof(List));
 		bus->umatch_index_load = calloc(bits, sizeof(uint32_t));

@@ -50,6 +50,11 @@ typedef struct KdbusMatchIndex {
 	int32_t key_bit;		/* -1: not indexed by a bit */
 	uint32_t quick_word;		/* the mask's word with the most bits... */
 	uint64_t quick_bits;		/* ...and its bits: a cheap first test */
+	/* its answer for the broadcast key of round memo_stamp
+	 * (KdbusBus.bcast_memo_*); only for matches whose answer depends on
+	 * nothing else (memo_ok: no NAME rule) */
+	uint64_t memo_stamp;
+	bool memo_ok, memo_match;
 } KdbusMatchIndex;
 
 typedef struct KdbusMatch {

@@ -83,16 +83,12 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 
 	/* the receiver's user pays, on behalf of the sender's (user.h) */
 	if (s->src && s->src->user) {
-		const uint64_t amount[_KDBUS_USER_N_SLOTS] = {
-			[KDBUS_USER_BYTES] = charge, [KDBUS_USER_FDS] = n_fds, [KDBUS_USER_MSGS] = 1,
-		};
-
 		r = kdbus_conn_quota_charge(dst, s->src->user->uid, charge);
 		if (r < 0) {
 			kdbus_pool_uncharge(&dst->pool, charge);
 			return r;
 		}
-		r = kdbus_user_charge(bus, dst->user, s->src->user->uid, &uc, amount);
+		r = kdbus_user_charge_msg(bus, dst->user, s->src->user->uid, &uc, charge, n_fds);
 		if (r < 0) {
 			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
 			kdbus_pool_uncharge(&dst->pool, charge);
@@ -203,8 +199,19 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 	/* most candidates that do not match fail here */
 	if (ix->key_bit >= 0 && (s->bloom->data[ix->quick_word] & ix->quick_bits) != ix->quick_bits)
 		return;
-	if (!kdbus_match_one_user(bus, ix->match, s->src, s->dst_id, s->bloom))
-		return;
+	if (bus->bcast_memo_on && ix->memo_stamp == bus->bcast_memo_stamp) {
+		if (!ix->memo_match)
+			return;
+	} else {
+		bool match = kdbus_match_one_user(bus, ix->match, s->src, s->dst_id, s->bloom);
+
+		if (bus->bcast_memo_on && ix->memo_ok) {
+			ix->memo_stamp = bus->bcast_memo_stamp;
+			ix->memo_match = match;
+		}
+		if (!match)
+			return;
+	}
 	c->bcast_stamp = bus->bcast_stamp;
 	/* a receiver needs TALK access to the sender */
 	if (!kdbus_conn_policy_talk(c, s->src))
@@ -226,6 +233,19 @@ static void kdbus_bus_broadcast_indexed(KdbusBus *bus, KdbusStaging *s) {
 	KdbusMatchIndex *m, *n;
 
 	bus->bcast_stamp++;
+	/* a match's answer depends on the sender, the destination and the
+	 * filter (but for NAME rules): a new memo round when they change */
+	bus->bcast_memo_on = s->bloom && words <= KDBUS_BCAST_MEMO_WORDS;
+	if (bus->bcast_memo_on &&
+	    (bus->bcast_memo_stamp == 0 || bus->bcast_memo_src != s->src->id ||
+	     bus->bcast_memo_dst != s->dst_id || bus->bcast_memo_bloom[0] != s->bloom->generation ||
+	     memcmp(&bus->bcast_memo_bloom[1], s->bloom->data, words * 8) != 0)) {
+		bus->bcast_memo_stamp++;
+		bus->bcast_memo_src = s->src->id;
+		bus->bcast_memo_dst = s->dst_id;
+		bus->bcast_memo_bloom[0] = s->bloom->generation;
+		memcpy(&bus->bcast_memo_bloom[1], s->bloom->data, words * 8);
+	}
 	list_for_each_entry_safe(m, n, &bus->umatch_unindexed, link)
 		kdbus_broadcast_candidate(bus, s, m);
 	if (!s->bloom)

@@ -164,7 +164,13 @@ static int kdbus_name_update(KdbusBus *bus, KdbusNameOwner *o, uint64_t flags, u
 
 		if (activator) {
 			/* the handover: queue and trackers move in one step */
-			kdbus_conn_move_messages(o->conn, activator->conn, e->name_id);
+			if (o->conn->defer_handover && !o->conn->handover_from) {
+				/* moved by kdbus_conn_finish_handover() */
+				o->conn->handover_from = kdbus_conn_ref(activator->conn);
+				o->conn->handover_name_id = e->name_id;
+			} else {
+				kdbus_conn_move_messages(o->conn, activator->conn, e->name_id);
+			}
 			kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
 						 activator->conn->id, o->conn->id,
 						 activator->flags, o->flags, e->name);

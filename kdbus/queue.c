@@ -50,7 +50,7 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 		if (e->has_actor)
 			kdbus_conn_quota_uncharge(e->conn, e->actor, e->charge);
 	}
-	kdbus_user_uncharge(bus, &e->ucharge);
+	kdbus_user_uncharge_msg(bus, &e->ucharge);
 	if (e->reply)
 		e->reply->entry = NULL;
 	kdbus_cache_free(&bus->cache, e);

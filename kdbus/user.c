@@ -125,6 +125,8 @@ static void kdbus_usage_unref(KdbusBus *bus, KdbusUserUsage *g) {
 
 	if (--g->n_refs > 0)
 		return;
+	if (u->self_usage == g)
+		u->self_usage = NULL;
 	kdbus_hash_remove(&u->usages, &g->node);
 	u->n_usages--;
 	free(g);
@@ -140,6 +142,29 @@ static bool kdbus_user_share_ok(uint64_t remaining, uint64_t users, uint64_t sha
 	       limit - share <= remaining;
 }
 
+/* @actor's usage of @u, with one more reference; created if need be */
+static KdbusUserUsage *kdbus_usage_get(KdbusUser *u, uint64_t actor) {
+	KdbusUserUsage *g = actor == u->uid && u->self_usage ? u->self_usage : kdbus_usage_find(u, actor);
+
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return NULL;
+		g->user = u;
+		g->uid = actor;
+		if (kdbus_hash_add(&u->usages, &g->node, kdbus_hash_u64(actor)) < 0) {
+			free(g);
+			return NULL;
+		}
+		u->n_usages++;
+		u->n_refs++;
+		if (actor == u->uid)
+			u->self_usage = g;
+	}
+	g->n_refs++;
+	return g;
+}
+
 int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserCharge *c,
 		      const uint64_t amount[_KDBUS_USER_N_SLOTS]) {
 	KdbusUserUsage *g;
@@ -149,21 +174,9 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 		return 0;
 	g = c->usage;
 	if (!g) {
-		g = kdbus_usage_find(u, actor);
-		if (!g) {
-			g = calloc(1, sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			g->user = u;
-			g->uid = actor;
-			if (kdbus_hash_add(&u->usages, &g->node, kdbus_hash_u64(actor)) < 0) {
-				free(g);
-				return -ENOMEM;
-			}
-			u->n_usages++;
-			u->n_refs++;
-		}
-		g->n_refs++;
+		g = kdbus_usage_get(u, actor);
+		if (!g)
+			return -ENOMEM;
 		fresh = true;
 	}
 
@@ -188,6 +201,50 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 		g->used[i] += amount[i];
 		c->amount[i] += amount[i];
 	}
+	c->usage = g;
+	return 0;
+}
+
+/* kdbus_user_charge() of one message: the three message slots only */
+int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserCharge *c,
+			  uint64_t bytes, uint64_t fds) {
+	KdbusUserUsage *g;
+	bool fresh = false, ok;
+
+	if (!u)
+		return 0;
+	g = c->usage;
+	if (!g) {
+		g = kdbus_usage_get(u, actor);
+		if (!g)
+			return -ENOMEM;
+		fresh = true;
+	}
+	if (actor == u->uid)
+		ok = bytes <= u->remaining[KDBUS_USER_BYTES] && fds <= u->remaining[KDBUS_USER_FDS] &&
+		     u->remaining[KDBUS_USER_MSGS] >= 1;
+	else
+		ok = (!bytes || kdbus_user_share_ok(u->remaining[KDBUS_USER_BYTES], u->n_usages,
+						    g->used[KDBUS_USER_BYTES], bytes)) &&
+		     (!fds || kdbus_user_share_ok(u->remaining[KDBUS_USER_FDS], u->n_usages,
+						  g->used[KDBUS_USER_FDS], fds)) &&
+		     kdbus_user_share_ok(u->remaining[KDBUS_USER_MSGS], u->n_usages,
+					 g->used[KDBUS_USER_MSGS], 1);
+	if (!ok) {
+		u->n_refused++;
+		if (fresh)
+			kdbus_usage_unref(bus, g);
+		return -EDQUOT;
+	}
+	u->remaining[KDBUS_USER_BYTES] -= bytes;
+	u->remaining[KDBUS_USER_FDS] -= fds;
+	u->remaining[KDBUS_USER_MSGS] -= 1;
+	g->used[KDBUS_USER_BYTES] += bytes;
+	g->used[KDBUS_USER_FDS] += fds;
+	g->used[KDBUS_USER_MSGS] += 1;
+	c->amount[KDBUS_USER_BYTES] += bytes;
+	c->amount[KDBUS_USER_FDS] += fds;
+	c->amount[KDBUS_USER_MSGS] += 1;
 	c->usage = g;
 	return 0;
 }
@@ -225,6 +282,26 @@ void kdbus_user_uncharge(KdbusBus *bus, KdbusUserCharge *c) {
 		g->user->remaining[i] += c->amount[i];
 		c->amount[i] = 0;
 	}
+	c->usage = NULL;
+	kdbus_usage_unref(bus, g);
+}
+
+void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserCharge *c) {
+	KdbusUserUsage *g = c->usage;
+	KdbusUser *u;
+
+	if (!g)
+		return;
+	u = g->user;
+	g->used[KDBUS_USER_BYTES] -= c->amount[KDBUS_USER_BYTES];
+	g->used[KDBUS_USER_FDS] -= c->amount[KDBUS_USER_FDS];
+	g->used[KDBUS_USER_MSGS] -= c->amount[KDBUS_USER_MSGS];
+	u->remaining[KDBUS_USER_BYTES] += c->amount[KDBUS_USER_BYTES];
+	u->remaining[KDBUS_USER_FDS] += c->amount[KDBUS_USER_FDS];
+	u->remaining[KDBUS_USER_MSGS] += c->amount[KDBUS_USER_MSGS];
+	c->amount[KDBUS_USER_BYTES] = 0;
+	c->amount[KDBUS_USER_FDS] = 0;
+	c->amount[KDBUS_USER_MSGS] = 0;
 	c->usage = NULL;
 	kdbus_usage_unref(bus, g);
 }
@@ -288,11 +365,17 @@ static bool kdbus_conn_quota_ok(uint64_t available, uint64_t accounted, uint64_t
 }
 
 int kdbus_conn_quota_charge(KdbusConn *dst, uint64_t actor, uint64_t bytes) {
-	KdbusConnQuota *q = kdbus_conn_quota_find(dst, actor);
+	KdbusConnQuota *q;
 	bool foreign = !dst->user || dst->user->uid != actor;
 
-	if (foreign &&
-	    (!kdbus_conn_quota_ok(dst->pool.size / 2, dst->quota_bytes, q ? q->bytes : 0, bytes) ||
+	/* the connection's own user has no share to track: only the total
+	 * (kdbus_conn_quota_uncharge() tells it by the missing entry) */
+	if (!foreign) {
+		dst->quota_bytes += bytes;
+		return 0;
+	}
+	q = kdbus_conn_quota_find(dst, actor);
+	if ((!kdbus_conn_quota_ok(dst->pool.size / 2, dst->quota_bytes, q ? q->bytes : 0, bytes) ||
 	     !kdbus_conn_quota_ok(dst->bus->limits.max_msgs_per_conn, dst->queue.n_msgs, q ? q->msgs : 0, 1))) {
 		if (dst->user)
 			dst->user->n_refused++;
@@ -315,10 +398,13 @@ int kdbus_conn_quota_charge(KdbusConn *dst, uint64_t actor, uint64_t bytes) {
 }
 
 void kdbus_conn_quota_uncharge(KdbusConn *dst, uint64_t actor, uint64_t bytes) {
-	KdbusConnQuota *q = kdbus_conn_quota_find(dst, actor);
+	KdbusConnQuota *q = dst->quotas.n_entries ? kdbus_conn_quota_find(dst, actor) : NULL;
 
-	if (!q)
+	if (!q) {
+		/* a charge of the connection's own user */
+		dst->quota_bytes -= bytes <= dst->quota_bytes ? bytes : dst->quota_bytes;
 		return;
+	}
 	q->bytes -= bytes <= q->bytes ? bytes : q->bytes;
 	dst->quota_bytes -= bytes <= dst->quota_bytes ? bytes : dst->quota_bytes;
 	if (q->msgs)

@@ -62,6 +62,7 @@ struct KdbusUser {
 	uint64_t remaining[_KDBUS_USER_N_SLOTS];
 	uint64_t max[_KDBUS_USER_N_SLOTS];
 	KdbusHash usages;
+	KdbusUserUsage *self_usage;	/* in usages, if it is there: the user's own */
 	uint64_t n_usages;
 	uint64_t n_refused;	/* charges refused over quota (statistics) */
 };
@@ -104,6 +105,12 @@ void kdbus_user_release(KdbusBus *bus, KdbusUser *u);
 int kdbus_user_charge(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
 		      const uint64_t amount[_KDBUS_USER_N_SLOTS]);
 
+/**
+ * kdbus_user_charge_msg() - kdbus_user_charge() of one message: @bytes of
+ * KDBUS_USER_BYTES, @fds of KDBUS_USER_FDS and one of KDBUS_USER_MSGS
+ */
+int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
+			  uint64_t bytes, uint64_t fds);
 /** kdbus_user_charge_one() - kdbus_user_charge() of one unit of one slot */
 int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
 			  KdbusUserSlot slot);
@@ -114,6 +121,11 @@ int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusU
  */
 void kdbus_user_uncharge(KdbusBus *bus, KdbusUserCharge *c);
 
+/**
+ * kdbus_user_uncharge_msg() - kdbus_user_uncharge() of a charge made only
+ * by kdbus_user_charge_msg()
+ */
+void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserCharge *c);
 /**
  * kdbus_user_uncharge_one() - give back one unit of @slot of @c (the rest
  * stays charged)

@@ -24,15 +24,15 @@ buses=(${BUSES:-dbus-broker busbridge})
 peers_n=${PEERS:-10000}
 subs=(${SUBS-1 10 100 1000})	# SUBS="" skips part 1
 
-# 10,000 connections need as many fds in the daemon and in the peers; in
-# busbridge two each (the socket and the peer's pidfd, kept for
-# GetConnectionCredentials' ProcessFD)
+# 10,000 connections need as many fds in the daemon and in the peers (one
+# each: busbridge asks the socket for the pidfd only when
+# GetConnectionCredentials wants it)
 ulimit -n 65536 2> /dev/null || ulimit -n "$(ulimit -Hn)"
 fds=$(ulimit -n)
-if [ "$fds" != unlimited ] && [ $((2 * peers_n + 256)) -gt "$fds" ]; then
-	echo "bench-scale: RLIMIT_NOFILE $fds: $(( (fds - 256) / 2 )) peers instead of $peers_n" >&2
-	peers_note="(RLIMIT_NOFILE is $fds here: $(( (fds - 256) / 2 )) peers, not $peers_n)"
-	peers_n=$(( (fds - 256) / 2 ))
+if [ "$fds" != unlimited ] && [ $((peers_n + 256)) -gt "$fds" ]; then
+	echo "bench-scale: RLIMIT_NOFILE $fds: $(( fds - 256 )) peers instead of $peers_n" >&2
+	peers_note="(RLIMIT_NOFILE is $fds here: $(( fds - 256 )) peers, not $peers_n)"
+	peers_n=$(( fds - 256 ))
 fi
 tmp=$(mktemp -d /tmp/bb-scale.XXXXXX)
 mkdir -p "$tmp/bin"

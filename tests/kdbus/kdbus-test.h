@@ -179,6 +179,7 @@ uint64_t kt_now_ns(void);
 	X(match_id_add_remove) X(match_name_notifications) X(match_replace) \
 	X(match_remove_unknown) X(match_bloom) X(match_bloom_generations) \
 	X(match_bloom_bad_size) X(match_limit) X(match_sender) X(match_many) X(match_bloom_index) \
+	X(match_repeated_broadcast) \
 	X(notify_kernel_message) \
 	X(monitor_sees_unicast) X(monitor_invisible) X(monitor_restrictions) \
 	X(monitor_unprivileged) \

@@ -627,6 +627,63 @@ int test_match_bloom_index(Env *env) {
 	return TEST_OK;
 }
 
+/*
+ * The same broadcast (sender, filter) again and again: the userspace core
+ * remembers each match's answer while the broadcast repeats (message.c).
+ * A match added, removed or replaced meanwhile answers afresh, and a
+ * sender's names count as they are now.
+ */
+int test_match_repeated_broadcast(Env *env) {
+	KdbusConn *r = kt_hello(env, 0), *s = kt_hello(env, 0), *t = kt_hello(env, 0);
+	uint64_t yes[BLOOM_SIZE / 8] = {}, no[BLOOM_SIZE / 8] = {}, f[BLOOM_SIZE / 8] = {};
+
+	ASSERT_RETURN(r && s && t);
+	f[0] = 0x7;
+	f[3] = 0x100;
+	yes[0] = 0x5;
+	yes[3] = 0x100;
+	no[0] = 0x5;
+	no[2] = 0x1;
+	ASSERT_EQ(kt_match_bloom(r, 1, no, 1), 0);
+	for (uint64_t i = 1; i <= 3; i++) {
+		ASSERT_EQ(kt_broadcast(s, i, f), 0);
+		ASSERT_EQ(kt_drain(r), 0);
+	}
+	/* a new match, perhaps where the old one was */
+	ASSERT_EQ(kt_match_remove(r, 1), 0);
+	ASSERT_EQ(kt_match_bloom(r, 2, yes, 1), 0);
+	ASSERT_EQ(kt_broadcast(s, 4, f), 0);
+	ASSERT_EQ(kt_drain(r), 1);
+	ASSERT_EQ(kt_broadcast(s, 5, f), 0);
+	ASSERT_EQ(kt_drain(r), 1);
+	ASSERT_EQ(kt_match_rule(r, 2, KDBUS_MATCH_REPLACE, KDBUS_ITEM_BLOOM_MASK, no, BLOOM_SIZE), 0);
+	ASSERT_EQ(kt_broadcast(s, 6, f), 0);
+	ASSERT_EQ(kt_drain(r), 0);
+	/* another sender, the same filter */
+	ASSERT_EQ(kt_match_remove(r, 2), 0);
+	uint64_t ids = kdbus_conn_get_id(s);
+	ASSERT_EQ(kt_match_rule(r, 3, 0, KDBUS_ITEM_ID, &ids, 8), 0);
+	ASSERT_EQ(kt_broadcast(s, 7, f), 0);
+	ASSERT_EQ(kt_drain(r), 1);
+	ASSERT_EQ(kt_broadcast(t, 8, f), 0);
+	ASSERT_EQ(kt_drain(r), 0);
+	ASSERT_EQ(kt_broadcast(s, 9, f), 0);
+	ASSERT_EQ(kt_drain(r), 1);
+	/* a sender's name: it owns it, then not */
+	ASSERT_EQ(kt_match_remove(r, 3), 0);
+	ASSERT_EQ(kt_match_rule(r, 4, 0, KDBUS_ITEM_NAME, "com.example.repeat", sizeof("com.example.repeat")), 0);
+	ASSERT_EQ(kt_name_acquire(s, "com.example.repeat", 0, NULL), 0);
+	ASSERT_EQ(kt_broadcast(s, 10, f), 0);
+	ASSERT_EQ(kt_drain(r), 1);
+	ASSERT_EQ(kt_name_release(s, "com.example.repeat"), 0);
+	ASSERT_EQ(kt_broadcast(s, 11, f), 0);
+	ASSERT_EQ(kt_drain(r), 0);
+	kdbus_conn_close(r);
+	kdbus_conn_close(s);
+	kdbus_conn_close(t);
+	return TEST_OK;
+}
+
 int test_notify_kernel_message(Env *env) {
 	KdbusConn *c;
 	struct kdbus_msg *m;
