@@ -78,6 +78,19 @@ static struct kdbus_item *item_vec(struct kdbus_item *it, const void *p, size_t 
 	return KDBUS_ITEM_NEXT(it);
 }
 
+struct kdbus_msg *message_kmsg_bytes(void *buf, uint64_t dst_id, uint64_t cookie, uint64_t cookie_reply,
+				     const void *msg, size_t len) {
+	struct kdbus_msg *m = buf;
+
+	memset(m, 0, sizeof(*m));
+	m->payload_type = KDBUS_PAYLOAD_DBUS;
+	m->dst_id = dst_id;
+	m->cookie = cookie;
+	m->cookie_reply = cookie_reply;
+	m->size = (uint8_t *) item_vec(m->items, msg, len) - (uint8_t *) m;
+	return m;
+}
+
 struct kdbus_msg *message_kmsg_build(const WireHeader *h, const MessageTarget *t,
 				     const MessageSendParts *p, void *buf) {
 	struct kdbus_msg *m = buf;

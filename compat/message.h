@@ -82,3 +82,20 @@ typedef struct MessageSendParts {
  */
 struct kdbus_msg *message_kmsg_build(const WireHeader *h, const MessageTarget *t,
 				     const MessageSendParts *p, void *buf);
+
+/* bytes message_kmsg_bytes() fills */
+#define MESSAGE_KMSG_BYTES_SIZE (sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)))
+
+/**
+ * message_kmsg_bytes() - fill a kdbus_msg carrying prebuilt dbus1 bytes
+ * @buf:		8-byte aligned, at least MESSAGE_KMSG_BYTES_SIZE bytes
+ * @dst_id:		the receiving connection
+ * @cookie:		the kdbus cookie
+ * @cookie_reply:	the call this answers, or 0
+ * @msg:		the whole dbus1 message (header and body), @len bytes;
+ *			it must stay valid until the SEND
+ *
+ * Return: the kdbus_msg in @buf (a plain unicast, no flags).
+ */
+struct kdbus_msg *message_kmsg_bytes(void *buf, uint64_t dst_id, uint64_t cookie, uint64_t cookie_reply,
+				     const void *msg, size_t len);

@@ -754,27 +754,14 @@ static const char *policy_type_name(uint8_t t) {
 	       t == WIRE_TYPE_ERROR ? "error" : t == WIRE_TYPE_SIGNAL ? "signal" : "invalid";
 }
 
-/* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
 /* send the dbus1 error @msg from @callee's connection as the reply to the
  * call @cookie of @to: the reply consumes the call's tracker */
 static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, const uint8_t *msg, size_t len) {
-	struct {
-		struct kdbus_msg msg;
-		uint8_t items[128];
-	} km = {};
-	struct kdbus_item *it = km.msg.items;
+	_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
+	/* not a call: the cookie is not tracked */
+	struct kdbus_msg *m = message_kmsg_bytes(buf, to->id, cookie, cookie, msg, len);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
-	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
-	km.msg.dst_id = to->id;
-	km.msg.cookie = cookie;	/* not a call: the cookie is not tracked */
-	km.msg.cookie_reply = cookie;
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-	it->type = KDBUS_ITEM_PAYLOAD_VEC;
-	it->vec.address = (uintptr_t) msg;
-	it->vec.size = len;
-	it = KDBUS_ITEM_NEXT(it);
-	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
 	return kdbus_cmd_send(callee->conn, &cmd);
 }
 
@@ -783,6 +770,7 @@ static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, co
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
 				       const char *destination, Client *callee, uint64_t cookie);
 
+/* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
 static void client_policy_complain(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
 				   const char *destination) {
 	client_policy_complain_via(sender, h, receive, d, destination, NULL, 0);

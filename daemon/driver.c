@@ -252,27 +252,13 @@ int driver_build_name_signal_to(Client *to, const char *destination, const char 
 
 /* SEND prebuilt dbus1 bytes from the driver to connection @dst_id */
 static int driver_send_raw_id(Driver *d, uint64_t dst_id, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
-	struct {
-		struct kdbus_msg msg;
-		uint8_t items[128];
-	} km = {};
-	struct kdbus_item *it = km.msg.items;
+	_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
+	struct kdbus_msg *m = message_kmsg_bytes(buf, dst_id, ++d->serial, reply_cookie, msg, len);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
-	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
-	km.msg.dst_id = dst_id;
-	km.msg.cookie = ++d->serial;
-	km.msg.cookie_reply = reply_cookie;
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-	it->type = KDBUS_ITEM_PAYLOAD_VEC;
-	it->vec.address = (uintptr_t) msg;
-	it->vec.size = len;
-	it = KDBUS_ITEM_NEXT(it);
-	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
-
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
 	int r = kdbus_cmd_send(d->conn, &cmd);
 	if (r == -EBADSLT && reply_cookie) {
-		km.msg.cookie_reply = 0;
+		m->cookie_reply = 0;
 		r = kdbus_cmd_send(d->conn, &cmd);
 	}
 	return r;

@@ -52,12 +52,16 @@ void kdbus_user_apply_limits(KdbusBus *bus) {
 			kdbus_user_set_max(bus, container_of(n, KdbusUser, node));
 }
 
-static void kdbus_user_unref(KdbusBus *bus, KdbusUser *u) {
-	if (--u->n_refs > 0)
-		return;
+static void kdbus_user_free(KdbusBus *bus, KdbusUser *u) {
 	kdbus_hash_remove(&bus->users, &u->node);
 	kdbus_hash_deinit(&u->usages);
 	free(u);
+}
+
+static void kdbus_user_unref(KdbusBus *bus, KdbusUser *u) {
+	if (--u->n_refs > 0)
+		return;
+	kdbus_user_free(bus, u);
 }
 
 static int kdbus_user_get(KdbusBus *bus, uint64_t uid, KdbusUser **ret) {
@@ -87,11 +91,8 @@ int kdbus_user_acquire(KdbusBus *bus, uint64_t uid, KdbusUser **ret) {
 	if (r < 0)
 		return r;
 	if (u->n_conns >= bus->limits.max_conns_per_user) {
-		if (u->n_refs == 0) {
-			kdbus_hash_remove(&bus->users, &u->node);
-			kdbus_hash_deinit(&u->usages);
-			free(u);
-		}
+		if (u->n_refs == 0)
+			kdbus_user_free(bus, u);
 		return -EMFILE;
 	}
 	u->n_conns++;

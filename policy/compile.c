@@ -246,22 +246,6 @@ static CList *id_list(IdList **lists, size_t *n, uint32_t id, bool create) {
 	return &t[(*n)++].list;
 }
 
-static int lookup_uid(const PolicyLookup *l, const char *name, uid_t *ret) {
-	if (!name)
-		return -ESRCH;
-	if (l && l->lookup_user)
-		return l->lookup_user(name, ret, l->userdata);
-	return bus_config_lookup_user(name, ret);
-}
-
-static int lookup_gid(const PolicyLookup *l, const char *name, gid_t *ret) {
-	if (!name)
-		return -ESRCH;
-	if (l && l->lookup_group)
-		return l->lookup_group(name, ret, l->userdata);
-	return bus_config_lookup_group(name, ret);
-}
-
 /* one element of a well-known name: [A-Za-z_-][A-Za-z0-9_-]* */
 static bool element_valid(const char *s, size_t n) {
 	if (n == 0)
@@ -467,7 +451,7 @@ static int load_lists(PolicyCompiled *pc, const BusConfig *c, const PolicyLookup
 		case BUS_CONFIG_CONTEXT_USER: {
 			uid_t uid;
 
-			r = lookup_uid(lookup, pol->user, &uid);
+			r = policy_lookup_user(lookup, pol->user, &uid);
 			if (r == -ENOMEM)
 				return r;
 			if (r < 0)
@@ -479,7 +463,7 @@ static int load_lists(PolicyCompiled *pc, const BusConfig *c, const PolicyLookup
 		case BUS_CONFIG_CONTEXT_GROUP: {
 			gid_t gid;
 
-			r = lookup_gid(lookup, pol->group, &gid);
+			r = policy_lookup_group(lookup, pol->group, &gid);
 			if (r == -ENOMEM)
 				return r;
 			if (r < 0)

@@ -184,13 +184,17 @@ Policy *policy_unref(Policy *p) {
 	return NULL;
 }
 
-static int lookup_uid(const PolicyLookup *l, const char *name, uid_t *ret) {
+int policy_lookup_user(const PolicyLookup *l, const char *name, uid_t *ret) {
+	if (!name)
+		return -ESRCH;
 	if (l && l->lookup_user)
 		return l->lookup_user(name, ret, l->userdata);
 	return bus_config_lookup_user(name, ret);
 }
 
-static int lookup_gid(const PolicyLookup *l, const char *name, gid_t *ret) {
+int policy_lookup_group(const PolicyLookup *l, const char *name, gid_t *ret) {
+	if (!name)
+		return -ESRCH;
 	if (l && l->lookup_group)
 		return l->lookup_group(name, ret, l->userdata);
 	return bus_config_lookup_group(name, ret);
@@ -253,7 +257,7 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 		case BUS_CONFIG_CONTEXT_USER: {
 			uid_t uid;
 
-			r = lookup_uid(lookup, pol->user, &uid);
+			r = policy_lookup_user(lookup, pol->user, &uid);
 			if (r == -ENOMEM)
 				goto oom;
 			if (r < 0)
@@ -265,7 +269,7 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 		case BUS_CONFIG_CONTEXT_GROUP: {
 			gid_t gid;
 
-			r = lookup_gid(lookup, pol->group, &gid);
+			r = policy_lookup_group(lookup, pol->group, &gid);
 			if (r == -ENOMEM)
 				goto oom;
 			if (r < 0)
@@ -310,7 +314,7 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 				} else if (cr.is_group) {
 					gid_t gid;
 
-					r = lookup_gid(lookup, who, &gid);
+					r = policy_lookup_group(lookup, who, &gid);
 					if (r == -ENOMEM)
 						goto oom;
 					if (r < 0)
@@ -319,7 +323,7 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 				} else {
 					uid_t uid;
 
-					r = lookup_uid(lookup, who, &uid);
+					r = policy_lookup_user(lookup, who, &uid);
 					if (r == -ENOMEM)
 						goto oom;
 					if (r < 0)

@@ -112,6 +112,19 @@ struct PolicyLookup {
 };
 
 /**
+ * policy_lookup_user() - resolve a user name of the configuration
+ * @l:    the lookup, or NULL for NSS (bus_config_lookup_user())
+ * @name: the name, or NULL
+ * @ret:  the uid
+ *
+ * Return: 0, -ESRCH (no such user, or no name), -ENOMEM.
+ */
+int policy_lookup_user(const PolicyLookup *l, const char *name, uid_t *ret);
+
+/* policy_lookup_group() - the same for a group name */
+int policy_lookup_group(const PolicyLookup *l, const char *name, gid_t *ret);
+
+/**
  * policy_new() - compile the policy of a configuration
  * @ret:    the policy (refcount 1)
  * @config: the loaded configuration; the policy copies what it needs
