@@ -750,8 +750,9 @@ static char **client_policy_names(Client *via, uint64_t id) {
 }
 
 static const char *policy_type_name(uint8_t t) {
-	return t == WIRE_TYPE_METHOD_CALL ? "method_call" : t == WIRE_TYPE_METHOD_RETURN ? "method_return" :
-	       t == WIRE_TYPE_ERROR ? "error" : t == WIRE_TYPE_SIGNAL ? "signal" : "invalid";
+	const char *s = wire_type_to_string(t);
+
+	return s ? s : "invalid";
 }
 
 /* send the dbus1 error @msg from @callee's connection as the reply to the

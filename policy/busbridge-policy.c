@@ -192,18 +192,6 @@ static int at_console_yes(uid_t uid, void *userdata) {
 	return 1;
 }
 
-static BusConfigMessageType parse_type(const char *s) {
-	if (streq(s, "method_call"))
-		return BUS_CONFIG_MESSAGE_METHOD_CALL;
-	if (streq(s, "method_return"))
-		return BUS_CONFIG_MESSAGE_METHOD_RETURN;
-	if (streq(s, "error"))
-		return BUS_CONFIG_MESSAGE_ERROR;
-	if (streq(s, "signal"))
-		return BUS_CONFIG_MESSAGE_SIGNAL;
-	return BUS_CONFIG_MESSAGE_ANY;
-}
-
 static bool rule_equal(const BusConfigRule *a, const PolicyRule *b) {
 	return a->type == b->type && a->allow == b->allow && a->line == b->line &&
 	       streq_ptr(a->file, b->file) && a->message_type == b->message_type &&
@@ -296,7 +284,7 @@ static int do_check(int argc, char **argv, const PolicyCompileOptions *copts) {
 			path = argv[++i];
 		} else if (streq(a, "--type")) {
 			NEED(1);
-			type = parse_type(argv[++i]);
+			type = bus_config_message_type_from_string(argv[++i]);
 			if (type == BUS_CONFIG_MESSAGE_ANY) {
 				fprintf(stderr, "busbridge-policy: bad --type \"%s\" (method_call, method_return, "
 					"error, signal)\n", argv[i]);

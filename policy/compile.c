@@ -1114,21 +1114,6 @@ static int build_entry(PolicyCompiled *pc, Class *c) {
 /* ---------------------------------------------------------------------- */
 /* rules: rendering and placement */
 
-static const char *type_name(BusConfigMessageType t) {
-	switch (t) {
-	case BUS_CONFIG_MESSAGE_METHOD_CALL:
-		return "method_call";
-	case BUS_CONFIG_MESSAGE_METHOD_RETURN:
-		return "method_return";
-	case BUS_CONFIG_MESSAGE_ERROR:
-		return "error";
-	case BUS_CONFIG_MESSAGE_SIGNAL:
-		return "signal";
-	default:
-		return "*";
-	}
-}
-
 static char *render_rule(const BusConfigRule *r) {
 	char *s = xprintf("<%s", r->allow ? "allow" : "deny");
 	bool any = false;
@@ -1147,7 +1132,7 @@ static char *render_rule(const BusConfigRule *r) {
 			ATTR("receive_sender", r->sender);
 		if (r->message_type != BUS_CONFIG_MESSAGE_ANY) {
 			snprintf(buf, sizeof(buf), "%stype", p);
-			ATTR(buf, type_name(r->message_type));
+			ATTR(buf, bus_config_message_type_to_string(r->message_type));
 		}
 		if (r->path) {
 			snprintf(buf, sizeof(buf), "%spath", p);

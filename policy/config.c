@@ -1106,7 +1106,7 @@ static int parse_fds_attribute(Parser *p, const char *attr, const char *v, uint3
 	return 0;
 }
 
-static BusConfigMessageType message_type_from_string(const char *s) {
+BusConfigMessageType bus_config_message_type_from_string(const char *s) {
 	if (streq(s, "method_call"))
 		return BUS_CONFIG_MESSAGE_METHOD_CALL;
 	if (streq(s, "method_return"))
@@ -1247,7 +1247,7 @@ static int parser_append_rule(Parser *p, const char *element, const XML_Char **a
 
 		rule.type = any_send ? BUS_CONFIG_RULE_SEND : BUS_CONFIG_RULE_RECEIVE;
 		if (type) {
-			rule.message_type = message_type_from_string(type);
+			rule.message_type = bus_config_message_type_from_string(type);
 			if (rule.message_type == BUS_CONFIG_MESSAGE_ANY)
 				return parser_fail(p, -EINVAL, "Bad message type \"%s\"", type);
 		}

@@ -318,6 +318,15 @@ int bus_config_rule_format(const BusConfigRule *r, char **ret);
 const char *bus_config_message_type_to_string(BusConfigMessageType t);
 
 /**
+ * bus_config_message_type_from_string() - the inverse, for send_type= and
+ * receive_type= values
+ * @s: "method_call", "method_return", "signal" or "error"
+ *
+ * Return: the type, or BUS_CONFIG_MESSAGE_ANY for anything else.
+ */
+BusConfigMessageType bus_config_message_type_from_string(const char *s);
+
+/**
  * bus_config_lookup_user() - resolve a user as dbus-daemon does
  * @name:    user name, or a number (strtoul base 0) naming an existing uid
  * @ret_uid: the uid
