@@ -656,6 +656,27 @@ out:
 
 /* ---- RECV, FREE ---- */
 
+/* RECV of queue entry @e: its slice goes to the receiver, with its fds, and
+ * a reply tracker now waits for the answer instead of the delivery */
+static int kdbus_conn_receive_entry(KdbusConn *conn, KdbusQueueEntry *e) {
+	int r = kdbus_pool_publish(&conn->pool, &e->slice);
+
+	if (r < 0)
+		return r;
+	kdbus_queue_unlink(&conn->queue, e);
+	if (e->n_fds) {
+		struct kdbus_item *it = (struct kdbus_item *)((uint8_t *)e->msg + e->fds_item_off);
+
+		memcpy(it->fds, e->fds, e->n_fds * sizeof(int));
+		e->n_fds = 0;	/* the receiver owns them now */
+	}
+	if (e->reply) {
+		e->reply->entry = NULL;
+		e->reply = NULL;
+	}
+	return 0;
+}
+
 int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 	KdbusArg argv[] = {
 		{ .type = KDBUS_ITEM_NEGOTIATE },
@@ -701,21 +722,9 @@ int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 		cmd->msg.msg_size = e->msg->size;
 		cmd->msg.return_flags = 0;
 	} else {
-		r = kdbus_pool_publish(&conn->pool, &e->slice);
+		r = kdbus_conn_receive_entry(conn, e);
 		if (r < 0)
 			goto out;
-		kdbus_queue_unlink(&conn->queue, e);
-		if (e->n_fds) {
-			struct kdbus_item *it = (struct kdbus_item *)((uint8_t *)e->msg + e->fds_item_off);
-
-			memcpy(it->fds, e->fds, e->n_fds * sizeof(int));
-			e->n_fds = 0;	/* the receiver owns them now */
-		}
-		if (e->reply) {
-			/* received: the tracker now waits for the answer */
-			e->reply->entry = NULL;
-			e->reply = NULL;
-		}
 		cmd->msg.offset = e->slice.offset;
 		cmd->msg.msg_size = e->msg->size;
 		cmd->msg.return_flags = 0;
@@ -780,20 +789,9 @@ int kdbus_us_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max) {
 		r = kdbus_queue_peek(&conn->queue, 0, false, &e);
 		if (r < 0)
 			break;
-		r = kdbus_pool_publish(&conn->pool, &e->slice);
+		r = kdbus_conn_receive_entry(conn, e);
 		if (r < 0)
 			break;
-		kdbus_queue_unlink(&conn->queue, e);
-		if (e->n_fds) {
-			struct kdbus_item *it = (struct kdbus_item *)((uint8_t *)e->msg + e->fds_item_off);
-
-			memcpy(it->fds, e->fds, e->n_fds * sizeof(int));
-			e->n_fds = 0;	/* the receiver owns them now */
-		}
-		if (e->reply) {
-			e->reply->entry = NULL;
-			e->reply = NULL;
-		}
 		offsets[n++] = e->slice.offset;
 	}
 out:
