@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "compat/service-file.h"
+#include "util/format.h"
 #include "util/macro.h"
 
 #define SERVICE_FILE_MAX (128 * 1024)     /* bus_desktop_file_load() */
@@ -561,18 +562,6 @@ static int warn(char ***warnings, size_t *n_warnings, char *msg) {
 	return 0;
 }
 
-_printf_(1, 2)
-static char *fmt(const char *f, ...) {
-	va_list ap;
-	char *s;
-
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
 int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_flags,
 			  ServiceFile ***ret, size_t *ret_n, char ***ret_warnings) {
 	ServiceFile **files = NULL;
@@ -603,17 +592,17 @@ int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_
 			if (r == -ENOMEM)
 				break;
 			if (r < 0) {
-				r = warn(w, &n_warnings, fmt("Could not load %s: %s", path, strempty(error)));
+				r = warn(w, &n_warnings, format("Could not load %s: %s", path, strempty(error)));
 				continue;
 			}
 			if (!f->name_matches_filename) {
 				if (dir_flags && (dir_flags[i] & SERVICE_DIR_STRICT_NAMING)) {
-					r = warn(w, &n_warnings, fmt("Service file \"%s\" should have been named "
+					r = warn(w, &n_warnings, format("Service file \"%s\" should have been named "
 								    "\"%s.service\": not loading it", path, f->name));
 					continue;
 				}
 				if (scan_flags & SERVICE_SCAN_SERVICEHELPER) {
-					r = warn(w, &n_warnings, fmt("Service file \"%s\" should have been named "
+					r = warn(w, &n_warnings, format("Service file \"%s\" should have been named "
 								    "\"%s.service\" and will not work with "
 								    "system bus activation", path, f->name));
 					if (r < 0)
@@ -626,7 +615,7 @@ int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_
 					break;
 				}
 			if (dup) {
-				r = warn(w, &n_warnings, fmt("Service %s already exists in activation entry list "
+				r = warn(w, &n_warnings, format("Service %s already exists in activation entry list "
 							    "(%s ignored)", f->name, path));
 				continue;
 			}

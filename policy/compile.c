@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "policy/compile.h"
+#include "util/format.h"
 #include "util/macro.h"
 
 #define DBUS_MAXIMUM_MESSAGE_UNIX_FDS 33554432u
@@ -160,21 +161,9 @@ _printf_(2, 3) static char *pc_printf(PolicyCompiled *pc, const char *fmt, ...) 
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	s = format_v(fmt, ap);
 	va_end(ap);
 	return pc_keep(pc, s);
-}
-
-_printf_(1, 2) static char *xprintf(const char *fmt, ...) {
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
 }
 
 /* append to a malloc()ed string; on OOM the string becomes NULL */
@@ -185,15 +174,14 @@ _printf_(2, 3) static void sappend(char **s, const char *fmt, ...) {
 	if (!*s)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&add, fmt, ap) < 0)
-		add = NULL;
+	add = format_v(fmt, ap);
 	va_end(ap);
 	if (!add) {
 		free(*s);
 		*s = NULL;
 		return;
 	}
-	n = xprintf("%s%s", *s, add);
+	n = format("%s%s", *s, add);
 	free(add);
 	free(*s);
 	*s = n;
@@ -678,7 +666,7 @@ static unsigned evaluate(const Analysis *a, int kind, size_t i, size_t o, int co
 static char *describe_ident(const Analysis *a, size_t i, size_t o, int console, bool with_console) {
 	const Ident *id = &a->idents[i];
 	const size_t *ord = a->orders[o];
-	char *s = xprintf("%s", id->label);
+	char *s = format("%s", id->label);
 
 	if (id->has_uid && ord[0] > 0) {
 		sappend(&s, " in");
@@ -720,10 +708,10 @@ static int derive(Analysis *a, int kind) {
 				_cleanup_free_ char *d = describe_ident(a, i, o, con, true);
 
 				if (v & V_X)
-					why = xprintf("decided by a log=\"true\" rule for %s (the daemon logs it)",
+					why = format("decided by a log=\"true\" rule for %s (the daemon logs it)",
 						      d ? d : "?");
 				else
-					why = xprintf("depends on the message for %s (interface/member/path/type/fds "
+					why = format("depends on the message for %s (interface/member/path/type/fds "
 						      "conditions, or no rule for some messages)", d ? d : "?");
 			}
 	if (why)
@@ -735,7 +723,7 @@ static int derive(Analysis *a, int kind) {
 			if (VAL(a, kind, i, o, 0) != VAL(a, kind, i, o, 1)) {
 				_cleanup_free_ char *d = describe_ident(a, i, o, 0, false);
 
-				why = xprintf("depends on at_console for %s", d ? d : "?");
+				why = format("depends on at_console for %s", d ? d : "?");
 			}
 	if (why)
 		goto residual;
@@ -748,7 +736,7 @@ static int derive(Analysis *a, int kind) {
 			if (!val_allowed(VAL(a, kind, i, o, 0))) {
 				_cleanup_free_ char *d = describe_ident(a, i, o, 0, false);
 
-				why = xprintf("denied to %s, whom the core lets do everything", d ? d : "?");
+				why = format("denied to %s, whom the core lets do everything", d ? d : "?");
 			}
 	}
 	if (why)
@@ -761,7 +749,7 @@ static int derive(Analysis *a, int kind) {
 				if (VAL(a, kind, i, o, 0) != VAL(a, kind, i, 0, 0)) {
 					_cleanup_free_ char *d = describe_ident(a, i, o, 0, false);
 
-					why = xprintf("depends on group membership (%s); the core sees the "
+					why = format("depends on group membership (%s); the core sees the "
 						      "socket's groups, dbus-daemon the user database's", d ? d : "?");
 				}
 	if (why)
@@ -769,7 +757,7 @@ static int derive(Analysis *a, int kind) {
 
 	world = val_allowed(VAL(a, kind, a->other, 0, 0));
 	if (a->anon != SIZE_MAX && val_allowed(VAL(a, kind, a->anon, 0, 0)) != world) {
-		why = xprintf("%s to connections without uid but %s to other uids",
+		why = format("%s to connections without uid but %s to other uids",
 			      world ? "denied" : "allowed", world ? "allowed" : "denied");
 		goto residual;
 	}
@@ -780,7 +768,7 @@ static int derive(Analysis *a, int kind) {
 				if (!val_allowed(VAL(a, kind, i, o, 0))) {
 					_cleanup_free_ char *d = describe_ident(a, i, o, 0, false);
 
-					why = xprintf("allowed to every uid without rules but denied to %s "
+					why = format("allowed to every uid without rules but denied to %s "
 						      "(kdbus grants cannot deny)", d ? d : "?");
 				}
 		if (why)
@@ -803,7 +791,7 @@ static int derive(Analysis *a, int kind) {
 				continue;
 			ugrant = val_allowed(VAL(a, kind, i, 0, 0));
 			if (!id->listed && ugrant) {
-				why = xprintf("allowed to %s but not to other uids", id->label);
+				why = format("allowed to %s but not to other uids", id->label);
 				break;
 			}
 			for (size_t o = 0; o < a->n_orders && !why; o++) {
@@ -816,7 +804,7 @@ static int derive(Analysis *a, int kind) {
 				if (val_allowed(VAL(a, kind, i, o, 0)) != expect) {
 					_cleanup_free_ char *d = describe_ident(a, i, o, 0, false);
 
-					why = xprintf("%s to %s, which no combination of USER and GROUP grants gives "
+					why = format("%s to %s, which no combination of USER and GROUP grants gives "
 						      "(group order or a group's deny)", expect ? "denied" : "allowed",
 						      d ? d : "?");
 				}
@@ -861,13 +849,13 @@ static int derive(Analysis *a, int kind) {
 				    !val_allowed(VAL(a, KIND_TALK, i, o / 2, o % 2))) {
 					_cleanup_free_ char *d = describe_ident(a, i, o / 2, o % 2, true);
 
-					why = xprintf("%s may own the name but not send to it; the core lets "
+					why = format("%s may own the name but not send to it; the core lets "
 						      "connections of one uid talk, and OWN implies TALK", d ? d : "?");
 				}
 		if (!why && !c->exact[KIND_OWN] && !g->world)
-			why = xprintf("OWN is residual, so the entry grants WORLD OWN, which includes TALK");
+			why = format("OWN is residual, so the entry grants WORLD OWN, which includes TALK");
 		if (!why && !g->world && !(pc->flags & POLICY_COMPILE_TALK_ENTRIES))
-			why = xprintf("restricted TALK needs POLICY_COMPILE_TALK_ENTRIES: the core would also "
+			why = format("restricted TALK needs POLICY_COMPILE_TALK_ENTRIES: the core would also "
 				      "filter broadcasts with it, ignore queued names, and deny names "
 				      "without entry next to a covered one");
 		if (why)
@@ -875,13 +863,13 @@ static int derive(Analysis *a, int kind) {
 	}
 
 	if (c->pub.type == POLICY_CLASS_FALLBACK && !g->world) {
-		why = xprintf("names without an entry get the bus's fallback, which is WORLD or nothing");
+		why = format("names without an entry get the bus's fallback, which is WORLD or nothing");
 		goto residual;
 	}
 
 	/* describe the grant */
 	{
-		char *s = xprintf("exact: ");
+		char *s = format("exact: ");
 
 		if (g->world)
 			sappend(&s, "everyone");
@@ -911,7 +899,7 @@ static int derive(Analysis *a, int kind) {
 residual:
 	if (!why)
 		return -ENOMEM;
-	c->reason[kind] = xprintf("residual: %s", why);
+	c->reason[kind] = format("residual: %s", why);
 	free(why);
 	free(g->users);
 	free(g->groups);
@@ -952,7 +940,7 @@ static int analyze_class(PolicyCompiled *pc, Class *c, const Ident *idents, size
 	if (a.n_rg > MAX_GROUPS) {
 		for (int k = 0; k < N_KINDS; k++) {
 			c->exact[k] = false;
-			c->reason[k] = xprintf("residual: %zu groups have rules for this name (at most %d are "
+			c->reason[k] = format("residual: %zu groups have rules for this name (at most %d are "
 					       "analysed)", a.n_rg, MAX_GROUPS);
 			if (!c->reason[k])
 				goto out;
@@ -1074,7 +1062,7 @@ static int build_entry(PolicyCompiled *pc, Class *c) {
 	if (c->exact[KIND_TALK]) {
 		const Grants *g = &c->grants[KIND_TALK];
 
-		c->talk_key_str = xprintf("%s", g->world ? "W" : "");
+		c->talk_key_str = format("%s", g->world ? "W" : "");
 		for (size_t i = 0; !g->world && i < g->n_users; i++)
 			sappend(&c->talk_key_str, "u%u,", (unsigned) g->users[i]);
 		for (size_t i = 0; !g->world && i < g->n_groups; i++)
@@ -1115,7 +1103,7 @@ static int build_entry(PolicyCompiled *pc, Class *c) {
 /* rules: rendering and placement */
 
 static char *render_rule(const BusConfigRule *r) {
-	char *s = xprintf("<%s", r->allow ? "allow" : "deny");
+	char *s = format("<%s", r->allow ? "allow" : "deny");
 	bool any = false;
 
 #define ATTR(name, val) do { sappend(&s, " %s=\"%s\"", (name), (val)); any = true; } while (0)
@@ -1190,30 +1178,30 @@ static char *render_rule(const BusConfigRule *r) {
 static char *render_context(const BusConfigPolicy *p) {
 	switch (p->context) {
 	case BUS_CONFIG_CONTEXT_DEFAULT:
-		return xprintf("<policy context=\"default\">");
+		return format("<policy context=\"default\">");
 	case BUS_CONFIG_CONTEXT_MANDATORY:
-		return xprintf("<policy context=\"mandatory\">");
+		return format("<policy context=\"mandatory\">");
 	case BUS_CONFIG_CONTEXT_USER:
-		return xprintf("<policy user=\"%s\">", strempty(p->user));
+		return format("<policy user=\"%s\">", strempty(p->user));
 	case BUS_CONFIG_CONTEXT_GROUP:
-		return xprintf("<policy group=\"%s\">", strempty(p->group));
+		return format("<policy group=\"%s\">", strempty(p->group));
 	case BUS_CONFIG_CONTEXT_AT_CONSOLE:
-		return xprintf("<policy at_console=\"%s\">", p->at_console ? "true" : "false");
+		return format("<policy at_console=\"%s\">", p->at_console ? "true" : "false");
 	}
-	return xprintf("<policy>");
+	return format("<policy>");
 }
 
 static char *class_label(const Class *c) {
 	if (c->pub.type == POLICY_CLASS_FALLBACK)
-		return xprintf("(names without entry)");
+		return format("(names without entry)");
 	if (c->pub.type == POLICY_CLASS_WILDCARD)
-		return xprintf("%s.*", c->name);
-	return xprintf("%s", c->name);
+		return format("%s.*", c->name);
+	return format("%s", c->name);
 }
 
 /* the send attributes kdbus cannot carry */
 static char *send_conditions(const BusConfigRule *r) {
-	char *s = xprintf("%s", "");
+	char *s = format("%s", "");
 
 	if (r->message_type != BUS_CONFIG_MESSAGE_ANY)
 		sappend(&s, " send_type");
@@ -1250,14 +1238,14 @@ static char *place_rule(PolicyCompiled *pc, const CRule *cr, PolicyCompiledRuleP
 
 	*place = POLICY_RULE_RESIDUAL;
 	if (cr->ignored)
-		return xprintf("its <policy> names an unknown user or group: dbus-daemon ignores it");
+		return format("its <policy> names an unknown user or group: dbus-daemon ignores it");
 
 	switch (r->type) {
 	case BUS_CONFIG_RULE_USER:
 	case BUS_CONFIG_RULE_GROUP:
-		return xprintf("connection admission (policy_check_connect() at connect time)");
+		return format("connection admission (policy_check_connect() at connect time)");
 	case BUS_CONFIG_RULE_RECEIVE:
-		return xprintf("receive rule: the recipient side is checked per message");
+		return format("receive rule: the recipient side is checked per message");
 	case BUS_CONFIG_RULE_OWN:
 		kind = KIND_OWN;
 		break;
@@ -1266,20 +1254,20 @@ static char *place_rule(PolicyCompiled *pc, const CRule *cr, PolicyCompiledRuleP
 
 		kind = KIND_TALK;
 		if (!r->destination)
-			return xprintf("no send_destination: applies to messages to every receiver");
+			return format("no send_destination: applies to messages to every receiver");
 		if (is_driver(r->destination))
-			return xprintf("to the bus driver, which is not a kdbus connection");
+			return format("to the bus driver, which is not a kdbus connection");
 		if (r->destination[0] == ':')
-			return xprintf("unique-name destination");
+			return format("unique-name destination");
 		cond = send_conditions(r);
 		if (!cond)
 			return NULL;
 		if (cond[0])
-			return xprintf("conditions kdbus cannot express:%s", cond);
+			return format("conditions kdbus cannot express:%s", cond);
 		break;
 	}
 	default:
-		return xprintf("unknown rule type");
+		return format("unknown rule type");
 	}
 
 	/* every class the rule matches must be exact */
@@ -1293,14 +1281,14 @@ static char *place_rule(PolicyCompiled *pc, const CRule *cr, PolicyCompiledRuleP
 		if (!c->exact[kind]) {
 			_cleanup_free_ char *l = class_label(c);
 
-			return xprintf("%s of %s is %s", kind_name(kind), l ? l : "?", c->reason[kind]);
+			return format("%s of %s is %s", kind_name(kind), l ? l : "?", c->reason[kind]);
 		}
 	}
 	if (!matched)
-		return xprintf("matches no valid well-known name");
+		return format("matches no valid well-known name");
 
 	*place = POLICY_RULE_KDBUS;
-	s = xprintf("%s of", kind_name(kind));
+	s = format("%s of", kind_name(kind));
 	for (size_t i = 0; i <= pc->n_classes; i++) {
 		Class *c = class_at(pc, i);
 
@@ -1368,7 +1356,7 @@ int policy_compile(const BusConfig *c, const PolicyCompileOptions *opts, PolicyC
 
 		if (u == 0 || u == pc->bus_uid)
 			continue;
-		l = xprintf("%s", "");
+		l = format("%s", "");
 		append_uid(pc, &l, "", u);
 		l = pc_keep(pc, l);
 		if (!l) {

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * format.h - printf into a new malloc()ed string.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "util/macro.h"
+
+/* vasprintf() that returns the string, NULL on failure */
+_printf_(1, 0) static inline char *format_v(const char *fmt, va_list ap) {
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+/* asprintf() that returns the string, NULL on failure */
+_printf_(1, 2) static inline char *format(const char *fmt, ...) {
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = format_v(fmt, ap);
+	va_end(ap);
+	return s;
+}
