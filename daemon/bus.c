@@ -215,7 +215,7 @@ int bus_policy_check_connect(Bus *bus, Client *c) {
 	r = bus_groups_for_uid(bus, c->creds.uid, &gids, &n);
 	if (r < 0)
 		return 0;	/* dbus-daemon rejects a uid whose groups it cannot look up */
-	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, geteuid(), NULL);
+	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, bus->euid, NULL);
 	return r > 0;
 }
 
@@ -644,7 +644,7 @@ static int bus_make_kdbus(Bus *bus) {
 	struct kdbus_item *it = mk.cmd.items;
 	char name[64];
 
-	bus->creator_uid = geteuid();
+	bus->creator_uid = bus->euid = geteuid();
 	snprintf(name, sizeof(name), "%u-busbridge-%d", (unsigned) geteuid(), (int) getpid());
 	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
 	it->type = KDBUS_ITEM_BLOOM_PARAMETER;

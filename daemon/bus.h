@@ -75,6 +75,7 @@ typedef struct Bus {
 	KdbusConn **policy_holders;	/* the connections holding its entries */
 	size_t n_policy_holders;
 	uid_t creator_uid;		/* the euid the core's bus was made with */
+	uid_t euid;			/* ours now (after a privilege drop too) */
 
 	Listener **listeners;
 	size_t n_listeners;

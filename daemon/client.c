@@ -498,13 +498,22 @@ bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *bod
 
 static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast);
 
+bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t len) {
+	WireHeader h;
+
+	/* a policy that lets everything in needs no look at the header
+	 * (the driver's replies are requested and its signals are no replies) */
+	if (c->state != CLIENT_ACTIVE || policy_snapshot_receives_all(c->policy))
+		return true;
+	return wire_header_parse(msg, len, &h) < 0 || client_policy_deliver(c, &h, 0, false);
+}
+
 static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
 	WireHeader h;
 
 	/* what the bus synthesizes is subject to the receive policy too
 	 * (forbidding.conf denies receiving NameAcquired) */
-	if (c->state == CLIENT_ACTIVE && wire_header_parse(msg, len, &h) >= 0 &&
-	    !client_policy_deliver(c, &h, 0, false)) {
+	if (!client_policy_receives_from_driver(c, msg, len)) {
 		free(msg);
 		return 0;
 	}
@@ -543,10 +552,11 @@ static int client_driver_refusal_error(Client *owner, Client *serial_from, const
 		return 0;
 	_cleanup_free_ char *text = NULL;
 	if (asprintf(&text,
-		     "Rejected receive message, %u matched rules; type=\"%s\", sender=\"%s\" (bus) "
+		     /* as dbus-daemon: the driver's message has no sender yet */
+		     "Rejected receive message, %u matched rules; type=\"%s\", sender=\"(unset)\" ((bus)) "
 		     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
 		     "destination=\"%s\" (uid=%u pid=%d)",
-		     d.n_matched, policy_type_name(h.type), DRIVER_NAME, h.interface.s ? h.interface.s : "(unset)",
+		     d.n_matched, policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
 		     h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
 		     owner->unique_name, (unsigned) owner->creds.uid, (int) owner->creds.pid) < 0)
 		return -ENOMEM;
@@ -1101,7 +1111,12 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	 * Monitors apply their BecomeMonitor rules to everything.  Then the
 	 * receive side of the policy. */
 	bool from_driver = m->src_id == driver_id(c->bus->driver);
-	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
+	/* the driver's unicasts need only the receive rules: none to apply
+	 * when they let everything in */
+	if (from_driver && m->dst_id != KDBUS_DST_ID_BROADCAST && c->state == CLIENT_ACTIVE &&
+	    policy_snapshot_receives_all(c->policy))
+		from_driver = false;
+	else if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
 		WireHeader h;
 		const uint8_t *p = o.iov[0].iov_base;
 		uint64_t dst = m->dst_id, hid = 0;
@@ -1264,7 +1279,9 @@ static void client_update_events(Client *c) {
 	size_t pending = 0;
 	if (c->auth)
 		(void) auth_output(c->auth, &pending);
-	bool want_write = c->out_n > 0 || pending > 0 || c->out_held;
+	/* a client on the ready list is flushed before the loop polls again
+	 * (bus_on_ready()), which comes back here: no EV_WRITE for that */
+	bool want_write = (c->out_n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
 	if (want_write == c->want_write)
 		return;
 	c->want_write = want_write;
@@ -1589,26 +1606,49 @@ static int client_register(Client *c) {
 	if (r < 0)
 		return r;
 
-	/* NameAcquired / NameLost: notifications about our own names */
+	return 0;
+}
+
+/*
+ * NameAcquired / NameLost come from the core's notifications about the
+ * client's own names.  A connection can only own or queue for a name
+ * after it asked for one, so the four notification matches are installed
+ * on its first RequestName: most connections never ask, and their Hello
+ * and goodbye cost four MATCH_ADDs and their removal less.
+ */
+int client_watch_own_names(Client *c) {
 	struct {
 		struct kdbus_cmd_match cmd;
-		uint8_t items[2 * KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change))];
+		uint8_t items[256];	/* one item; room for the whole union */
 	} mt;
 	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_CHANGE,
 					  KDBUS_ITEM_NAME_REMOVE };
+	int r;
+
+	if (c->own_names_watched)
+		return 0;
+	if (!c->conn)
+		return -ENOTCONN;
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
 		memset(&mt, 0, sizeof(mt));
 		mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
 		mt.cmd.cookie = 0;	/* cookie 0: the client's own-name matches */
-		mt.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
-		mt.cmd.items[0].type = types[i];
+		struct kdbus_item *it = (struct kdbus_item *) mt.items;
 		bool own_is_new = (i == 0 || i == 1);
-		mt.cmd.items[0].name_change.old_id.id = own_is_new ? KDBUS_MATCH_ID_ANY : c->id;
-		mt.cmd.items[0].name_change.new_id.id = own_is_new ? c->id : KDBUS_MATCH_ID_ANY;
+
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+		it->type = types[i];
+		it->name_change.old_id.id = own_is_new ? KDBUS_MATCH_ID_ANY : c->id;
+		it->name_change.new_id.id = own_is_new ? c->id : KDBUS_MATCH_ID_ANY;
 		r = kdbus_cmd_match_add(c->conn, &mt.cmd);
-		if (r < 0)
+		if (r < 0) {
+			struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 0 };
+
+			(void) kdbus_cmd_match_remove(c->conn, &rm);
 			return r;
+		}
 	}
+	c->own_names_watched = true;
 	return 0;
 }
 
@@ -1714,6 +1754,15 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		c->state = CLIENT_ACTIVE;
 		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 		bus_resume_listeners(bus);
+		/* answered here, or else by the driver through the core */
+		r = driver_hello_direct(bus->driver, c, &h);
+		if (r < 0)
+			log_debug("Cannot answer Hello of %s directly: %s", c->unique_name, strerror(-r));
+		if (r > 0) {
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			return 0;
+		}
 	} else if (c->state == CLIENT_MONITOR) {
 		/* monitors may not send; dbus-daemon disconnects them */
 		for (size_t i = 0; i < n_fds; i++)

@@ -112,6 +112,7 @@ struct Client {
 	uint64_t next_match_cookie;
 	size_t n_noc_rules;	/* rules that may match NameOwnerChanged */
 	bool hello_done;
+	bool own_names_watched;	/* client_watch_own_names() */
 
 	struct ClientBloomCache *bloom_cache;	/* the last broadcast's bloom filter */
 	struct {		/* the last broadcast the policy let through to us */
@@ -132,6 +133,13 @@ struct Client {
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce);
 Client *client_free(Client *c);
 void client_close(Client *c, const char *reason);
+
+/*
+ * client_watch_own_names() - install the core matches that bring the
+ * notifications about @c's own names (NameAcquired, NameLost); once, before
+ * @c first asks for a name.  Return: 0 or the core's negative errno.
+ */
+int client_watch_own_names(Client *c);
 
 /* pull messages from the kdbus queue and write them to the socket */
 void client_flush(Client *c);
@@ -160,6 +168,9 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
  * monitors the AccessDenied error dbus-daemon synthesizes (from and to
  * org.freedesktop.DBus, in reply to @msg) */
 void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t len);
+
+/* may @c receive @msg from the driver (its receive rules)? */
+bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t len);
 
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */

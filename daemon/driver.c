@@ -123,18 +123,25 @@ int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_co
 	return r;
 }
 
-static bool call_wants_reply(const DriverCall *call) {
-	return !dbus_message_get_no_reply(call->msg);
+/*
+ * As dbus-daemon: NO_REPLY_EXPECTED only spares the empty replies
+ * (send_ack_reply(): AddMatch, RemoveMatch, ReloadConfig, ...); replies with
+ * a value (Hello, GetId, RequestName, ...) and errors are sent anyway.
+ */
+static bool call_wants_reply(const DriverCall *call, const DBusMessage *reply) {
+	const char *sig = dbus_message_get_signature((DBusMessage *) reply);
+
+	return !dbus_message_get_no_reply(call->msg) || (sig && sig[0]);
 }
 
 static int call_reply(DriverCall *call, DBusMessage *reply) {
-	if (!call_wants_reply(call))
+	if (!call_wants_reply(call, reply))
 		return 0;
 	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), NULL, 0);
 }
 
 static int call_reply_fds(DriverCall *call, DBusMessage *reply, const int *fds, size_t n_fds) {
-	if (!call_wants_reply(call))
+	if (!call_wants_reply(call, reply))
 		return 0;
 	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), fds, n_fds);
 }
@@ -173,7 +180,7 @@ static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
 
 /* dbus-daemon's bus_driver_check_caller_is_privileged(): root or our own uid */
 static bool caller_is_privileged(Client *c) {
-	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == geteuid());
+	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
 
 static int call_fail_unprivileged(DriverCall *call) {
@@ -293,35 +300,35 @@ void driver_capture(Driver *d, const uint8_t *msg, size_t len) {
 		(void) driver_send_raw_id(d, sink, msg, len, 0);
 }
 
-/* Hello without libdbus: it is every connection's first call */
-static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
-	_Alignas(8) uint8_t buf[256];
+/* a plain Hello (no arguments, our interface or none) */
+static bool driver_is_plain_hello(const WireHeader *h) {
+	return h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "Hello") && !h->signature.s &&
+	       (!h->interface.s || streq(h->interface.s, DRIVER_INTERFACE));
+}
+
+/* the Hello reply and the NameAcquired of the unique name that follows it,
+ * each in its 8-aligned buffer of DRIVER_HELLO_BUF bytes */
+#define DRIVER_HELLO_BUF 256
+static int driver_hello_build(Client *c, const WireHeader *h, uint8_t *reply, size_t *reply_len, uint8_t *acquired,
+			      size_t *acquired_len) {
 	const char *name = c->unique_name;
 	WireBuilder b;
 	uint8_t *msg;
-	size_t len;
 	int r;
 
-	c->hello_done = true;
-	if (!(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
-		r = wire_builder_init_buffer(&b, buf, sizeof(buf), WIRE_TYPE_METHOD_RETURN,
-					     WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(c));
-		if (r < 0)
-			return r;
-		wire_builder_set_reply_serial(&b, h->serial);
-		wire_builder_set_sender(&b, DRIVER_NAME);
-		wire_builder_set_destination(&b, name);
-		wire_builder_append_string(&b, 's', name, c->unique_name_len);
-		r = wire_builder_finish(&b, &msg, &len);
-		if (r < 0)
-			return r;
-		r = driver_send_raw(d, c, msg, len, h->serial);
-		if (r < 0)
-			return r;
-	}
-	driver_monitors_new_connection(d, c);
-	/* NameAcquired for the unique name follows the reply */
-	r = wire_builder_init_buffer(&b, buf, sizeof(buf), WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED,
+	/* dbus-daemon replies even to a Hello with NO_REPLY_EXPECTED */
+	r = wire_builder_init_buffer(&b, reply, DRIVER_HELLO_BUF, WIRE_TYPE_METHOD_RETURN, WIRE_FLAG_NO_REPLY_EXPECTED,
+				     client_next_serial(c));
+	if (r < 0)
+		return r;
+	wire_builder_set_reply_serial(&b, h->serial);
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	wire_builder_set_destination(&b, name);
+	wire_builder_append_string(&b, 's', name, c->unique_name_len);
+	r = wire_builder_finish(&b, &msg, reply_len);
+	if (r < 0)
+		return r;
+	r = wire_builder_init_buffer(&b, acquired, DRIVER_HELLO_BUF, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED,
 				     client_next_serial(c));
 	if (r < 0)
 		return r;
@@ -331,13 +338,63 @@ static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
 	wire_builder_set_sender(&b, DRIVER_NAME);
 	wire_builder_set_destination(&b, name);
 	wire_builder_append_string(&b, 's', name, c->unique_name_len);
-	r = wire_builder_finish(&b, &msg, &len);
+	return wire_builder_finish(&b, &msg, acquired_len);
+}
+
+/* Hello without libdbus: it is every connection's first call */
+static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
+	_Alignas(8) uint8_t reply[DRIVER_HELLO_BUF], acquired[DRIVER_HELLO_BUF];
+	size_t reply_len, acquired_len;
+	int r;
+
+	c->hello_done = true;
+	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
 	if (r < 0)
 		return r;
-	r = driver_send_raw(d, c, msg, len, 0);
+	r = driver_send_raw(d, c, reply, reply_len, h->serial);
+	if (r < 0)
+		return r;
+	driver_monitors_new_connection(d, c);
+	/* NameAcquired for the unique name follows the reply */
+	r = driver_send_raw(d, c, acquired, acquired_len, 0);
 	if (r >= 0)
-		client_policy_capture_driver_refusal(c, msg, len);
+		client_policy_capture_driver_refusal(c, acquired, acquired_len);
 	return r;
+}
+
+int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
+	_Alignas(8) uint8_t reply[DRIVER_HELLO_BUF], acquired[DRIVER_HELLO_BUF];
+	size_t reply_len, acquired_len, len = 0;
+	uint8_t *out;
+	int r;
+
+	if (d->bus->n_monitors || c->hello_done || !driver_is_plain_hello(h))
+		return 0;
+	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
+	if (r < 0)
+		return r;
+	out = malloc(reply_len + acquired_len);
+	if (!out)
+		return -ENOMEM;
+	/* the receive rules apply as to anything from the driver */
+	if (client_policy_receives_from_driver(c, reply, reply_len)) {
+		memcpy(out, reply, reply_len);
+		len = reply_len;
+	}
+	if (client_policy_receives_from_driver(c, acquired, acquired_len)) {
+		memcpy(out + len, acquired, acquired_len);
+		len += acquired_len;
+	}
+	if (!len) {
+		free(out);
+	} else {
+		r = client_queue_owned(c, out, len);	/* frees @out on failure */
+		if (r < 0)
+			return r;
+		bus_schedule_ready(d->bus, c);
+	}
+	c->hello_done = true;
+	return 1;
 }
 
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {
@@ -568,6 +625,14 @@ static int method_request_name(DriverCall *call) {
 					 "security policies in the configuration file",
 					 c->unique_name, name);
 	}
+
+	/* NameAcquired and NameLost need the core's notifications */
+	r = client_watch_own_names(c);
+	if (r == -ENOMEM)
+		return -ENOMEM;
+	if (r < 0)
+		return call_fail(call, DBUS_ERR("LimitsExceeded"),
+				 "Connection \"%s\" cannot watch its names: %s", c->unique_name, strerror(-r));
 
 	if (flags & DBUS_NAME_FLAG_ALLOW_REPLACEMENT)
 		kflags |= KDBUS_NAME_ALLOW_REPLACEMENT;
@@ -1705,9 +1770,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 
 	WireHeader h;
 	/* validated by the sender's client (bus_header_parse_shared()) */
-	if (wire_header_parse_trusted(data, len, &h) >= 0 && h.type == WIRE_TYPE_METHOD_CALL && !c->hello_done &&
-	    h.member.s && streq(h.member.s, "Hello") && !h.signature.s &&
-	    (!h.interface.s || streq(h.interface.s, DRIVER_INTERFACE))) {
+	if (wire_header_parse_trusted(data, len, &h) >= 0 && !c->hello_done && driver_is_plain_hello(&h)) {
 		r = driver_hello_fast(d, c, &h);
 		if (r < 0)
 			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
@@ -1735,7 +1798,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	DriverCall call = { .driver = d, .caller = c, .msg = msg };
 	dbus_error_init(&call.error);
 	r = driver_handle_call(&call);
-	if (r < 0 && c->conn && call_wants_reply(&call)) {
+	if (r < 0 && c->conn) {
 		const char *name, *text;
 		if (dbus_error_is_set(&call.error)) {
 			name = call.error.name;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compat/wire.h"
 #include "kdbus/bus.h"
 #include "util/macro.h"
 
@@ -91,5 +92,17 @@ const char *driver_error_for_send(int r);
 /* driver_capture() - show monitors @msg from org.freedesktop.DBus without
  * sending it to anyone (dbus-daemon's bus_transaction_capture()) */
 void driver_capture(Driver *d, const uint8_t *msg, size_t len);
+
+/*
+ * driver_hello_direct() - answer @c's first message @h, a plain Hello,
+ * straight into @c's output instead of through the core: the reply and
+ * the NameAcquired of the unique name are the first messages a connection
+ * gets, so nothing can be queued before them.  Only while no monitor
+ * watches (monitors see the driver's traffic through the core).
+ *
+ * Return: 1 answered, 0 the driver must answer it (send it through the
+ * core), negative errno.
+ */
+int driver_hello_direct(Driver *d, Client *c, const WireHeader *h);
 
 DEFINE_CLEANUP(Driver *, driver_free);

@@ -431,6 +431,7 @@ int main(int argc, char **argv) {
 		r = drop_privileges(config->user);
 		if (r < 0)
 			return 1;
+		bus->euid = geteuid();
 	}
 
 	if (o.print_address) {

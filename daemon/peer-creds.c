@@ -8,6 +8,7 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -152,19 +153,45 @@ void peer_creds_done(PeerCreds *c) {
 	*c = (PeerCreds) { .pidfd = -1 };
 }
 
-static int peer_creds_get_full(int fd, PeerCreds *ret, bool want_pidfd) {
+/*
+ * Only SELinux, Smack and AppArmor label sockets (SO_PEERSEC), and each of
+ * them labels processes too: where /proc/self/attr/current cannot be read
+ * (EINVAL: no such LSM), no socket has a label and SO_PEERSEC is not asked
+ * of every connection.  Looked at once; the LSMs are chosen at boot.
+ */
+static bool peer_creds_lsm_labels_sockets(void) {
+	static int labels = -1;
+
+	if (labels < 0) {
+		int fd = open("/proc/self/attr/current", O_RDONLY | O_CLOEXEC);
+		char buf[256];
+
+		labels = 1;
+		if (fd >= 0) {
+			if (read(fd, buf, sizeof(buf)) < 0 && errno == EINVAL)
+				labels = 0;
+			close(fd);
+		}
+	}
+	return labels;
+}
+
+static int peer_creds_get_full(int fd, PeerCreds *ret, bool want_pidfd, bool check_family) {
 	PeerCreds c = { .pidfd = -1 };
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
 	int r;
 
 	assert_return(ret, -EINVAL);
 	assert_return(fd >= 0, -EBADF);
 
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
-		return -errno;
-	if (ss.ss_family != AF_UNIX)
-		return -EAFNOSUPPORT;
+	if (check_family) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+			return -errno;
+		if (ss.ss_family != AF_UNIX)
+			return -EAFNOSUPPORT;
+	}
 
 	r = peer_creds_get_ucred(fd, &c.pid, &c.uid, &c.gid);
 	if (r < 0)
@@ -178,7 +205,7 @@ static int peer_creds_get_full(int fd, PeerCreds *ret, bool want_pidfd) {
 	else
 		c.have_groups = true;
 
-	r = peer_creds_get_label(fd, &c.label);
+	r = peer_creds_lsm_labels_sockets() ? peer_creds_get_label(fd, &c.label) : -ENOPROTOOPT;
 	if (r < 0 && r != -ENOPROTOOPT && r != -EOPNOTSUPP && r != -EINVAL)
 		goto fail;
 
@@ -196,11 +223,11 @@ fail:
 }
 
 int peer_creds_get(int fd, PeerCreds *ret) {
-	return peer_creds_get_full(fd, ret, true);
+	return peer_creds_get_full(fd, ret, true, true);
 }
 
 int peer_creds_get_basic(int fd, PeerCreds *ret) {
-	return peer_creds_get_full(fd, ret, false);
+	return peer_creds_get_full(fd, ret, false, false);
 }
 
 int peer_creds_new(PeerCreds **ret, int fd) {

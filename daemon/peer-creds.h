@@ -116,7 +116,8 @@ int peer_creds_get_pidfd(int fd, int *ret);
  * Return: as peer_creds_new().
  */
 int peer_creds_get(int fd, PeerCreds *ret);
-/* peer_creds_get() without the pidfd (pidfd -1): for peer_creds_get_pidfd() later */
+/* peer_creds_get() without the pidfd (pidfd -1: for peer_creds_get_pidfd()
+ * later), of a socket the caller knows to be AF_UNIX */
 int peer_creds_get_basic(int fd, PeerCreds *ret);
 
 /**

@@ -77,6 +77,7 @@
 #define SYSTEMD_NAME "org.freedesktop.systemd1"
 #define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
 #define WATCHER_POOL_SIZE (4ULL * 1024 * 1024)
+#define WATCHER_REMOVALS_COOKIE 2	/* the ID_REMOVE match; the name matches have 1 */
 #define ANSWERED_MAX_AGE_NS (120ULL * 1000000000ULL)
 /* how long a new instance waits for the previous one to go (see
  * activatable_trigger()) */
@@ -152,6 +153,8 @@ struct ServiceRegistry {
 	size_t n_names;
 	List all;		/* every Activatable, removed ones too */
 	KdbusConn *watcher;
+	unsigned n_previous;	/* activatables with a previous_owner */
+	bool watching_removals;	/* the watcher's ID_REMOVE match is in */
 	struct event *ev_process;
 	struct event *ev_sigchld;
 	List launches;
@@ -170,6 +173,7 @@ struct ServiceRegistry {
 
 static void launch_fail(Launch *l, const char *error_name, const char *text);
 static int registry_new(Bus *bus, ServiceRegistry **ret);
+static void activatable_set_previous(Activatable *a, uint64_t id);
 
 static void dbus_message_unrefp(DBusMessage **m) {
 	if (*m)
@@ -535,6 +539,7 @@ static Activatable *activatable_free(Activatable *a) {
 	if (!a)
 		return NULL;
 	list_unlink(&a->link);
+	activatable_set_previous(a, 0);
 	if (a->ev_previous)
 		event_free(a->ev_previous);
 	/* closing drops what is still queued: nothing should be left */
@@ -695,9 +700,9 @@ static void registry_name_changed(ServiceRegistry *reg, uint64_t type, const str
 	/* an owner gave the name back to the activator (released it or
 	 * disconnected): its connection may still answer what it was handed */
 	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id.id))
-		a->previous_owner = nc->old_id.id;
+		activatable_set_previous(a, nc->old_id.id);
 	if (a->owned) {
-		a->previous_owner = 0;
+		activatable_set_previous(a, 0);
 		/* an owner that was queued for the name too */
 		Client *c = bus_find_client(reg->bus, nc->new_id.id);
 		if (c)
@@ -717,12 +722,63 @@ static void registry_id_removed(ServiceRegistry *reg, uint64_t id) {
 
 	list_for_each_entry(a, &reg->all, link)
 		if (a->previous_owner == id) {
-			a->previous_owner = 0;
+			activatable_set_previous(a, 0);
 			if (a->ev_previous)
 				evtimer_del(a->ev_previous);
 			a->triggered = true;
 			registry_schedule(reg);
 		}
+}
+
+/*
+ * The watcher hears of disconnections (ID_REMOVE) only while a previous
+ * owner is awaited: every connection's goodbye would otherwise cost a
+ * notification built, queued and read here.  The match goes in while the
+ * previous owner is still connected (activatable_set_previous() is called
+ * with a connected client's id), so its ID_REMOVE cannot be missed.
+ */
+static void registry_watch_removals(ServiceRegistry *reg, bool on) {
+	struct {
+		struct kdbus_cmd_match cmd;
+		uint8_t items[256];
+	} mt = {};
+	struct kdbus_item *it = (struct kdbus_item *) mt.items;
+
+	if (!reg->watcher || on == reg->watching_removals)
+		return;
+	mt.cmd.size = sizeof(mt.cmd);
+	mt.cmd.cookie = WATCHER_REMOVALS_COOKIE;
+	if (!on) {
+		(void) kdbus_cmd_match_remove(reg->watcher, &mt.cmd);
+		reg->watching_removals = false;
+		return;
+	}
+	mt.cmd.size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+	it->type = KDBUS_ITEM_ID_REMOVE;
+	it->id_change.id = KDBUS_MATCH_ID_ANY;
+	if (kdbus_cmd_match_add(reg->watcher, &mt.cmd) < 0) {
+		/* without it the next instance starts after the grace period */
+		log_warning("Cannot watch disconnections for activation");
+		return;
+	}
+	reg->watching_removals = true;
+}
+
+/* @a's previous owner is @id (0: none) */
+static void activatable_set_previous(Activatable *a, uint64_t id) {
+	ServiceRegistry *reg = a->reg;
+
+	if (!a->previous_owner == !id) {
+		a->previous_owner = id;
+		return;
+	}
+	a->previous_owner = id;
+	if (id)
+		reg->n_previous++;
+	else
+		reg->n_previous--;
+	registry_watch_removals(reg, reg->n_previous > 0);
 }
 
 /* read every notification queued on the watcher */
@@ -791,20 +847,6 @@ static int registry_make_watcher(ServiceRegistry *reg) {
 		if (r < 0)
 			return r;
 	}
-	/* disconnections, for the previous owners of activatable names */
-	struct {
-		struct kdbus_cmd_match cmd;
-		uint8_t items[256];
-	} mt = {};
-	struct kdbus_item *it = (struct kdbus_item *) mt.items;
-	mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
-	mt.cmd.cookie = 1;
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
-	it->type = KDBUS_ITEM_ID_REMOVE;
-	it->id_change.id = KDBUS_MATCH_ID_ANY;
-	r = kdbus_cmd_match_add(reg->watcher, &mt.cmd);
-	if (r < 0)
-		return r;
 	kdbus_conn_set_wakeup(reg->watcher, watcher_wakeup, reg);
 	return 0;
 }
@@ -1236,7 +1278,7 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 static void activatable_previous_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Activatable *a = userdata;
 
-	a->previous_owner = 0;
+	activatable_set_previous(a, 0);
 	a->triggered = true;
 	registry_schedule(a->reg);
 }
@@ -1255,7 +1297,7 @@ static void activatable_trigger(Activatable *a) {
 	 */
 	if (a->previous_owner && !a->removed) {
 		if (!bus_find_client(a->reg->bus, a->previous_owner)) {
-			a->previous_owner = 0;
+			activatable_set_previous(a, 0);
 		} else {
 			if (!a->ev_previous)
 				a->ev_previous = evtimer_new(a->reg->bus->base, activatable_previous_timeout, a);
@@ -1265,7 +1307,7 @@ static void activatable_trigger(Activatable *a) {
 			}
 			if (a->ev_previous)
 				return;
-			a->previous_owner = 0;
+			activatable_set_previous(a, 0);
 		}
 	}
 	if (a->removed) {

@@ -61,6 +61,7 @@ struct PolicySnapshot {
 	Policy *policy;
 	const PolicyRule **rules;
 	size_t n_rules;
+	bool receives_all;	/* policy_snapshot_receives_all() */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -423,6 +424,45 @@ static void snapshot_optimize(PolicySnapshot *s) {
 	s->n_rules = out;
 }
 
+/*
+ * Does policy_snapshot_check_receive() allow every message that is not
+ * eavesdropped and not an unrequested reply?  It does if, for each of the
+ * four message types, an allow rule without conditions (but the type:
+ * every sender, path, interface, member, error and number of fds) matches
+ * every such message of the type and no deny rule for the type that
+ * applies without eavesdropping comes after it.  requested_reply and
+ * eavesdrop on such an allow rule do not matter: the first only excludes
+ * unrequested replies, the second only adds eavesdropping.  (system.conf
+ * allows receiving with one rule per type.)
+ */
+static bool snapshot_receives_all(const PolicySnapshot *s) {
+	bool all[5] = {};	/* by BusConfigMessageType; [0] unused */
+
+	for (size_t i = 0; i < s->n_rules; i++) {
+		const PolicyRule *r = s->rules[i];
+		bool set;
+
+		if (r->type != BUS_CONFIG_RULE_RECEIVE)
+			continue;
+		if (!r->allow) {
+			/* deny eavesdrop="true" applies to eavesdropping only */
+			if (r->eavesdrop)
+				continue;
+			set = false;
+		} else if (!r->sender && !r->path && !r->interface && !r->member && !r->error && r->min_fds == 0 &&
+			   r->max_fds >= DBUS_MAXIMUM_MESSAGE_UNIX_FDS) {
+			set = true;
+		} else {
+			continue;
+		}
+		for (int t = BUS_CONFIG_MESSAGE_METHOD_CALL; t <= BUS_CONFIG_MESSAGE_SIGNAL; t++)
+			if (r->message_type == BUS_CONFIG_MESSAGE_ANY || (int)r->message_type == t)
+				all[t] = set;
+	}
+	return all[BUS_CONFIG_MESSAGE_METHOD_CALL] && all[BUS_CONFIG_MESSAGE_METHOD_RETURN] &&
+	       all[BUS_CONFIG_MESSAGE_ERROR] && all[BUS_CONFIG_MESSAGE_SIGNAL];
+}
+
 int policy_snapshot_new(PolicySnapshot **ret, Policy *p, const PolicyIdentity *id) {
 	_cleanup_(policy_snapshot_freep) PolicySnapshot *s = NULL;
 	bool has_uid;
@@ -468,6 +508,7 @@ int policy_snapshot_new(PolicySnapshot **ret, Policy *p, const PolicyIdentity *i
 		return r;
 
 	snapshot_optimize(s);
+	s->receives_all = snapshot_receives_all(s);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -479,6 +520,10 @@ PolicySnapshot *policy_snapshot_free(PolicySnapshot *s) {
 	free(s->rules);
 	free(s);
 	return NULL;
+}
+
+bool policy_snapshot_receives_all(const PolicySnapshot *s) {
+	return s && s->receives_all;
 }
 
 Policy *policy_snapshot_get_policy(const PolicySnapshot *s) {

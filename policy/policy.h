@@ -181,6 +181,20 @@ int policy_snapshot_new(PolicySnapshot **ret, Policy *p, const PolicyIdentity *i
 PolicySnapshot *policy_snapshot_free(PolicySnapshot *s);
 
 /**
+ * policy_snapshot_receives_all() - may the connection receive anything
+ * @s: the snapshot, or NULL
+ *
+ * True when policy_snapshot_check_receive() allows every message that is
+ * not eavesdropped (@eavesdropping false, or no destination) and is not an
+ * unrequested reply (no reply serial, or @requested_reply true), whatever
+ * its sender: the checks of such messages can be skipped.  Decided once,
+ * when the snapshot is made.
+ *
+ * Return: true if so; false for NULL.
+ */
+bool policy_snapshot_receives_all(const PolicySnapshot *s);
+
+/**
  * policy_snapshot_get_policy() - the policy a snapshot was made from
  * @s: the snapshot
  *

@@ -860,6 +860,87 @@ static void test_connect(void) {
 	assert(policy_check_connect(p, ALICE, NULL, 0, ALICE, NULL) == 0);
 }
 
+/*
+ * policy_snapshot_receives_all() against policy_snapshot_check_receive():
+ * where it says yes, every message of a grid (types, senders, fields,
+ * fds, replies asked for) must be allowed; and it must say yes for the
+ * configurations that let everything in.
+ */
+static bool receives_grid_all_allowed(const PolicySnapshot *s) {
+	static const BusConfigMessageType types[] = { BUS_CONFIG_MESSAGE_METHOD_CALL, BUS_CONFIG_MESSAGE_METHOD_RETURN,
+						      BUS_CONFIG_MESSAGE_ERROR, BUS_CONFIG_MESSAGE_SIGNAL };
+	static const char *const strs[] = { NULL, "i.bad", "i.x" };
+	static const char *const paths[] = { NULL, "/", "/bad" };
+	const char *const *const senders[] = { NULL, NAMES(":1.3"), NAMES(":1.3", "org.a"), NAMES(":1.4", "org.b") };
+
+	for (size_t t = 0; t < ELEMENTSOF(types); t++)
+		for (size_t a = 0; a < ELEMENTSOF(strs); a++)
+			for (size_t b = 0; b < ELEMENTSOF(paths); b++)
+				for (size_t n = 0; n < ELEMENTSOF(senders); n++)
+					for (unsigned fds = 0; fds < 3; fds += 2) {
+						PolicyMessage m = {
+							.type = types[t], .destination = ":1.9", .path = paths[b],
+							.interface = strs[a], .member = strs[2 - a], .error_name = strs[a],
+							.sender = "org.a", .n_fds = fds,
+						};
+						bool reply = types[t] == BUS_CONFIG_MESSAGE_METHOD_RETURN ||
+							     types[t] == BUS_CONFIG_MESSAGE_ERROR;
+
+						m.has_reply_serial = reply;
+						/* not eavesdropped; a reply only as asked for */
+						if (policy_snapshot_check_receive(s, &m, senders[n], reply, false, NULL) != 1)
+							return false;
+						if (!reply && policy_snapshot_check_receive(s, &m, senders[n], true, false, NULL) != 1)
+							return false;
+					}
+	return true;
+}
+
+static void test_receives_all(void) {
+	static const struct {
+		const char *xml;
+		bool all;
+	} cases[] = {
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/></policy>", true },
+		{ "<policy context=\"default\"><allow eavesdrop=\"true\"/></policy>", true },
+		{ "<policy context=\"default\"><allow receive_type=\"method_call\"/><allow receive_type=\"method_return\"/>"
+		  "<allow receive_type=\"error\"/><allow receive_type=\"signal\"/></policy>", true },
+		{ "<policy context=\"default\"><allow receive_type=\"method_call\"/><allow receive_type=\"method_return\"/>"
+		  "<allow receive_type=\"signal\"/></policy>", false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/><deny receive_interface=\"i.bad\"/></policy>",
+		  false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/><deny receive_sender=\"org.a\"/></policy>",
+		  false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/><deny receive_type=\"error\"/></policy>", false },
+		/* a deny that applies to eavesdropping only */
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/>"
+		  "<deny receive_interface=\"i.bad\" eavesdrop=\"true\"/></policy>", true },
+		/* a later unconditional allow lifts an earlier deny */
+		{ "<policy context=\"default\"><deny receive_interface=\"i.bad\"/></policy>"
+		  "<policy context=\"mandatory\"><allow receive_sender=\"*\"/></policy>", true },
+		{ "<policy context=\"default\"><allow receive_sender=\"org.a\"/></policy>", false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\" max_fds=\"1\"/></policy>", false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\" receive_path=\"/\"/></policy>", false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\"/></policy>", false },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\" receive_requested_reply=\"false\"/></policy>",
+		  true },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/></policy>"
+		  "<policy user=\"alice\"><deny receive_type=\"signal\" receive_interface=\"i.x\"/></policy>", false },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_(policy_unrefp) Policy *p = compile(cases[i].xml);
+		_cleanup_(policy_snapshot_freep) PolicySnapshot *s = snap(p, ALICE, NULL, 0);
+		bool all = policy_snapshot_receives_all(s);
+
+		if (all != cases[i].all || (all && !receives_grid_all_allowed(s))) {
+			fprintf(stderr, "receives_all case %zu: %d, expected %d\n", i, all, cases[i].all);
+			abort();
+		}
+	}
+	assert(!policy_snapshot_receives_all(NULL));
+}
+
 static void test_stock_system_conf(void) {
 	static const BusConfigLoadOptions o = { .flags = BUS_CONFIG_LOAD_NO_MKDIR, .selinux_enabled = -1 };
 	_cleanup_(bus_config_freep) BusConfig *c = NULL;
@@ -903,6 +984,8 @@ static void test_stock_system_conf(void) {
 	assert(policy_snapshot_check_send(user, &m, NAMES(":1.9"), false, NULL) == 0);
 	/* names cannot be owned by default */
 	assert(policy_snapshot_check_own(user, "org.example.Nothing", NULL) == 0);
+	/* everything may be received (one rule per type) */
+	assert(policy_snapshot_receives_all(user) && receives_grid_all_allowed(user));
 }
 
 static void test_stock_session_conf(void) {
@@ -924,6 +1007,7 @@ static void test_stock_session_conf(void) {
 	m = reply(":1.2");
 	assert(policy_snapshot_check_send(s, &m, NAMES(":1.2"), false, NULL) == 1);
 	assert(policy_snapshot_check_own(s, "org.example.X", NULL) == 1);
+	assert(policy_snapshot_receives_all(s) && receives_grid_all_allowed(s));
 	/* no user rules: only the bus owner connects */
 	assert(policy_check_connect(p, getuid(), NULL, 0, getuid(), NULL) == 1);
 	assert(policy_check_connect(p, getuid() + 1, NULL, 0, getuid(), NULL) == 0);
@@ -970,6 +1054,7 @@ int main(void) {
 	test_fds();
 	test_receive();
 	test_eavesdrop();
+	test_receives_all();
 	test_context_order();
 	test_at_console_callback();
 	test_optimizer();
