@@ -16,6 +16,7 @@
  * socket is full it stops RECVing, so messages wait in the core, where
  * quotas apply to their senders.
  */
+#include <assert.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <inttypes.h>
@@ -104,11 +105,15 @@ const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
 }
 
+/* the ring's slot @i places after its head (out_cap is a power of two) */
+static inline ClientOut *client_out_at(Client *c, size_t i) {
+	return &c->out[(c->out_head + i) & (c->out_cap - 1)];
+}
+
 static void client_out_release(Client *c, ClientOut *o) {
-	if (o->slice && c->conn) {
-		struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = o->slice };
-		(void) kdbus_cmd_free(c->conn, &cmd);
-	}
+	/* every slice of ours came from kdbus_recv_batch() */
+	if (o->slice && c->conn)
+		(void) kdbus_free_batch(c->conn, &o->slice, 1);
 	for (unsigned i = 0; i < o->n_fds; i++)
 		safe_close(o->fds[i]);
 	free(o->owned);
@@ -118,7 +123,7 @@ static void client_out_release(Client *c, ClientOut *o) {
 static void client_drop_output(Client *c) {
 	while (c->out_n) {
 		client_out_release(c, &c->out[c->out_head]);
-		c->out_head = (c->out_head + 1) % c->out_cap;
+		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
 		c->out_n--;
 	}
 	c->out_bytes = 0;
@@ -208,25 +213,41 @@ static size_t iov_total(const struct iovec *iov, size_t n) {
 	return t;
 }
 
-static int client_out_push(Client *c, ClientOut *o) {
+/* a free slot at the ring's tail (growing it), not yet counted: filled in
+ * place, then client_out_commit() */
+static ClientOut *client_out_reserve(Client *c) {
 	if (c->out_n == c->out_cap) {
 		/* small at first: an idle connection keeps its ring */
 		size_t cap = c->out_cap ? c->out_cap * 2 : 2;
 		ClientOut *n = calloc(cap, sizeof(*n));
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		for (size_t i = 0; i < c->out_n; i++)
-			n[i] = c->out[(c->out_head + i) % c->out_cap];
+			n[i] = *client_out_at(c, i);
 		free(c->out);
 		c->out = n;
 		c->out_head = 0;
 		c->out_cap = cap;
 	}
-	c->out[(c->out_head + c->out_n) % c->out_cap] = *o;
+	return client_out_at(c, c->out_n);
+}
+
+/* the reserved slot @o joins the ring */
+static void client_out_commit(Client *c, const ClientOut *o) {
+	assert(o == client_out_at(c, c->out_n));
 	c->out_n++;
 	c->out_bytes += o->len;
 	if (c->out_bytes > c->peak_out_bytes)
 		c->peak_out_bytes = c->out_bytes;
+}
+
+static int client_out_push(Client *c, ClientOut *o) {
+	ClientOut *slot = client_out_reserve(c);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = *o;
+	client_out_commit(c, slot);
 	return 0;
 }
 
@@ -258,7 +279,7 @@ static int client_write(Client *c) {
 		/* a message's fds travel with its first byte: one such message
 		 * per sendmsg(), and only at the start of the batch */
 		for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
-			ClientOut *o = &c->out[(idx + i) % c->out_cap];
+			ClientOut *o = client_out_at(c, i);
 			size_t skip = o->sent;
 
 			if (i > 0 && o->n_fds)
@@ -313,7 +334,7 @@ static int client_write(Client *c) {
 				o->slice = 0;
 			}
 			client_out_release(c, o);
-			c->out_head = (c->out_head + 1) % c->out_cap;
+			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
 			c->out_n--;
 			c->stats_out_messages++;
 		}
@@ -322,7 +343,7 @@ static int client_write(Client *c) {
 		/* zero-length messages cannot exist, but be safe */
 		while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
 			client_out_release(c, &c->out[c->out_head]);
-			c->out_head = (c->out_head + 1) % c->out_cap;
+			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
 			c->out_n--;
 		}
 		if ((size_t) k < iov_total(iov, n_iov))
@@ -1075,37 +1096,45 @@ static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t 
 	return true;
 }
 
-/* one received slice: queue it for the socket, or drop it */
+/*
+ * One received slice: queue it for the socket, or drop it.  It is built in
+ * place in the ring's free tail slot; nothing below pushes to the ring
+ * before client_out_commit() (what the policy answers goes through the
+ * core).
+ */
 static int client_take_slice(Client *c, uint64_t offset) {
 	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
 	struct kdbus_item *it;
-	ClientOut o = { .slice = offset };
-	int r;
+	ClientOut *o;
 
 	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
 		client_handle_kernel_msg(c, m);
-		client_out_release(c, &o);
+		(void) kdbus_free_batch(c->conn, &offset, 1);
 		return 0;
 	}
+	o = client_out_reserve(c);
+	if (!o) {
+		(void) kdbus_free_batch(c->conn, &offset, 1);
+		return -ENOMEM;
+	}
+	*o = (ClientOut) { .slice = offset };
 
 	uint64_t payload_off = 0;
 	KDBUS_ITEM_FOREACH(it, m, items) {
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o.n_iov < ELEMENTSOF(o.iov)) {
-			if (o.n_iov == 0)
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o->n_iov < ELEMENTSOF(o->iov)) {
+			if (o->n_iov == 0)
 				payload_off = it->vec.offset;
-			o.iov[o.n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
-			o.iov[o.n_iov].iov_len = it->vec.size;
-			o.len += it->vec.size;
-			o.n_iov++;
+			o->iov[o->n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
+			o->iov[o->n_iov].iov_len = it->vec.size;
+			o->len += it->vec.size;
+			o->n_iov++;
 		} else if (it->type == KDBUS_ITEM_FDS) {
-			o.fds = it->fds;
-			o.n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
+			o->fds = it->fds;
+			o->n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
 		}
 	}
-	if (o.n_iov == 0 || o.len == 0) {
-		client_out_release(c, &o);
-		return 0;
-	}
+	if (o->n_iov == 0 || o->len == 0)
+		goto drop;
 
 	/* broadcasts passed the bloom prefilter; apply the exact dbus1 rules.
 	 * Monitors apply their BecomeMonitor rules to everything.  Then the
@@ -1117,50 +1146,46 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	    policy_snapshot_receives_all(c->policy))
 		from_driver = false;
 	else if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
-		WireHeader h;
-		const uint8_t *p = o.iov[0].iov_base;
+		WireHeader parsed;
+		const WireHeader *h = &parsed;
+		const uint8_t *p = o->iov[0].iov_base;
 		uint64_t dst = m->dst_id, hid = 0;
-		uint64_t pid = o.n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
+		uint64_t pid = o->n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
 		struct BusPayloadHeader *ph = &c->bus->payload_header[pid % ELEMENTSOF(c->bus->payload_header)];
 		if (pid && ph->payload_id == pid) {
-			h = ph->h;
+			/* a broadcast's receivers share one parse */
+			h = &ph->h;
 			hid = ph->header_id;
-		} else if (o.n_iov != 1 || bus_header_parse_shared_id(c->bus, p, o.len, &h, &hid) < 0) {
-			client_out_release(c, &o);
-			return 0;
+		} else if (o->n_iov != 1 || bus_header_parse_shared_id(c->bus, p, o->len, &parsed, &hid) < 0) {
+			goto drop;
 		} else if (pid) {
 			ph->payload_id = pid;
 			ph->header_id = hid;
-			ph->h = h;
+			ph->h = parsed;
 		}
 		/* sent to a well-known name: match against its owner */
-		if (dst == KDBUS_DST_ID_NAME && h.destination.s)
-			dst = client_name_owner(c, h.destination.s);
+		if (dst == KDBUS_DST_ID_NAME && h->destination.s)
+			dst = client_name_owner(c, h->destination.s);
 		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
 		bool monitor = c->state == CLIENT_MONITOR;
-		if (broadcast && !monitor ? !client_match_broadcast(c, &h, p + h.header_len, hid, m->src_id)
-		    : monitor && !client_match_any(c, &h, p + h.header_len, m->src_id, dst, true)) {
-			client_out_release(c, &o);
-			return 0;
-		}
-		if ((broadcast || from_driver) && !client_policy_deliver_memo(c, &h, hid, m->src_id, broadcast)) {
-			client_out_release(c, &o);
-			return 0;
-		}
-	} else if ((m->flags & KDBUS_MSG_HANDED_OVER) && !client_handed_over_allowed(c, m, &o)) {
-		client_out_release(c, &o);
-		return 0;
+		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
+		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
+			goto drop;
+		if ((broadcast || from_driver) && !client_policy_deliver_memo(c, h, hid, m->src_id, broadcast))
+			goto drop;
+	} else if ((m->flags & KDBUS_MSG_HANDED_OVER) && !client_handed_over_allowed(c, m, o)) {
+		goto drop;
 	}
 
-	if (o.n_fds && !c->unix_fd) {
-		/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
-		client_out_release(c, &o);
-		return 0;
-	}
-	r = client_out_push(c, &o);
-	if (r < 0)
-		client_out_release(c, &o);
-	return r;
+	/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
+	if (o->n_fds && !c->unix_fd)
+		goto drop;
+	client_out_commit(c, o);
+	return 0;
+
+drop:
+	client_out_release(c, o);
+	return 0;
 }
 
 void client_limit_output(Client *c) {
@@ -1223,13 +1248,13 @@ static int client_pull(Client *c) {
 
 void client_drain(Client *c) {
 	while (c->conn) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		if (kdbus_cmd_recv(c->conn, &recv) < 0 || client_take_slice(c, recv.msg.offset) < 0)
+		uint64_t off;
+		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || client_take_slice(c, off) < 0)
 			break;
 	}
 	/* slices must not outlive the connection they belong to */
 	for (size_t i = 0; i < c->out_n; i++) {
-		ClientOut *o = &c->out[(c->out_head + i) % c->out_cap];
+		ClientOut *o = client_out_at(c, i);
 		if (!o->slice)
 			continue;
 		uint8_t *copy = malloc(o->len ? o->len : 1);
@@ -1240,8 +1265,7 @@ void client_drain(Client *c) {
 			memcpy(copy + at, o->iov[k].iov_base, o->iov[k].iov_len);
 			at += o->iov[k].iov_len;
 		}
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = o->slice };
-		(void) kdbus_cmd_free(c->conn, &f);
+		(void) kdbus_free_batch(c->conn, &o->slice, 1);
 		o->slice = 0;
 		o->owned = copy;
 		o->iov[0] = (struct iovec) { .iov_base = copy, .iov_len = at };

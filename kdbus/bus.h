@@ -308,12 +308,37 @@ bool kdbus_payload_unshared(KdbusBus *bus, void *handle);
  *
  * Return: the id, or 0 (ioctl backend, or @offset 0).
  */
-uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset);
+static inline uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset);
 
 /**
  * kdbus_pool_ptr() - the address of pool @offset of @conn (see "the pool").
  */
-void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset);
+static inline void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset);
+
+/* both on the message path: inline for the userspace backend (handle.h:
+ * every handle starts with its KdbusBackend) */
+void *kdbus_pool_ptr_mapped(KdbusConn *conn, uint64_t offset);
+
+static inline bool kdbus_conn_is_userspace(const KdbusConn *conn) {
+	return *(const KdbusBackend *)(const void *)conn == KDBUS_BACKEND_USERSPACE;
+}
+
+static inline void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset) {
+	/* the userspace pool's base is address 0 */
+	if (conn && !kdbus_conn_is_userspace(conn))
+		return kdbus_pool_ptr_mapped(conn, offset);
+	return (void *)(uintptr_t)offset;
+}
+
+static inline uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset) {
+	uint64_t id;
+
+	if (!conn || !kdbus_conn_is_userspace(conn) || !offset)
+		return 0;
+	/* the 8 bytes before a payload's bytes are its id (queue.h) */
+	__builtin_memcpy(&id, (const uint8_t *)(uintptr_t)offset - 8, 8);
+	return id;
+}
 
 /** KDBUS_CMD_BYEBYE. Return: 0, -EBUSY (queue not empty), -EALREADY, -EOPNOTSUPP. */
 int kdbus_cmd_byebye(KdbusConn *conn, struct kdbus_cmd *cmd);
@@ -368,10 +393,15 @@ int kdbus_cmd_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
 int kdbus_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max);
 
 /**
- * kdbus_free_batch() - KDBUS_CMD_FREE of @n slices under one lock
- * (userspace-backend extension; the ioctl backend loops).
+ * kdbus_free_batch() - KDBUS_CMD_FREE of @n messages kdbus_recv_batch()
+ * took, under one lock (userspace-backend extension; the ioctl backend
+ * loops).  The userspace core finds each message from its address instead
+ * of looking the offset up, so @offsets must be kdbus_recv_batch()
+ * results not yet freed (kdbus_cmd_free() takes those too, and anything
+ * else).
  *
- * Return: 0, or the last error of one of the frees (the others are done).
+ * Return: 0, or -ENXIO if one of them was not such a message (the others
+ * are freed).
  */
 int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
 

@@ -528,6 +528,8 @@ void kdbus_us_conn_close(KdbusConn *conn) {
 		else
 			kdbus_queue_entry_free(bus, container_of(s, KdbusQueueEntry, slice));
 	}
+	while (!list_is_empty(&conn->pool.held))
+		kdbus_queue_entry_free(bus, list_first_entry(&conn->pool.held, KdbusQueueEntry, held_link));
 	kdbus_bus_unlock(bus);
 	kdbus_conn_unref(conn);
 }
@@ -657,12 +659,19 @@ out:
 /* ---- RECV, FREE ---- */
 
 /* RECV of queue entry @e: its slice goes to the receiver, with its fds, and
- * a reply tracker now waits for the answer instead of the delivery */
-static int kdbus_conn_receive_entry(KdbusConn *conn, KdbusQueueEntry *e) {
-	int r = kdbus_pool_publish(&conn->pool, &e->slice);
+ * a reply tracker now waits for the answer instead of the delivery; @hold:
+ * for kdbus_recv_batch(), held rather than published */
+static int kdbus_conn_receive_entry(KdbusConn *conn, KdbusQueueEntry *e, bool hold) {
+	if (hold) {
+		list_link_tail(&conn->pool.held, &e->held_link);
+		e->slice.held = true;
+		e->slice.user_ref = true;
+	} else {
+		int r = kdbus_pool_publish(&conn->pool, &e->slice);
 
-	if (r < 0)
-		return r;
+		if (r < 0)
+			return r;
+	}
 	kdbus_queue_unlink(&conn->queue, e);
 	if (e->n_fds) {
 		struct kdbus_item *it = (struct kdbus_item *)((uint8_t *)e->msg + e->fds_item_off);
@@ -722,7 +731,7 @@ int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 		cmd->msg.msg_size = e->msg->size;
 		cmd->msg.return_flags = 0;
 	} else {
-		r = kdbus_conn_receive_entry(conn, e);
+		r = kdbus_conn_receive_entry(conn, e, false);
 		if (r < 0)
 			goto out;
 		cmd->msg.offset = e->slice.offset;
@@ -732,6 +741,17 @@ int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 out:
 	kdbus_bus_unlock(bus);
 	return r;
+}
+
+/* KDBUS_CMD_FREE of a message kdbus_recv_batch() took: looked up on the
+ * pool's held list (a short list: what the caller has in flight) */
+static KdbusSlice *kdbus_pool_find_held(KdbusPool *p, uint64_t offset) {
+	KdbusQueueEntry *e;
+
+	list_for_each_entry(e, &p->held, held_link)
+		if (e->slice.offset == offset)
+			return &e->slice;
+	return NULL;
 }
 
 int kdbus_us_free(KdbusConn *conn, struct kdbus_cmd_free *cmd) {
@@ -749,6 +769,8 @@ int kdbus_us_free(KdbusConn *conn, struct kdbus_cmd_free *cmd) {
 
 	kdbus_bus_lock(bus);
 	s = kdbus_pool_find(&conn->pool, cmd->offset);
+	if (!s)
+		s = kdbus_pool_find_held(&conn->pool, cmd->offset);
 	if (!s) {
 		r = -ENXIO;
 	} else if (!s->user_ref) {
@@ -789,7 +811,7 @@ int kdbus_us_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max) {
 		r = kdbus_queue_peek(&conn->queue, 0, false, &e);
 		if (r < 0)
 			break;
-		r = kdbus_conn_receive_entry(conn, e);
+		r = kdbus_conn_receive_entry(conn, e, true);
 		if (r < 0)
 			break;
 		offsets[n++] = e->slice.offset;
@@ -799,35 +821,24 @@ out:
 	return n > 0 ? (int)n : r < 0 ? r : -EAGAIN;
 }
 
+/* the offsets are kdbus_recv_batch()'s (bus.h): the entry is found from
+ * its address, and its marks are checked */
 int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
 	KdbusBus *bus = conn->bus;
 	int r = 0;
 
 	kdbus_bus_lock(bus);
 	for (size_t i = 0; i < n; i++) {
-		KdbusSlice *s = kdbus_pool_find(&conn->pool, offsets[i]);
+		KdbusQueueEntry *e = offsets[i] ? kdbus_queue_entry_of_msg((void *)(uintptr_t)offsets[i]) : NULL;
 
-		if (!s)
+		if (!e || e->slice.offset != offsets[i] || e->slice.kind != KDBUS_SLICE_ENTRY || !e->slice.held ||
+		    e->conn != conn)
 			r = -ENXIO;
-		else if (!s->user_ref)
-			r = -EINVAL;
-		else if (s->kind == KDBUS_SLICE_DATA)
-			kdbus_pool_data_free(&conn->pool, s);
-		else if (s->kernel_ref)
-			s->user_ref = false;
 		else
-			kdbus_queue_entry_free(bus, container_of(s, KdbusQueueEntry, slice));
+			kdbus_queue_entry_free(bus, e);
 	}
 	kdbus_bus_unlock(bus);
 	return r;
-}
-
-uint64_t kdbus_us_payload_id(uint64_t offset) {
-	uint64_t id;
-
-	/* the 8 bytes before a payload's bytes are its id (queue.h) */
-	memcpy(&id, (const uint8_t *)(uintptr_t)offset - 8, 8);
-	return id;
 }
 
 int kdbus_us_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data) {

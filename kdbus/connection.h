@@ -155,7 +155,6 @@ int kdbus_us_update(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd);
 int kdbus_us_free(KdbusConn *conn, struct kdbus_cmd_free *cmd);
 int kdbus_us_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max);
-uint64_t kdbus_us_payload_id(uint64_t offset);
 int kdbus_us_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data);
 bool kdbus_us_payload_offer(KdbusConn *conn, void *handle, const void *ptr);
 void kdbus_us_payload_release(KdbusBus *bus, void *handle);

@@ -134,17 +134,8 @@ void kdbus_payload_release(KdbusBus *bus, void *handle) {
 		kdbus_us_payload_release(bus, handle);
 }
 
-uint64_t kdbus_payload_id(KdbusConn *conn, uint64_t offset) {
-	if (!conn || IS_IOCTL(conn) || !offset)
-		return 0;
-	return kdbus_us_payload_id(offset);
-}
-
-void *kdbus_pool_ptr(KdbusConn *conn, uint64_t offset) {
-	if (conn && IS_IOCTL(conn))
-		return kdbus_ioctl_pool_ptr(conn, offset);
-	/* userspace pool: base is address 0 */
-	return (void *)(uintptr_t)offset;
+void *kdbus_pool_ptr_mapped(KdbusConn *conn, uint64_t offset) {
+	return kdbus_ioctl_pool_ptr(conn, offset);
 }
 
 #define DISPATCH(conn, cmd, ioctl_nr, us_fn)                       \

@@ -59,7 +59,7 @@ void kdbus_cache_free(KdbusCache *c, void *p) {
 	if (!p)
 		return;
 	h = (KdbusCacheHdr *)((uint8_t *)p - KDBUS_CACHE_HDR);
-	if (h->cls < 0 || c->n_free[h->cls] >= KDBUS_CACHE_MAX_FREE) {
+	if (h->cls < 0 || c->n_free[h->cls] >= (KDBUS_CACHE_MAX_FREE_BYTES >> (KDBUS_CACHE_MIN_SHIFT + h->cls))) {
 		free(h);
 		return;
 	}
@@ -84,6 +84,7 @@ void kdbus_pool_init(KdbusPool *p, uint64_t size) {
 	p->size = size;
 	p->used = 0;
 	kdbus_hash_init(&p->slices);
+	list_init(&p->held);
 }
 
 int kdbus_pool_charge_msg(KdbusPool *p, uint64_t size) {

@@ -13,14 +13,18 @@
  * pool_size, and whether the kernel side (a queue) and the user side (a
  * RECV, LIST, CONN_INFO or HELLO result not yet freed) still reference it.
  * Slices that were handed to the user ("published") are filed in a hash
- * table by offset, so that KDBUS_CMD_FREE finds them in O(1).  A slice is
+ * table by offset, so that KDBUS_CMD_FREE finds them in O(1).  Messages
+ * taken with kdbus_recv_batch() are "held" instead: listed on the pool
+ * (for KDBUS_CMD_FREE and for the connection's end) and found again by
+ * kdbus_free_batch() from their address, without the hash.  A slice is
  * released when neither side references it any more.
  *
  * DOC: allocation cache
  *
  * Queue entries, payload buffers, reply trackers and notifications come
  * from per-bus free lists of a few size classes (KdbusCache), so that the
- * message path does not call malloc() once the lists are warm.  Blocks
+ * message path does not call malloc() once the lists are warm.  A list
+ * keeps up to KDBUS_CACHE_MAX_FREE_BYTES of blocks.  Blocks
  * above the largest class go straight to malloc().  All of it runs under
  * the bus mutex.
  */
@@ -30,9 +34,13 @@
 #include <stdint.h>
 
 #include "kdbus/hash.h"
+#include "util/list.h"
 
 #define KDBUS_CACHE_CLASSES	6	/* 128, 256, ..., 4096 bytes */
-#define KDBUS_CACHE_MAX_FREE	4096	/* blocks kept per class */
+/* bytes of free blocks kept per class: as many as were in use at once
+ * (a broadcast to 50 receivers, 128 deep, is 6,400 entries), up to this;
+ * kdbus_bus_trim() gives them all back */
+#define KDBUS_CACHE_MAX_FREE_BYTES	(8 * 1024 * 1024)
 
 typedef struct KdbusCache {
 	void *free[KDBUS_CACHE_CLASSES];
@@ -51,6 +59,8 @@ typedef struct KdbusSlice {
 	bool published;		/* filed in the pool's hash */
 	bool user_ref;		/* handed out and not yet freed */
 	bool kernel_ref;	/* still queued (entries only) */
+	bool held;		/* user_ref through kdbus_recv_batch(): on
+				 * KdbusPool.held, not in the hash */
 	uint8_t kind;
 } KdbusSlice;
 
@@ -58,6 +68,7 @@ typedef struct KdbusPool {
 	uint64_t size;
 	uint64_t used;
 	KdbusHash slices;
+	List held;		/* KdbusQueueEntry.held_link */
 } KdbusPool;
 
 /**

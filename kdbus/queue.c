@@ -21,17 +21,17 @@ KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p) {
 }
 
 KdbusQueueEntry *kdbus_queue_entry_alloc(KdbusBus *bus, size_t msg_size, size_t n_fds) {
-	size_t fds_size = KDBUS_ALIGN8(n_fds * sizeof(int));
 	size_t head = KDBUS_ALIGN8(sizeof(KdbusQueueEntry));
 	KdbusQueueEntry *e;
 
-	e = kdbus_cache_alloc(&bus->cache, head + fds_size + msg_size);
+	e = kdbus_cache_alloc(&bus->cache, head + KDBUS_ALIGN8(msg_size) + n_fds * sizeof(int));
 	if (!e)
 		return NULL;
 	memset(e, 0, sizeof(*e));
 	list_init(&e->link);
-	e->fds = n_fds ? (int *)((uint8_t *)e + head) : NULL;
-	e->msg = (struct kdbus_msg *)((uint8_t *)e + head + fds_size);
+	list_init(&e->held_link);
+	e->msg = (struct kdbus_msg *)((uint8_t *)e + head);
+	e->fds = n_fds ? (int *)((uint8_t *)e->msg + KDBUS_ALIGN8(msg_size)) : NULL;
 	e->slice.offset = (uint64_t)(uintptr_t)e->msg;
 	e->slice.kind = KDBUS_SLICE_ENTRY;
 	return e;
@@ -44,6 +44,11 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 		if (e->fds[i] >= 0)
 			close(e->fds[i]);
 	e->payload = kdbus_payload_unref(bus, e->payload);
+	if (e->slice.held) {
+		list_unlink(&e->held_link);
+		e->slice.held = false;
+		e->slice.user_ref = false;
+	}
 	if (e->conn) {
 		kdbus_pool_unpublish(&e->conn->pool, &e->slice);
 		kdbus_pool_uncharge(&e->conn->pool, e->charge);

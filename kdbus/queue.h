@@ -13,8 +13,11 @@
  * pointing into the payload buffer, FDS, metadata), built at SEND time.
  * The entry owns the receiver's duplicates of the message's fds until RECV
  * hands them over.  After RECV the entry stays allocated as a published
- * slice until KDBUS_CMD_FREE.  The queue is FIFO by global sequence
- * number.
+ * (or, through kdbus_recv_batch(), held) slice until KDBUS_CMD_FREE.  The
+ * queue is FIFO by global sequence number.
+ *
+ * In memory the message follows the entry at a fixed distance
+ * (kdbus_queue_entry_of_msg()), then come the fds.
  */
 
 #include <stdbool.h>
@@ -44,6 +47,7 @@ typedef struct KdbusPayload {
 typedef struct KdbusQueueEntry {
 	KdbusSlice slice;		/* offset == address of @msg */
 	List link;			/* in the queue */
+	List held_link;			/* in the pool's held list (slice.held) */
 	KdbusConn *conn;		/* whose pool/queue */
 	KdbusPayload *payload;
 	KdbusReply *reply;		/* the tracker of this call, while queued */
@@ -64,6 +68,11 @@ typedef struct KdbusQueue {
 	List msgs;
 	uint64_t n_msgs;
 } KdbusQueue;
+
+/* the entry whose message starts at @msg (a queue entry's slice offset) */
+static inline KdbusQueueEntry *kdbus_queue_entry_of_msg(const void *msg) {
+	return (KdbusQueueEntry *)((uint8_t *)msg - KDBUS_ALIGN8(sizeof(KdbusQueueEntry)));
+}
 
 /** kdbus_payload_unref() - drop a reference; accepts NULL. Return: NULL. */
 KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p);

@@ -163,7 +163,7 @@ uint64_t kt_now_ns(void);
 	X(conn_info_by_id) X(conn_info_by_name) X(conn_info_errors) X(conn_info_metadata) \
 	X(user_conn_limit) X(update_attach_flags) \
 	X(byebye_busy) X(byebye_twice) X(byebye_commands) X(byebye_not_ordinary) \
-	X(free_unknown) X(free_twice) X(free_peeked) \
+	X(free_unknown) X(free_twice) X(free_peeked) X(recv_batch) X(recv_batch_fds_on_close) \
 	X(send_recv_unicast) X(send_vecs_joined) X(send_invalid) X(send_unknown_dst) \
 	X(send_by_name) X(send_eremchg) X(send_to_self) X(recv_empty) X(recv_fifo_order) \
 	X(recv_priority) X(recv_peek) X(quota_max_msgs) X(quota_pool) \

@@ -544,3 +544,77 @@ int test_free_peeked(Env *env) {
 	ASSERT_EQ(kt_free(env->conn, off), -ENXIO);
 	return TEST_OK;
 }
+
+/* kdbus_recv_batch() and kdbus_free_batch(): queue order, FREE of a batch
+ * message by either call, what each call refuses */
+int test_recv_batch(Env *env) {
+	uint64_t off[8], peeked;
+	struct kdbus_cmd_recv r;
+	uint64_t id = kdbus_conn_get_id(env->conn);
+
+	USERSPACE_ONLY(env);	/* the ioctl backend's FREE has other errors */
+	ASSERT_EQ(kdbus_recv_batch(env->conn, off, 8), -EAGAIN);
+	for (uint64_t i = 1; i <= 5; i++)
+		ASSERT_EQ(kt_send(env->conn, id, i), 0);
+	ASSERT_EQ(kdbus_recv_batch(env->conn, off, 3), 3);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(((struct kdbus_msg *)kdbus_pool_ptr(env->conn, off[i]))->cookie, i + 1);
+	/* KDBUS_CMD_FREE takes a batch message as well, once */
+	ASSERT_EQ(kt_free(env->conn, off[1]), 0);
+	ASSERT_EQ(kt_free(env->conn, off[1]), -ENXIO);
+	ASSERT_EQ(kdbus_free_batch(env->conn, (uint64_t[]){ off[0], off[2] }, 2), 0);
+	ASSERT_EQ(kt_free(env->conn, off[0]), -ENXIO);
+
+	/* a PEEKed message is not kdbus_free_batch()'s: refused, still there */
+	ASSERT_EQ(kt_recv_flags(env->conn, KDBUS_RECV_PEEK, 0, &r), 0);
+	peeked = r.msg.offset;
+	ASSERT_EQ(kdbus_free_batch(env->conn, &peeked, 1), -ENXIO);
+	ASSERT_EQ(kt_free(env->conn, peeked), 0);
+	ASSERT_EQ(kdbus_recv_batch(env->conn, off, 8), 2);
+	ASSERT_EQ(off[0], peeked);
+	ASSERT_EQ(((struct kdbus_msg *)kdbus_pool_ptr(env->conn, off[1]))->cookie, 5);
+	/* another connection's message: refused */
+	KdbusConn *other = kt_hello(env, 0);
+	ASSERT_RETURN(other);
+	ASSERT_EQ(kdbus_free_batch(other, off, 1), -ENXIO);
+	ASSERT_EQ(kdbus_free_batch(env->conn, off, 2), 0);
+	ASSERT_EQ(kdbus_recv_batch(env->conn, off, 8), -EAGAIN);
+	kdbus_conn_close(other);
+	return TEST_OK;
+}
+
+/* messages with fds taken by kdbus_recv_batch() and never freed go with
+ * the connection (valgrind and ASan see any leak) */
+int test_recv_batch_fds_on_close(Env *env) {
+	KdbusConn *a = kt_hello(env, KDBUS_HELLO_ACCEPT_FD), *b = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	int fds[2] = { 0, 1 };
+	uint64_t off[4];
+
+	ASSERT_RETURN(a && b);
+	for (int i = 0; i < 3; i++) {
+		KtMsg m = KT_MSG(.dst_id = kdbus_conn_get_id(b), .cookie = i + 1, .fds = fds, .n_fds = 2);
+
+		ASSERT_EQ(kt_send_msg(a, &m), 0);
+	}
+	ASSERT_EQ(kdbus_recv_batch(b, off, 4), 3);
+	/* the fds were installed: the receiver owns them */
+	for (int i = 0; i < 3; i++) {
+		struct kdbus_msg *m = kdbus_pool_ptr(b, off[i]);
+		struct kdbus_item *it;
+		int n = 0;
+
+		KDBUS_ITEM_FOREACH(it, m, items)
+			if (it->type == KDBUS_ITEM_FDS) {
+				for (size_t k = 0; k < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); k++) {
+					ASSERT_RETURN(it->fds[k] > 2);
+					close(it->fds[k]);
+					n++;
+				}
+			}
+		ASSERT_EQ(n, 2);
+	}
+	ASSERT_EQ(kdbus_free_batch(b, off, 1), 0);
+	kdbus_conn_close(b);	/* two still held */
+	kdbus_conn_close(a);
+	return TEST_OK;
+}
