@@ -213,22 +213,30 @@ static size_t iov_total(const struct iovec *iov, size_t n) {
 	return t;
 }
 
+static ClientOut *client_out_grow(Client *c);
+
 /* a free slot at the ring's tail (growing it), not yet counted: filled in
  * place, then client_out_commit() */
-static ClientOut *client_out_reserve(Client *c) {
-	if (c->out_n == c->out_cap) {
-		/* small at first: an idle connection keeps its ring */
-		size_t cap = c->out_cap ? c->out_cap * 2 : 2;
-		ClientOut *n = calloc(cap, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (size_t i = 0; i < c->out_n; i++)
-			n[i] = *client_out_at(c, i);
-		free(c->out);
-		c->out = n;
-		c->out_head = 0;
-		c->out_cap = cap;
-	}
+
+static inline ClientOut *client_out_reserve(Client *c) {
+	if (c->out_n < c->out_cap)
+		return client_out_at(c, c->out_n);
+	return client_out_grow(c);
+}
+
+/* a full ring doubles (small at first: an idle connection keeps its ring) */
+static ClientOut *client_out_grow(Client *c) {
+	size_t cap = c->out_cap ? c->out_cap * 2 : 2;
+	ClientOut *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < c->out_n; i++)
+		n[i] = *client_out_at(c, i);
+	free(c->out);
+	c->out = n;
+	c->out_head = 0;
+	c->out_cap = cap;
 	return client_out_at(c, c->out_n);
 }
 
@@ -333,7 +341,10 @@ static int client_write(Client *c) {
 				done[n_done++] = o->slice;
 				o->slice = 0;
 			}
-			client_out_release(c, o);
+			/* a written slot with nothing else to let go is left as it
+			 * is: client_out_reserve() fills it anew */
+			if (o->owned || o->n_fds || o->slice)
+				client_out_release(c, o);
 			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
 			c->out_n--;
 			c->stats_out_messages++;
@@ -485,6 +496,9 @@ static bool client_match_header_only(const MatchRule *r) {
  */
 static bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
 				   uint64_t sender_id) {
+	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
+		return true;
+
 	MatchIds ids = { c, sender_id, KDBUS_DST_ID_BROADCAST };
 	MatchContext ctx = {
 		.sender = h->sender.s,
@@ -494,8 +508,6 @@ static bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t
 	};
 	ClientMatch *m;
 
-	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
-		return true;
 	list_for_each_entry(m, &c->matches, link)
 		if (match_rule_matches(m->rule, h, body, &ctx)) {
 			if (header_id && client_match_header_only(m->rule)) {
@@ -1117,7 +1129,14 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		(void) kdbus_free_batch(c->conn, &offset, 1);
 		return -ENOMEM;
 	}
-	*o = (ClientOut) { .slice = offset };
+	/* a free slot holds nothing (client_out_release()): only what is
+	 * read before it is written */
+	o->slice = offset;
+	o->owned = NULL;
+	o->n_iov = 0;
+	o->len = o->sent = 0;
+	o->fds = NULL;
+	o->n_fds = 0;
 
 	uint64_t payload_off = 0;
 	KDBUS_ITEM_FOREACH(it, m, items) {

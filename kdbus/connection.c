@@ -125,6 +125,7 @@ static int kdbus_conn_entry_charge(KdbusConn *dst, KdbusQueueEntry *e) {
 	if (r < 0)
 		goto fail_pool;
 	r = kdbus_user_charge_msg(dst->bus, dst->user, e->actor, &e->ucharge, e->charge, e->n_fds);
+	e->ucharge_fds = e->n_fds;
 	if (r < 0)
 		goto fail_quota;
 	return 0;
@@ -148,7 +149,7 @@ void kdbus_conn_move_messages(KdbusConn *dst, KdbusConn *src, uint64_t name_id) 
 		/* the slice moves to another pool: what src PEEKed is gone */
 		kdbus_pool_unpublish(&src->pool, &e->slice);
 		kdbus_pool_uncharge(&src->pool, e->charge);
-		kdbus_user_uncharge_msg(bus, &e->ucharge);
+		kdbus_user_uncharge_msg(bus, &e->ucharge, e->charge, e->ucharge_fds);
 		if (e->has_actor)
 			kdbus_conn_quota_uncharge(src, e->actor, e->charge);
 		e->conn = NULL;

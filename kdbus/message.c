@@ -43,7 +43,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	uint64_t payload_size = s->payload ? s->payload->size : 0;
 	size_t n_fds = with_fds ? s->n_fds : 0;
 	uint64_t mask, charge;
-	KdbusUserCharge uc = {};
+	KdbusUserUsage *uc = NULL;
 	KdbusQueueEntry *e;
 	struct kdbus_msg *m;
 	size_t size;
@@ -71,9 +71,10 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		size += KDBUS_ITEM_SIZE(n_fds * sizeof(int));
 	if (s->notify)
 		size += KDBUS_ALIGN8(s->notify->size);
-	if (s->src)
-		size += kdbus_meta_size(&s->src->meta, s->src, mask);
-	else if (mask & KDBUS_ATTACH_TIMESTAMP)
+	if (s->src) {
+		if (mask)
+			size += kdbus_meta_size(&s->src->meta, s->src, mask);
+	} else if (mask & KDBUS_ATTACH_TIMESTAMP)
 		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp));
 
 	charge = KDBUS_ALIGN8(size) + KDBUS_ALIGN8(payload_size);
@@ -101,12 +102,13 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		if (s->src && s->src->user)
 			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
 		kdbus_pool_uncharge(&dst->pool, charge);
-		kdbus_user_uncharge(bus, &uc);
+		kdbus_user_uncharge_msg(bus, &uc, charge, n_fds);
 		return -ENOMEM;
 	}
 	e->conn = dst;
 	e->charge = charge;
 	e->ucharge = uc;
+	e->ucharge_fds = n_fds;
 	if (s->src && s->src->user) {
 		e->actor = s->src->user->uid;
 		e->has_actor = true;
@@ -164,9 +166,10 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		memset(p + s->notify->size, 0, KDBUS_ALIGN8(s->notify->size) - s->notify->size);
 		p += KDBUS_ALIGN8(s->notify->size);
 	}
-	if (s->src)
-		p = kdbus_meta_write(p, &s->src->meta, s->src, mask, s->have_ts ? &s->ts : NULL);
-	else if (mask & KDBUS_ATTACH_TIMESTAMP)
+	if (s->src) {
+		if (mask)
+			p = kdbus_meta_write(p, &s->src->meta, s->src, mask, s->have_ts ? &s->ts : NULL);
+	} else if (mask & KDBUS_ATTACH_TIMESTAMP)
 		p = kdbus_item_append(p, KDBUS_ITEM_TIMESTAMP, &s->ts, sizeof(s->ts));
 
 	e->seqnum = s->seqnum;

@@ -27,13 +27,16 @@ KdbusQueueEntry *kdbus_queue_entry_alloc(KdbusBus *bus, size_t msg_size, size_t 
 	e = kdbus_cache_alloc(&bus->cache, head + KDBUS_ALIGN8(msg_size) + n_fds * sizeof(int));
 	if (!e)
 		return NULL;
-	memset(e, 0, sizeof(*e));
+	*e = (KdbusQueueEntry) {
+		.slice = {
+			.offset = (uint64_t)(uintptr_t)((uint8_t *)e + head),
+			.kind = KDBUS_SLICE_ENTRY,
+		},
+		.msg = (struct kdbus_msg *)((uint8_t *)e + head),
+		.fds = n_fds ? (int *)((uint8_t *)e + head + KDBUS_ALIGN8(msg_size)) : NULL,
+	};
 	list_init(&e->link);
 	list_init(&e->held_link);
-	e->msg = (struct kdbus_msg *)((uint8_t *)e + head);
-	e->fds = n_fds ? (int *)((uint8_t *)e->msg + KDBUS_ALIGN8(msg_size)) : NULL;
-	e->slice.offset = (uint64_t)(uintptr_t)e->msg;
-	e->slice.kind = KDBUS_SLICE_ENTRY;
 	return e;
 }
 
@@ -55,7 +58,7 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 		if (e->has_actor)
 			kdbus_conn_quota_uncharge(e->conn, e->actor, e->charge);
 	}
-	kdbus_user_uncharge_msg(bus, &e->ucharge);
+	kdbus_user_uncharge_msg(bus, &e->ucharge, e->charge, e->ucharge_fds);
 	if (e->reply)
 		e->reply->entry = NULL;
 	kdbus_cache_free(&bus->cache, e);

@@ -55,7 +55,10 @@ typedef struct KdbusQueueEntry {
 	uint64_t dst_name_id;
 	int64_t priority;
 	uint64_t charge;		/* bytes charged to the pool */
-	KdbusUserCharge ucharge;	/* on the receiver's user, for the sender's */
+	/* kdbus_user_charge_msg() on the receiver's user, for the sender's:
+	 * @charge bytes, @ucharge_fds fds and the message */
+	KdbusUserUsage *ucharge;
+	uint32_t ucharge_fds;
 	uint64_t actor;			/* the sender's uid, if @has_actor */
 	bool has_actor;
 	uint32_t n_fds;			/* fds still owned by the entry */

@@ -207,46 +207,40 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 }
 
 /* kdbus_user_charge() of one message: the three message slots only */
-int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserCharge *c,
+int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserUsage **ret_usage,
 			  uint64_t bytes, uint64_t fds) {
 	KdbusUserUsage *g;
-	bool fresh = false, ok;
+	bool ok;
 
+	*ret_usage = NULL;
 	if (!u)
 		return 0;
-	g = c->usage;
-	if (!g) {
-		g = kdbus_usage_get(u, actor);
-		if (!g)
-			return -ENOMEM;
-		fresh = true;
-	}
 	if (actor == u->uid)
 		ok = bytes <= u->remaining[KDBUS_USER_BYTES] && fds <= u->remaining[KDBUS_USER_FDS] &&
 		     u->remaining[KDBUS_USER_MSGS] >= 1;
-	else
-		ok = (!bytes || kdbus_user_share_ok(u->remaining[KDBUS_USER_BYTES], u->n_usages,
-						    g->used[KDBUS_USER_BYTES], bytes)) &&
-		     (!fds || kdbus_user_share_ok(u->remaining[KDBUS_USER_FDS], u->n_usages,
-						  g->used[KDBUS_USER_FDS], fds)) &&
-		     kdbus_user_share_ok(u->remaining[KDBUS_USER_MSGS], u->n_usages,
-					 g->used[KDBUS_USER_MSGS], 1);
+	else {
+		g = kdbus_usage_find(u, actor);
+		ok = (!bytes || kdbus_user_share_ok(u->remaining[KDBUS_USER_BYTES], u->n_usages + !g,
+						    g ? g->used[KDBUS_USER_BYTES] : 0, bytes)) &&
+		     (!fds || kdbus_user_share_ok(u->remaining[KDBUS_USER_FDS], u->n_usages + !g,
+						  g ? g->used[KDBUS_USER_FDS] : 0, fds)) &&
+		     kdbus_user_share_ok(u->remaining[KDBUS_USER_MSGS], u->n_usages + !g,
+					 g ? g->used[KDBUS_USER_MSGS] : 0, 1);
+	}
 	if (!ok) {
 		u->n_refused++;
-		if (fresh)
-			kdbus_usage_unref(bus, g);
 		return -EDQUOT;
 	}
+	g = kdbus_usage_get(u, actor);
+	if (!g)
+		return -ENOMEM;
 	u->remaining[KDBUS_USER_BYTES] -= bytes;
 	u->remaining[KDBUS_USER_FDS] -= fds;
 	u->remaining[KDBUS_USER_MSGS] -= 1;
 	g->used[KDBUS_USER_BYTES] += bytes;
 	g->used[KDBUS_USER_FDS] += fds;
 	g->used[KDBUS_USER_MSGS] += 1;
-	c->amount[KDBUS_USER_BYTES] += bytes;
-	c->amount[KDBUS_USER_FDS] += fds;
-	c->amount[KDBUS_USER_MSGS] += 1;
-	c->usage = g;
+	*ret_usage = g;
 	return 0;
 }
 
@@ -287,23 +281,20 @@ void kdbus_user_uncharge(KdbusBus *bus, KdbusUserCharge *c) {
 	kdbus_usage_unref(bus, g);
 }
 
-void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserCharge *c) {
-	KdbusUserUsage *g = c->usage;
+void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserUsage **usage, uint64_t bytes, uint64_t fds) {
+	KdbusUserUsage *g = *usage;
 	KdbusUser *u;
 
 	if (!g)
 		return;
 	u = g->user;
-	g->used[KDBUS_USER_BYTES] -= c->amount[KDBUS_USER_BYTES];
-	g->used[KDBUS_USER_FDS] -= c->amount[KDBUS_USER_FDS];
-	g->used[KDBUS_USER_MSGS] -= c->amount[KDBUS_USER_MSGS];
-	u->remaining[KDBUS_USER_BYTES] += c->amount[KDBUS_USER_BYTES];
-	u->remaining[KDBUS_USER_FDS] += c->amount[KDBUS_USER_FDS];
-	u->remaining[KDBUS_USER_MSGS] += c->amount[KDBUS_USER_MSGS];
-	c->amount[KDBUS_USER_BYTES] = 0;
-	c->amount[KDBUS_USER_FDS] = 0;
-	c->amount[KDBUS_USER_MSGS] = 0;
-	c->usage = NULL;
+	g->used[KDBUS_USER_BYTES] -= bytes;
+	g->used[KDBUS_USER_FDS] -= fds;
+	g->used[KDBUS_USER_MSGS] -= 1;
+	u->remaining[KDBUS_USER_BYTES] += bytes;
+	u->remaining[KDBUS_USER_FDS] += fds;
+	u->remaining[KDBUS_USER_MSGS] += 1;
+	*usage = NULL;
 	kdbus_usage_unref(bus, g);
 }
 

@@ -106,10 +106,15 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserC
 		      const uint64_t amount[_KDBUS_USER_N_SLOTS]);
 
 /**
- * kdbus_user_charge_msg() - kdbus_user_charge() of one message: @bytes of
- * KDBUS_USER_BYTES, @fds of KDBUS_USER_FDS and one of KDBUS_USER_MSGS
+ * kdbus_user_charge_msg() - charge one message to @user on behalf of
+ * @actor: @bytes of KDBUS_USER_BYTES, @fds of KDBUS_USER_FDS and one of
+ * KDBUS_USER_MSGS, all or nothing
+ * @ret_usage: set to what the charge holds (NULL when @user is NULL);
+ *	       the message keeps it with @bytes and @fds to give them back
+ *
+ * Return: 0, -EDQUOT, -ENOMEM.
  */
-int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
+int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserUsage **ret_usage,
 			  uint64_t bytes, uint64_t fds);
 /** kdbus_user_charge_one() - kdbus_user_charge() of one unit of one slot */
 int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
@@ -122,10 +127,10 @@ int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusU
 void kdbus_user_uncharge(KdbusBus *bus, KdbusUserCharge *c);
 
 /**
- * kdbus_user_uncharge_msg() - kdbus_user_uncharge() of a charge made only
- * by kdbus_user_charge_msg()
+ * kdbus_user_uncharge_msg() - give back a kdbus_user_charge_msg() of
+ * @bytes and @fds; *@usage becomes NULL (accepted NULL: nothing charged)
  */
-void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserCharge *c);
+void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserUsage **usage, uint64_t bytes, uint64_t fds);
 /**
  * kdbus_user_uncharge_one() - give back one unit of @slot of @c (the rest
  * stays charged)
