@@ -5,6 +5,7 @@ noinst_LIBRARIES += compat/libcompat.a
 compat_libcompat_a_SOURCES = \
 	compat/wire.c compat/wire.h \
 	compat/match-rule.c compat/match-rule.h \
+	compat/match-key.c compat/match-key.h \
 	compat/siphash.c compat/siphash.h \
 	compat/bloom.c compat/bloom.h
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "compat/message.h"
+#include "kdbus/bus.h"
 #include "util/macro.h"
 
 #define UNIQUE_PREFIX ":1."
@@ -66,7 +67,8 @@ size_t message_kmsg_size(const MessageTarget *t, size_t n_fds, size_t bloom_size
 	if (t->dst_name)
 		sz += KDBUS_ITEM_SIZE(t->dst_name_len + 1);
 	if (bloom_size)
-		sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_filter) + bloom_size);
+		sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_filter) + bloom_size) +
+		      KDBUS_ITEM_SIZE(KDBUS_MATCH_KEYS_MAX * sizeof(uint64_t));
 	return sz;
 }
 
@@ -145,6 +147,12 @@ struct kdbus_msg *message_kmsg_build(const WireHeader *h, const MessageTarget *t
 		it->type = KDBUS_ITEM_BLOOM_FILTER;
 		it->bloom_filter.generation = 0;
 		memcpy(it->bloom_filter.data, p->bloom, p->bloom_size);
+		it = KDBUS_ITEM_NEXT(it);
+	}
+	if (p->n_keys) {
+		it->size = KDBUS_ITEM_HEADER_SIZE + p->n_keys * sizeof(uint64_t);
+		it->type = KDBUS_ITEM_MATCH_KEYS;
+		memcpy(it->data64, p->keys, p->n_keys * sizeof(uint64_t));
 		it = KDBUS_ITEM_NEXT(it);
 	}
 	m->size = (uint8_t *) it - (uint8_t *) m;

@@ -52,7 +52,8 @@ size_t message_unique_name_format(char *buf, uint64_t id);
 int message_target(const WireHeader *h, MessageTarget *ret);
 
 /**
- * message_kmsg_size() - bytes needed for the kdbus_msg of a message
+ * message_kmsg_size() - bytes needed for the kdbus_msg of a message (with
+ * room for its match keys)
  */
 size_t message_kmsg_size(const MessageTarget *t, size_t n_fds, size_t bloom_size);
 
@@ -68,6 +69,8 @@ typedef struct MessageSendParts {
 	size_t n_fds;
 	const uint64_t *bloom;		/* broadcasts only */
 	size_t bloom_size;		/* bytes */
+	const uint64_t *keys;		/* KDBUS_ITEM_MATCH_KEYS (match-key.h), or NULL */
+	size_t n_keys;
 	uint64_t timeout_ns;		/* absolute deadline for calls expecting a reply */
 } MessageSendParts;
 

@@ -29,6 +29,7 @@
 
 #include "compat/auth.h"
 #include "compat/bloom.h"
+#include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
@@ -1705,30 +1706,40 @@ int client_watch_own_names(Client *c) {
 #define CLIENT_BLOOM_KEY_MAX 512
 struct ClientBloomCache {
 	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8];
+	uint64_t keys[MATCH_KEYS_MAX];
+	size_t n_keys;
 	size_t hlen, blen;
 	uint8_t key[CLIENT_BLOOM_KEY_MAX];
 };
 
+/* the bloom filter and the match keys (match-key.h) of a signal; *n_keys
+ * 0 when the core does not take keys */
 static void client_bloom(Client *c, const WireHeader *h, const uint8_t *hdr, size_t hlen, const uint8_t *body,
-			 uint64_t *bloom) {
+			 uint64_t *bloom, uint64_t keys[static MATCH_KEYS_MAX], size_t *n_keys) {
 	struct ClientBloomCache *bc = c->bloom_cache;
 	/* only string-like arguments (s, o, g, arrays of them) go into the
 	 * filter: without them the body is no part of the key */
 	size_t blen = h->signature.s && strpbrk(h->signature.s, "sog") ? h->body_len : 0;
 	bool cacheable = hlen >= 16 && hlen + blen <= CLIENT_BLOOM_KEY_MAX;
+	bool with_keys = kdbus_conn_is_userspace(c->conn);
 
 	if (cacheable && bc && bc->hlen == hlen && bc->blen == blen && memcmp(bc->key, hdr, 8) == 0 &&
 	    memcmp(bc->key + 12, hdr + 12, hlen - 12) == 0 && memcmp(bc->key + hlen, body, blen) == 0) {
 		memcpy(bloom, bc->bloom, BLOOM_DEFAULT_SIZE);
+		*n_keys = with_keys ? bc->n_keys : 0;
+		memcpy(keys, bc->keys, *n_keys * sizeof(uint64_t));
 		return;
 	}
 	memset(bloom, 0, BLOOM_DEFAULT_SIZE);
 	bloom_add_message(bloom, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, h, body);
+	*n_keys = with_keys ? match_keys_of_signal(h->interface.s, h->member.s, keys) : 0;
 	if (!cacheable)
 		return;
 	if (!bc && !(bc = c->bloom_cache = malloc(sizeof(*bc))))
 		return;
 	memcpy(bc->bloom, bloom, BLOOM_DEFAULT_SIZE);
+	bc->n_keys = *n_keys;
+	memcpy(bc->keys, keys, *n_keys * sizeof(uint64_t));
 	bc->hlen = hlen;
 	bc->blen = blen;
 	memcpy(bc->key, hdr, hlen);
@@ -1866,8 +1877,8 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		return r;
 	}
 
-	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8];
-	size_t bloom_size = 0;
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8], keys[MATCH_KEYS_MAX];
+	size_t bloom_size = 0, n_keys = 0;
 	if (t.dst_id == KDBUS_DST_ID_BROADCAST) {
 		if (h.type != WIRE_TYPE_SIGNAL) {
 			/* no destination and not a signal: dbus-daemon hands it to
@@ -1876,7 +1887,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 			to_driver = true;
 		} else {
 			bloom_size = BLOOM_DEFAULT_SIZE;
-			client_bloom(c, &h, hbuf, hlen, msg + h.header_len, bloom);
+			client_bloom(c, &h, hbuf, hlen, msg + h.header_len, bloom, keys, &n_keys);
 			if (n_fds) {
 				/* kdbus refuses fds on broadcasts (ENOTUNIQ); dbus1 allows them */
 				for (size_t i = 0; i < n_fds; i++)
@@ -1891,6 +1902,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		 * it goes to a connection that only drops it */
 		t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
 		bloom_size = 0;
+		n_keys = 0;
 		to_driver = false;
 	}
 
@@ -1928,6 +1940,8 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		.n_fds = n_fds,
 		.bloom = bloom,
 		.bloom_size = bloom_size,
+		.keys = keys,
+		.n_keys = n_keys,
 		.timeout_ns = bus_reply_deadline(bus),
 	};
 	_Alignas(8) uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];

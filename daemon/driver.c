@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "compat/bloom.h"
+#include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "compat/wire.h"
@@ -1134,7 +1135,7 @@ static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
 	struct {
 		struct kdbus_cmd_match cmd;
 		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) +
-			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE)];
+			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE) + KDBUS_ITEM_SIZE(sizeof(uint64_t))];
 	} q;
 	int r;
 
@@ -1144,6 +1145,17 @@ static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
 	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_DEFAULT_SIZE;
 	bloom_add_rule_mask((uint64_t *) q.cmd.items[0].data64, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
 	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE);
+	/* a rule on an interface or member is filed by its key in the core
+	 * (match-key.h): broadcasts of other members never look at it */
+	uint64_t key;
+	if (kdbus_conn_is_userspace(c->conn) && match_key_of_rule(m->rule, &key)) {
+		struct kdbus_item *it = KDBUS_ITEM_NEXT(q.cmd.items);
+
+		it->type = KDBUS_ITEM_MATCH_KEYS;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+		it->data64[0] = key;
+		q.cmd.size += KDBUS_ITEM_SIZE(sizeof(uint64_t));
+	}
 	r = kdbus_cmd_match_add(c->conn, &q.cmd);
 	if (r < 0)
 		return r;

@@ -70,6 +70,7 @@ static void kdbus_bus_free(KdbusBus *bus) {
 	kdbus_cache_deinit(&bus->cache);
 	free(bus->wakes);
 	free(bus->spare_wakes);
+	kdbus_hash_deinit(&bus->umatch_keyed);
 	free(bus->umatch_index);
 	free(bus->umatch_index_load);
 	free(bus->umatch_index_used);
@@ -182,6 +183,7 @@ int kdbus_us_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 	list_init(&bus->monitors);
 	list_init(&bus->conns_umatch);
 	list_init(&bus->umatch_unindexed);
+	kdbus_hash_init(&bus->umatch_keyed);
 	list_init(&bus->conns_kmatch);
 	list_init(&bus->notifications);
 	kdbus_name_registry_init(&bus->names);

@@ -79,6 +79,24 @@ typedef struct KdbusConn KdbusConn;
  */
 #define KDBUS_MSG_HANDED_OVER (1ULL << 63)
 
+/*
+ * KDBUS_ITEM_MATCH_KEYS - userspace-backend extension item: one to
+ * KDBUS_MATCH_KEYS_MAX uint64_t keys, exact values the caller derives from
+ * a message (the userspace core gives them no meaning).
+ *
+ * In KDBUS_CMD_SEND of a signal it lists the keys the message has.  In
+ * KDBUS_CMD_MATCH_ADD it is a rule: a message passes it only if it has
+ * every key of the item.  Besides narrowing a match, a key is an index:
+ * the core files a user match with a key under its first key, and a
+ * broadcast looks up the matches filed under its own keys instead of
+ * testing them by bloom bits, so that matches on other keys cost it
+ * nothing (the bloom index serves the matches without a key).  The ioctl
+ * backend does not know the item; callers add it only on the userspace
+ * backend (kdbus_conn_is_userspace()).
+ */
+#define KDBUS_ITEM_MATCH_KEYS	0x0f00
+#define KDBUS_MATCH_KEYS_MAX	8
+
 typedef enum KdbusBackend {
 	KDBUS_BACKEND_USERSPACE,
 	KDBUS_BACKEND_IOCTL,

@@ -1159,6 +1159,7 @@ int kdbus_us_match_add(KdbusConn *conn, struct kdbus_cmd_match *cmd) {
 		{ .type = KDBUS_ITEM_NAME_CHANGE, .multiple = true },
 		{ .type = KDBUS_ITEM_ID_ADD, .multiple = true },
 		{ .type = KDBUS_ITEM_ID_REMOVE, .multiple = true },
+		{ .type = KDBUS_ITEM_MATCH_KEYS, .multiple = true },
 	};
 	KdbusBus *bus = conn->bus;
 	int r;

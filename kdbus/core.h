@@ -74,6 +74,7 @@ struct KdbusBus {
 	uint32_t *umatch_index_freq;	/* indexed masks that have the bit */
 	uint64_t *umatch_index_used;	/* [bloom.size / 8]: bits with matches */
 	List umatch_unindexed;		/* user matches without a usable mask */
+	KdbusHash umatch_keyed;		/* user matches with MATCH_KEYS, by their first key */
 	uint64_t umatch_n;		/* user matches in the index and the list */
 	uint64_t bcast_stamp;		/* kdbus_bus_broadcast() round */
 	/* the key of the last indexed broadcast (sender, destination, bloom
@@ -82,6 +83,8 @@ struct KdbusBus {
 	uint64_t bcast_memo_stamp;
 	bool bcast_memo_on;		/* this broadcast may use the memo */
 	uint64_t bcast_memo_src, bcast_memo_dst;
+	uint64_t bcast_memo_keys[KDBUS_MATCH_KEYS_MAX];
+	size_t bcast_memo_n_keys;
 #define KDBUS_BCAST_MEMO_WORDS 32	/* filters up to 256 bytes */
 	uint64_t bcast_memo_bloom[1 + KDBUS_BCAST_MEMO_WORDS];	/* generation, data */
 	uint64_t payload_seq;		/* the last KdbusPayload.id */

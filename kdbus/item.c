@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kdbus/bus.h"
 #include "kdbus/item.h"
 #include "util/macro.h"
 
@@ -63,6 +64,11 @@ int kdbus_item_validate(const struct kdbus_item *item) {
 		break;
 	case KDBUS_ITEM_BLOOM_MASK:
 		/* the size depends on the bus's bloom size */
+		break;
+	case KDBUS_ITEM_MATCH_KEYS:
+		if (payload_size == 0 || payload_size % sizeof(uint64_t) != 0 ||
+		    payload_size > KDBUS_MATCH_KEYS_MAX * sizeof(uint64_t))
+			return -EINVAL;
 		break;
 	case KDBUS_ITEM_ATTACH_FLAGS_SEND:
 	case KDBUS_ITEM_ATTACH_FLAGS_RECV:

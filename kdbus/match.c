@@ -33,7 +33,9 @@ void kdbus_match_db_init(KdbusMatchDb *db) {
  * interface but differ in a member go under a bit of their member, which
  * other signals of the interface set only by chance.  A broadcast then
  * tests only the matches filed under the bits its filter has, plus the
- * unindexed ones.
+ * unindexed ones.  A match with MATCH_KEYS is filed under its first key
+ * instead (KdbusBus.umatch_keyed): a broadcast looks up its own keys, and
+ * the matches on other keys are never looked at.
  */
 /* the mask a match is indexed by (the last one-generation mask) */
 static const uint64_t *kdbus_match_index_mask(const KdbusMatch *m) {
@@ -45,6 +47,15 @@ static const uint64_t *kdbus_match_index_mask(const KdbusMatch *m) {
 	return mask;
 }
 
+/* the quick test of a match: the mask's word with the most bits */
+static void kdbus_match_index_quick(KdbusBus *bus, KdbusMatchIndex *ix, const uint64_t *mask) {
+	for (size_t w = 0; mask && w < bus->bloom.size / 8; w++)
+		if (__builtin_popcountll(mask[w]) > __builtin_popcountll(ix->quick_bits)) {
+			ix->quick_word = (uint32_t)w;
+			ix->quick_bits = mask[w];
+		}
+}
+
 static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
 	KdbusMatchIndex *ix = m->ix;
 	size_t words = bus->bloom.size / 8, bits = words * 64;
@@ -53,9 +64,22 @@ static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
 
 	ix->key_bit = -1;
 	ix->memo_ok = true;
-	for (size_t i = 0; i < m->n_rules; i++)
+	for (size_t i = 0; i < m->n_rules; i++) {
 		if (m->rules[i].type == KDBUS_ITEM_NAME)
 			ix->memo_ok = false;	/* the sender's names change */
+		if (m->rules[i].type == KDBUS_ITEM_MATCH_KEYS && !ix->keyed) {
+			ix->keyed = true;
+			ix->key = m->rules[i].mask[0];
+		}
+	}
+	if (ix->keyed) {
+		kdbus_match_index_quick(bus, ix, mask);
+		if (kdbus_hash_add(&bus->umatch_keyed, &ix->key_node, kdbus_hash_u64(ix->key)) == 0) {
+			bus->umatch_n++;
+			return;
+		}
+		ix->keyed = false;	/* no table: the bloom index serves it */
+	}
 	if (mask && !bus->umatch_index) {
 		bus->umatch_index = malloc(bits * sizeof(List));
 		bus->umatch_index_load = calloc(bits, sizeof(uint32_t));
@@ -89,11 +113,7 @@ static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
 		for (size_t w = 0; w < words; w++)
 			for (uint64_t x = mask[w]; x; x &= x - 1)
 				bus->umatch_index_freq[w * 64 + (size_t)__builtin_ctzll(x)]++;
-		for (size_t w = 0; w < words; w++)
-			if (__builtin_popcountll(mask[w]) > __builtin_popcountll(ix->quick_bits)) {
-				ix->quick_word = (uint32_t)w;
-				ix->quick_bits = mask[w];
-			}
+		kdbus_match_index_quick(bus, ix, mask);
 		ix->key_bit = best;
 		bus->umatch_index_load[best]++;
 		bus->umatch_index_used[best / 64] |= 1ULL << (best % 64);
@@ -107,6 +127,12 @@ static void kdbus_match_index_add(KdbusBus *bus, KdbusMatch *m) {
 static void kdbus_match_index_remove(KdbusMatch *m) {
 	KdbusMatchIndex *ix = m->ix;
 
+	if (ix && ix->keyed) {
+		kdbus_hash_remove(&ix->conn->bus->umatch_keyed, &ix->key_node);
+		ix->keyed = false;
+		ix->conn->bus->umatch_n--;
+		return;
+	}
 	if (!ix || !list_is_linked(&ix->link))
 		return;
 	KdbusBus *bus = ix->conn->bus;
@@ -204,13 +230,16 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 		case KDBUS_ITEM_NAME:
 			if (!kdbus_name_is_valid(item->str, false))
 				return -EINVAL;
-			data += psize;
+			data += KDBUS_ALIGN8(psize);	/* masks and keys stay aligned */
+			break;
+		case KDBUS_ITEM_MATCH_KEYS:
+			data += KDBUS_ALIGN8(psize);
 			break;
 		case KDBUS_ITEM_NAME_ADD:
 		case KDBUS_ITEM_NAME_REMOVE:
 		case KDBUS_ITEM_NAME_CHANGE:
 			if (psize > sizeof(struct kdbus_notify_name_change))
-				data += psize - sizeof(struct kdbus_notify_name_change);
+				data += KDBUS_ALIGN8(psize - sizeof(struct kdbus_notify_name_change));
 			break;
 		default:
 			break;
@@ -279,7 +308,13 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 		case KDBUS_ITEM_NAME:
 			memcpy(d, item->str, psize);
 			rule->name = (const char *)d;
-			d += psize;
+			d += KDBUS_ALIGN8(psize);
+			break;
+		case KDBUS_ITEM_MATCH_KEYS:
+			memcpy(d, item->data, psize);
+			rule->mask = (const uint64_t *)d;
+			rule->generations = psize / sizeof(uint64_t);
+			d += KDBUS_ALIGN8(psize);
 			break;
 		case KDBUS_ITEM_ID:
 		case KDBUS_ITEM_DST_ID:
@@ -295,7 +330,7 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 
 				memcpy(d, item->name_change.name, l);
 				rule->name = (const char *)d;
-				d += l;
+				d += KDBUS_ALIGN8(l);
 			}
 			break;
 		case KDBUS_ITEM_ID_ADD:
@@ -355,51 +390,63 @@ bool kdbus_bloom_match(const struct kdbus_bloom_filter *filter, size_t words,
 	return true;
 }
 
-static bool kdbus_match_rule_user(KdbusBus *bus, const KdbusMatchRule *r, KdbusConn *src,
-				  uint64_t dst_id, const struct kdbus_bloom_filter *bloom) {
-	switch (r->type) {
-	case KDBUS_ITEM_BLOOM_MASK:
-		return kdbus_bloom_match(bloom, bus->bloom.size / 8, r->mask, r->generations);
-	case KDBUS_ITEM_ID:
-		return r->old_id == src->id || r->old_id == KDBUS_MATCH_ID_ANY;
-	case KDBUS_ITEM_DST_ID:
-		return r->old_id == dst_id || r->old_id == KDBUS_MATCH_ID_ANY;
-	case KDBUS_ITEM_NAME:
-		return kdbus_conn_has_name(bus, src, r->name);
-	default:
-		return false;
-	}
-}
+/* MATCH_KEYS: does the message have each of the rule's keys */
+static bool kdbus_match_keys(const KdbusMatchRule *r, const KdbusMatchMsg *msg) {
+	for (uint64_t i = 0; i < r->generations; i++) {
+		size_t k = 0;
 
-bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, KdbusConn *src, uint64_t dst_id,
-			  const struct kdbus_bloom_filter *bloom) {
-	size_t words = bus->bloom.size / 8;
-
-	for (size_t i = 0; i < m->n_rules; i++) {
-		const KdbusMatchRule *r = &m->rules[i];
-
-		if (r->type == KDBUS_ITEM_BLOOM_MASK && r->generations == 1 && bloom) {
-			/* the common case, without the generation arithmetic */
-			for (size_t w = 0; w < words; w++)
-				if ((bloom->data[w] & r->mask[w]) != r->mask[w])
-					return false;
-			continue;
-		}
-		if (!kdbus_match_rule_user(bus, r, src, dst_id, bloom))
+		while (k < msg->n_keys && msg->keys[k] != r->mask[i])
+			k++;
+		if (k == msg->n_keys)
 			return false;
 	}
 	return true;
 }
 
-bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, KdbusConn *src,
-			       uint64_t dst_id, const struct kdbus_bloom_filter *bloom) {
+static bool kdbus_match_rule_user(KdbusBus *bus, const KdbusMatchRule *r, const KdbusMatchMsg *msg) {
+	switch (r->type) {
+	case KDBUS_ITEM_BLOOM_MASK:
+		return kdbus_bloom_match(msg->bloom, bus->bloom.size / 8, r->mask, r->generations);
+	case KDBUS_ITEM_ID:
+		return r->old_id == msg->src->id || r->old_id == KDBUS_MATCH_ID_ANY;
+	case KDBUS_ITEM_DST_ID:
+		return r->old_id == msg->dst_id || r->old_id == KDBUS_MATCH_ID_ANY;
+	case KDBUS_ITEM_NAME:
+		return kdbus_conn_has_name(bus, msg->src, r->name);
+	case KDBUS_ITEM_MATCH_KEYS:
+		return kdbus_match_keys(r, msg);
+	default:
+		return false;
+	}
+}
+
+bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, const KdbusMatchMsg *msg) {
+	size_t words = bus->bloom.size / 8;
+
+	for (size_t i = 0; i < m->n_rules; i++) {
+		const KdbusMatchRule *r = &m->rules[i];
+
+		if (r->type == KDBUS_ITEM_BLOOM_MASK && r->generations == 1 && msg->bloom) {
+			/* the common case, without the generation arithmetic */
+			for (size_t w = 0; w < words; w++)
+				if ((msg->bloom->data[w] & r->mask[w]) != r->mask[w])
+					return false;
+			continue;
+		}
+		if (!kdbus_match_rule_user(bus, r, msg))
+			return false;
+	}
+	return true;
+}
+
+bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, const KdbusMatchMsg *msg) {
 	KdbusMatch *m;
 
 	list_for_each_entry(m, &conn->match_db.user, user_link) {
 		size_t i;
 
 		for (i = 0; i < m->n_rules; i++)
-			if (!kdbus_match_rule_user(bus, &m->rules[i], src, dst_id, bloom))
+			if (!kdbus_match_rule_user(bus, &m->rules[i], msg))
 				break;
 		if (i == m->n_rules)
 			return true;

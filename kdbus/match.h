@@ -8,7 +8,8 @@
  *
  * A match is one MATCH_ADD: a cookie and a list of rules that must all
  * pass.  A message passes a connection's database if any match passes.
- * Rules on user messages are BLOOM_MASK, ID, NAME and DST_ID; rules on
+ * Rules on user messages are BLOOM_MASK, ID, NAME, DST_ID and the
+ * extension MATCH_KEYS (bus.h); rules on
  * kernel notifications are NAME_ADD, NAME_REMOVE, NAME_CHANGE, ID_ADD and
  * ID_REMOVE.  A match with no rule passes everything.  Each match is kept
  * on the "user" and/or the "kernel" list of its database according to
@@ -36,20 +37,32 @@ typedef struct KdbusMatchRule {
 	uint64_t old_id;		/* ID (src), DST_ID, *_REMOVE, NAME_* */
 	uint64_t new_id;		/* ID_ADD, NAME_* */
 	const char *name;		/* NAME, NAME_* (optional) */
-	const uint64_t *mask;		/* BLOOM_MASK */
-	uint64_t generations;
+	const uint64_t *mask;		/* BLOOM_MASK; MATCH_KEYS: the keys */
+	uint64_t generations;		/* BLOOM_MASK; MATCH_KEYS: how many */
 } KdbusMatchRule;
+
+/* what a user message shows the rules */
+typedef struct KdbusMatchMsg {
+	KdbusConn *src;
+	uint64_t dst_id;
+	const struct kdbus_bloom_filter *bloom;	/* or NULL */
+	const uint64_t *keys;			/* KDBUS_ITEM_MATCH_KEYS, or NULL */
+	size_t n_keys;
+} KdbusMatchMsg;
 
 /* where a user match is in the bus's broadcast index (match.c); kept
  * after the match's own bytes, and only for user matches, since every
  * connection has kernel matches for its own names */
 typedef struct KdbusMatchIndex {
 	List link;			/* KdbusBus.umatch_index[key_bit] or .umatch_unindexed */
+	KdbusHashNode key_node;		/* KdbusBus.umatch_keyed, by @key */
 	struct KdbusMatch *match;
 	KdbusConn *conn;
+	uint64_t key;			/* the first MATCH_KEYS key, if @keyed */
+	bool keyed;			/* filed by @key, not by a bloom bit */
 	int32_t key_bit;		/* -1: not indexed by a bit */
 	uint32_t quick_word;		/* the mask's word with the most bits... */
-	uint64_t quick_bits;		/* ...and its bits: a cheap first test */
+	uint64_t quick_bits;		/* ...and its bits: a cheap first test (0: none) */
 	/* its answer for the broadcast key of round memo_stamp
 	 * (KdbusBus.bcast_memo_*); only for matches whose answer depends on
 	 * nothing else (memo_ok: no NAME rule) */
@@ -103,21 +116,17 @@ int kdbus_match_remove(KdbusBus *bus, KdbusConn *conn, uint64_t cookie);
  * kdbus_match_one_user() - whether a user message passes match @m (every
  * rule of it); for kdbus_bus_broadcast() over the bus's index.
  */
-bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, KdbusConn *src, uint64_t dst_id,
-			  const struct kdbus_bloom_filter *bloom);
+bool kdbus_match_one_user(KdbusBus *bus, const KdbusMatch *m, const KdbusMatchMsg *msg);
 
 /**
  * kdbus_match_db_match_user() - whether a user message passes @conn's db
  * @bus:	the bus
  * @conn:	the receiver
- * @src:	the sender
- * @dst_id:	dst_id of the message
- * @bloom:	its bloom filter, or NULL
+ * @msg:	the message
  *
  * Return: true if some match passes.
  */
-bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, KdbusConn *src,
-			       uint64_t dst_id, const struct kdbus_bloom_filter *bloom);
+bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, const KdbusMatchMsg *msg);
 
 /**
  * kdbus_match_db_match_kernel() - whether a notification passes @conn's db

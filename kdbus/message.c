@@ -192,6 +192,12 @@ void kdbus_bus_eavesdrop(KdbusBus *bus, KdbusStaging *s) {
 	}
 }
 
+static KdbusMatchMsg kdbus_staging_match_msg(const KdbusStaging *s) {
+	return (KdbusMatchMsg) {
+		.src = s->src, .dst_id = s->dst_id, .bloom = s->bloom, .keys = s->keys, .n_keys = s->n_keys,
+	};
+}
+
 /* a broadcast to the receivers of one candidate match, once per receiver */
 static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatchIndex *ix) {
 	KdbusConn *c = ix->conn;
@@ -200,13 +206,14 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 	if (c->bcast_stamp == bus->bcast_stamp || !c->connected)
 		return;
 	/* most candidates that do not match fail here */
-	if (ix->key_bit >= 0 && (s->bloom->data[ix->quick_word] & ix->quick_bits) != ix->quick_bits)
+	if (ix->quick_bits && s->bloom && (s->bloom->data[ix->quick_word] & ix->quick_bits) != ix->quick_bits)
 		return;
 	if (bus->bcast_memo_on && ix->memo_stamp == bus->bcast_memo_stamp) {
 		if (!ix->memo_match)
 			return;
 	} else {
-		bool match = kdbus_match_one_user(bus, ix->match, s->src, s->dst_id, s->bloom);
+		KdbusMatchMsg msg = kdbus_staging_match_msg(s);
+		bool match = kdbus_match_one_user(bus, ix->match, &msg);
 
 		if (bus->bcast_memo_on && ix->memo_ok) {
 			ix->memo_stamp = bus->bcast_memo_stamp;
@@ -242,16 +249,34 @@ static void kdbus_bus_broadcast_indexed(KdbusBus *bus, KdbusStaging *s) {
 	if (bus->bcast_memo_on &&
 	    (bus->bcast_memo_stamp == 0 || bus->bcast_memo_src != s->src->id ||
 	     bus->bcast_memo_dst != s->dst_id || bus->bcast_memo_bloom[0] != s->bloom->generation ||
-	     memcmp(&bus->bcast_memo_bloom[1], s->bloom->data, words * 8) != 0)) {
+	     memcmp(&bus->bcast_memo_bloom[1], s->bloom->data, words * 8) != 0 ||
+	     bus->bcast_memo_n_keys != s->n_keys ||
+	     (s->n_keys && memcmp(bus->bcast_memo_keys, s->keys, s->n_keys * 8) != 0))) {
 		bus->bcast_memo_stamp++;
 		bus->bcast_memo_src = s->src->id;
 		bus->bcast_memo_dst = s->dst_id;
 		bus->bcast_memo_bloom[0] = s->bloom->generation;
 		memcpy(&bus->bcast_memo_bloom[1], s->bloom->data, words * 8);
+		bus->bcast_memo_n_keys = s->n_keys;
+		if (s->n_keys)
+			memcpy(bus->bcast_memo_keys, s->keys, s->n_keys * 8);
 	}
 	list_for_each_entry_safe(m, n, &bus->umatch_unindexed, link)
 		kdbus_broadcast_candidate(bus, s, m);
-	if (!s->bloom)
+	/* the matches filed under the message's keys */
+	for (size_t k = 0; k < s->n_keys; k++) {
+		uint64_t h = kdbus_hash_u64(s->keys[k]);
+		KdbusHashNode *i, *next;
+
+		for (i = kdbus_hash_bucket(&bus->umatch_keyed, h); i; i = next) {
+			KdbusMatchIndex *ix = container_of(i, KdbusMatchIndex, key_node);
+
+			next = i->next;
+			if (i->hash == h && ix->key == s->keys[k])
+				kdbus_broadcast_candidate(bus, s, ix);
+		}
+	}
+	if (!s->bloom || !bus->umatch_index)
 		return;
 	for (size_t w = 0; w < words; w++)
 		for (uint64_t x = s->bloom->data[w] & bus->umatch_index_used[w]; x; x &= x - 1) {
@@ -268,13 +293,15 @@ void kdbus_bus_broadcast(KdbusBus *bus, KdbusStaging *s) {
 	/* monitors first, so they never see a reaction before its cause */
 	kdbus_bus_eavesdrop(bus, s);
 
-	if (s->src && bus->umatch_index) {
+	if (s->src && (bus->umatch_index || bus->umatch_keyed.n_entries)) {
 		kdbus_bus_broadcast_indexed(bus, s);
 	} else if (s->src) {
+		KdbusMatchMsg msg = kdbus_staging_match_msg(s);
+
 		list_for_each_entry(c, &bus->conns_umatch, umatch_link) {
 			KdbusQueueEntry *e;
 
-			if (!kdbus_match_db_match_user(bus, c, s->src, s->dst_id, s->bloom))
+			if (!kdbus_match_db_match_user(bus, c, &msg))
 				continue;
 			/* a receiver needs TALK access to the sender */
 			if (!kdbus_conn_policy_talk(c, s->src))
@@ -384,6 +411,12 @@ static int kdbus_msg_examine(KdbusBus *bus, const struct kdbus_msg *msg,
 			s->bloom = &item->bloom_filter;
 			break;
 		}
+		case KDBUS_ITEM_MATCH_KEYS:
+			if (s->keys)
+				return -EEXIST;
+			s->keys = (const uint64_t *)(const void *)item->data64;
+			s->n_keys = KDBUS_ITEM_PAYLOAD_SIZE(item) / sizeof(uint64_t);
+			break;
 		case KDBUS_ITEM_DST_NAME:
 			if (s->dst_name)
 				return -EEXIST;
@@ -675,8 +708,10 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 	}
 
 	if (msg->flags & KDBUS_MSG_SIGNAL) {
+		KdbusMatchMsg mm = { .src = conn, .dst_id = dst->id, .bloom = s.bloom, .keys = s.keys, .n_keys = s.n_keys };
+
 		/* unicast signals are dropped silently, like unmatched broadcasts */
-		if (!kdbus_match_db_match_user(bus, dst, conn, dst->id, s.bloom) ||
+		if (!kdbus_match_db_match_user(bus, dst, &mm) ||
 		    !kdbus_conn_policy_talk(dst, conn))
 			goto out;
 	} else if (!reply && !kdbus_conn_policy_talk(conn, dst)) {

@@ -42,6 +42,8 @@ typedef struct KdbusStaging {
 	const char *dst_name;
 	size_t dst_name_size;		/* incl. NUL */
 	const struct kdbus_bloom_filter *bloom;
+	const uint64_t *keys;		/* KDBUS_ITEM_MATCH_KEYS (bus.h) */
+	size_t n_keys;
 	KdbusPayload *payload;
 	const int *fds;			/* the sender's fds */
 	size_t n_fds;

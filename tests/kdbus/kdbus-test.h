@@ -108,6 +108,8 @@ typedef struct KtMsg {
 	const uint64_t *bloom;		/* BLOOM_SIZE bytes, or NULL for zeros */
 	uint64_t bloom_generation;
 	bool no_bloom;			/* suppress the filter of a signal */
+	const uint64_t *keys;		/* KDBUS_ITEM_MATCH_KEYS, if n_keys */
+	size_t n_keys;
 	uint64_t send_flags;
 	int cancel_fd;			/* -1 */
 	struct kdbus_msg_info reply;	/* out (SYNC_REPLY) */
@@ -142,6 +144,8 @@ int kt_match_bloom(KdbusConn *conn, uint64_t cookie, const uint64_t *masks, size
 int kt_match_rule(KdbusConn *conn, uint64_t cookie, uint64_t flags, uint64_t type,
 		  const void *data, size_t size);
 int kt_match_remove(KdbusConn *conn, uint64_t cookie);
+/* a match of a bloom mask (NULL: none) and one MATCH_KEYS item of @n keys */
+int kt_match_keys(KdbusConn *conn, uint64_t cookie, const uint64_t *mask, const uint64_t *keys, size_t n);
 
 int kt_conn_info(KdbusConn *conn, uint64_t id, const char *name, uint64_t attach,
 		 struct kdbus_info **ret, uint64_t *ret_offset);
@@ -179,7 +183,7 @@ uint64_t kt_now_ns(void);
 	X(match_id_add_remove) X(match_name_notifications) X(match_replace) \
 	X(match_remove_unknown) X(match_bloom) X(match_bloom_generations) \
 	X(match_bloom_bad_size) X(match_limit) X(match_sender) X(match_many) X(match_bloom_index) \
-	X(match_repeated_broadcast) \
+	X(match_repeated_broadcast) X(match_keys) X(match_keys_many) \
 	X(notify_kernel_message) \
 	X(monitor_sees_unicast) X(monitor_invisible) X(monitor_restrictions) \
 	X(monitor_unprivileged) \

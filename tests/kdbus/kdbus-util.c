@@ -167,6 +167,8 @@ int kt_send_msg(KdbusConn *conn, KtMsg *m) {
 		memcpy(it->bloom_filter.data, m->bloom ? m->bloom : zero_bloom, BLOOM_SIZE);
 		it = ITEM_NEXT(it);
 	}
+	if (m->n_keys)
+		it = put_item(it, KDBUS_ITEM_MATCH_KEYS, m->keys, m->n_keys * sizeof(uint64_t));
 	msg->size = (uint8_t *)it - (uint8_t *)msg;
 
 	s.cmd.flags = m->send_flags;
@@ -329,6 +331,20 @@ int kt_match_rule(KdbusConn *conn, uint64_t cookie, uint64_t flags, uint64_t typ
 	it = cmd->items;
 	if (type)
 		it = put_item(it, type, data, size);
+	cmd->size = (uint8_t *)it - (uint8_t *)cmd;
+	return kdbus_cmd_match_add(conn, cmd);
+}
+
+int kt_match_keys(KdbusConn *conn, uint64_t cookie, const uint64_t *mask, const uint64_t *keys, size_t n) {
+	struct kdbus_cmd_match *cmd = (struct kdbus_cmd_match *)cmd_buf;
+	struct kdbus_item *it;
+
+	memset(cmd_buf, 0, 16384);
+	cmd->cookie = cookie;
+	it = cmd->items;
+	if (mask)
+		it = put_item(it, KDBUS_ITEM_BLOOM_MASK, mask, BLOOM_SIZE);
+	it = put_item(it, KDBUS_ITEM_MATCH_KEYS, keys, n * sizeof(uint64_t));
 	cmd->size = (uint8_t *)it - (uint8_t *)cmd;
 	return kdbus_cmd_match_add(conn, cmd);
 }

@@ -814,3 +814,99 @@ int test_activator_list(Env *env) {
 	kdbus_conn_close(act);
 	return TEST_OK;
 }
+
+/* the MATCH_KEYS extension (bus.h): a rule on keys, and the keyed index */
+static int keyed_broadcast(KdbusConn *s, uint64_t cookie, const uint64_t *bloom, const uint64_t *keys, size_t n) {
+	KtMsg m = KT_MSG(.dst_id = KDBUS_DST_ID_BROADCAST, .cookie = cookie, .flags = KDBUS_MSG_SIGNAL,
+			 .bloom = bloom, .vec = { &cookie }, .vec_size = { 8 }, .keys = keys, .n_keys = n);
+
+	return kt_send_msg(s, &m);
+}
+
+int test_match_keys(Env *env) {
+	KdbusConn *k1 = kt_hello(env, 0), *k2 = kt_hello(env, 0), *both = kt_hello(env, 0), *u = kt_hello(env, 0);
+	KdbusConn *x = kt_hello(env, 0), *s = kt_hello(env, 0);
+	const uint64_t K1 = 0x1111, K2 = 0x2222, K3 = 0x3333;
+	uint64_t zero[BLOOM_SIZE / 8] = {}, bit[BLOOM_SIZE / 8] = {}, f[BLOOM_SIZE / 8] = {};
+	uint64_t too_many[KDBUS_MATCH_KEYS_MAX + 1] = {};
+
+	USERSPACE_ONLY(env);
+	ASSERT_RETURN(k1 && k2 && both && u && x && s);
+	bit[4] = 0x10;
+	ASSERT_EQ(kt_match_keys(k1, 1, zero, &K1, 1), 0);
+	ASSERT_EQ(kt_match_keys(k2, 1, NULL, &K2, 1), 0);
+	ASSERT_EQ(kt_match_keys(both, 1, zero, (uint64_t[]){ K1, K2 }, 2), 0);
+	ASSERT_EQ(kt_match_bloom(u, 1, zero, 1), 0);
+	ASSERT_EQ(kt_match_keys(x, 1, bit, &K1, 1), 0);	/* K1 and a bloom bit */
+	ASSERT_EQ(kt_match_keys(x, 2, zero, too_many, 0), -EINVAL);
+	ASSERT_EQ(kt_match_keys(x, 2, zero, too_many, KDBUS_MATCH_KEYS_MAX + 1), -EINVAL);
+
+	ASSERT_EQ(keyed_broadcast(s, 1, f, &K1, 1), 0);
+	ASSERT_EQ(kt_drain(k1), 1);
+	ASSERT_EQ(kt_drain(k2), 0);
+	ASSERT_EQ(kt_drain(both), 0);
+	ASSERT_EQ(kt_drain(u), 1);
+	ASSERT_EQ(kt_drain(x), 0);
+	/* the same filter with other keys: a remembered answer must not hold */
+	ASSERT_EQ(keyed_broadcast(s, 2, f, (uint64_t[]){ K2, K1 }, 2), 0);
+	ASSERT_EQ(kt_drain(k1), 1);
+	ASSERT_EQ(kt_drain(k2), 1);
+	ASSERT_EQ(kt_drain(both), 1);
+	ASSERT_EQ(kt_drain(u), 1);
+	ASSERT_EQ(keyed_broadcast(s, 3, f, &K2, 1), 0);
+	ASSERT_EQ(kt_drain(k1), 0);
+	ASSERT_EQ(kt_drain(k2), 1);
+	ASSERT_EQ(kt_drain(both), 0);
+	ASSERT_EQ(kt_drain(u), 1);
+	/* no keys, or others: only the rule without a key */
+	ASSERT_EQ(kt_broadcast(s, 4, f), 0);
+	ASSERT_EQ(keyed_broadcast(s, 5, f, &K3, 1), 0);
+	ASSERT_EQ(kt_drain(k1) + kt_drain(k2) + kt_drain(both) + kt_drain(x), 0);
+	ASSERT_EQ(kt_drain(u), 2);
+	/* the key and the bloom bit */
+	f[4] = 0x10;
+	ASSERT_EQ(keyed_broadcast(s, 6, f, &K1, 1), 0);
+	ASSERT_EQ(kt_drain(x), 1);
+	ASSERT_EQ(kt_drain(k1), 1);
+	/* a removed keyed match is gone from the index */
+	ASSERT_EQ(kt_match_remove(k1, 1), 0);
+	ASSERT_EQ(keyed_broadcast(s, 7, f, &K1, 1), 0);
+	ASSERT_EQ(kt_drain(k1), 0);
+	ASSERT_EQ(kt_drain(x), 1);
+	/* a message's keys: once, and within the size */
+	KtMsg m = KT_MSG(.dst_id = KDBUS_DST_ID_BROADCAST, .cookie = 8, .flags = KDBUS_MSG_SIGNAL, .bloom = f,
+			 .vec = { &K1 }, .vec_size = { 8 }, .keys = too_many, .n_keys = KDBUS_MATCH_KEYS_MAX + 1);
+	ASSERT_EQ(kt_send_msg(s, &m), -EINVAL);
+	for (KdbusConn **c = (KdbusConn *[]){ k1, k2, both, u, x, s, NULL }; *c; c++)
+		kdbus_conn_close(*c);
+	return TEST_OK;
+}
+
+/* 300 connections with rules on other keys cost a broadcast nothing and
+ * get nothing; the ones on its key get it once, also with two matches */
+int test_match_keys_many(Env *env) {
+	enum { N = 300 };
+	KdbusConn *c[N], *s = kt_hello(env, 0);
+	uint64_t f[BLOOM_SIZE / 8] = {};
+
+	USERSPACE_ONLY(env);
+	ASSERT_RETURN(s);
+	for (int i = 0; i < N; i++) {
+		uint64_t k = 1000 + (uint64_t)(i % 100);
+
+		c[i] = kt_hello(env, 0);
+		ASSERT_RETURN(c[i]);
+		ASSERT_EQ(kt_match_keys(c[i], 1, NULL, &k, 1), 0);
+		if (i % 7 == 0)	/* a second match on the same key */
+			ASSERT_EQ(kt_match_keys(c[i], 2, NULL, &k, 1), 0);
+	}
+	for (uint64_t k = 1000; k < 1100; k += 37) {
+		ASSERT_EQ(keyed_broadcast(s, k, f, &k, 1), 0);
+		for (int i = 0; i < N; i++)
+			ASSERT_EQ(kt_drain(c[i]), 1000 + (uint64_t)(i % 100) == k);
+	}
+	for (int i = 0; i < N; i++)
+		kdbus_conn_close(c[i]);
+	kdbus_conn_close(s);
+	return TEST_OK;
+}

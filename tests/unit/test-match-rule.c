@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/wire.h"
 #include "util/macro.h"
@@ -927,12 +928,67 @@ static void test_live(void) {
 	daemon_stop(&d);
 }
 
+/*
+ * match-key.h: whenever a rule matches a signal, the rule's key (if it has
+ * one) is among the signal's keys; over the same grid, plus rules and
+ * signals that differ only in interface or member.
+ */
+static void test_match_keys(void) {
+	static const char *const more_rules[] = {
+		"member='A',interface='org.example.I'", "member='B'", "interface='org.example.J'",
+		"type='signal',member='A',path='/a'", "interface='org.example.I',arg0='x'",
+		"member='AA'", "interface='org.example.II'",
+	};
+	size_t n_rules = ELEMENTSOF(match_rules) + ELEMENTSOF(more_rules);
+
+	for (size_t i = 0; i < n_rules; i++) {
+		const char *text = i < ELEMENTSOF(match_rules) ? match_rules[i] : more_rules[i - ELEMENTSOF(match_rules)];
+		_cleanup_(match_rule_freep) MatchRule *r = NULL;
+		uint64_t key;
+		bool has_key;
+
+		check(parse(text, &r) == 0);
+		has_key = match_key_of_rule(r, &key);
+		/* the rules with a key are those naming an interface or a member */
+		check(has_key == (match_rule_get_interface(r) || match_rule_get_member(r)));
+		for (size_t j = 0; j < ELEMENTSOF(messages); j++) {
+			uint64_t keys[MATCH_KEYS_MAX];
+			size_t n = match_keys_of_signal(messages[j].interface, messages[j].member, keys), k = 0;
+
+			if (messages[j].type != WIRE_TYPE_SIGNAL)
+				continue;
+			while (k < n && (!has_key || keys[k] != key))
+				k++;
+			/* a key found means a rule on that interface/member */
+			if (has_key && k < n) {
+				const char *ri = match_rule_get_interface(r), *rm = match_rule_get_member(r);
+
+				check(!ri || streq(ri, messages[j].interface));
+				check(!rm || streq(rm, messages[j].member));
+			}
+			if (has_key && ours_matches(text, &messages[j]) && k == n)
+				fprintf(stderr, "  rule \"%s\" matches message %zu without its key\n", text, j);
+			check(!has_key || !ours_matches(text, &messages[j]) || k < n);
+		}
+	}
+	/* a signal has its pair, member and interface keys, all different */
+	uint64_t a[MATCH_KEYS_MAX], b[MATCH_KEYS_MAX];
+	check(match_keys_of_signal("org.example.I", "A", a) == 3);
+	check(a[0] != a[1] && a[1] != a[2] && a[0] != a[2]);
+	check(match_keys_of_signal("org.example.I", "B", b) == 3);
+	check(a[0] != b[0] && a[1] != b[1] && a[2] == b[2]);
+	/* interface "A" is not member "A" */
+	check(match_keys_of_signal("A", NULL, b) == 1 && b[0] != a[1]);
+	check(match_keys_of_signal(NULL, NULL, b) == 0);
+}
+
 int main(void) {
 	test_grammar();
 	test_accessors();
 	test_to_string();
 	test_equal();
 	test_matching();
+	test_match_keys();
 	test_live();
 
 	printf("%u passed, %u failed\n", n_passed, n_failed);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compat/message.h"
+#include "kdbus/bus.h"
 
 static void test_unique_names(void) {
 	uint64_t id;
@@ -45,7 +46,9 @@ static void test_kmsg_build(void) {
 	uint8_t buf[MESSAGE_KMSG_BASE_SIZE] __attribute__((aligned(8)));
 	WireHeader h = { .type = WIRE_TYPE_METHOD_CALL, .serial = 77, .destination = { "a.b", 3 } };
 	MessageTarget t;
-	MessageSendParts p = { hdr, 16, body, 4, fds, 2, NULL, 0, 12345 };
+	MessageSendParts p = {
+		.header = hdr, .header_len = 16, .body = body, .body_len = 4, .fds = fds, .n_fds = 2, .timeout_ns = 12345,
+	};
 	struct kdbus_msg *m;
 	struct kdbus_item *it;
 	int n_items = 0;
@@ -95,6 +98,20 @@ static void test_kmsg_build(void) {
 		if (it->type == KDBUS_ITEM_BLOOM_FILTER) {
 			seen = true;
 			assert(it->bloom_filter.data[7] == 8);
+		}
+	assert(seen);
+
+	/* with its match keys, within message_kmsg_size() */
+	uint64_t keys[3] = { 11, 22, 33 };
+	p.keys = keys;
+	p.n_keys = 3;
+	m = message_kmsg_build(&h, &t, &p, buf);
+	assert(m->size <= message_kmsg_size(&t, 0, sizeof(bloom)));
+	seen = false;
+	KDBUS_ITEM_FOREACH(it, m, items)
+		if (it->type == KDBUS_ITEM_MATCH_KEYS) {
+			seen = true;
+			assert(it->size == KDBUS_ITEM_HEADER_SIZE + 24 && it->data64[2] == 33);
 		}
 	assert(seen);
 }
