@@ -363,6 +363,8 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 				   listen_socket_nonce(l->socket));
 		if (r < 0)
 			log_warning_errno(r, "Cannot set up new connection: %m");
+		else
+			client_start(c);
 	}
 }
 

@@ -1536,6 +1536,10 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	client_update_events(c);
 }
 
+void client_start(Client *c) {
+	client_on_event(c->fd, EV_READ, c);
+}
+
 /* dbus-daemon's bus_connections_check_limits(), at Hello: 1 if the client
  * may register, 0 if it got a LimitsExceeded error instead */
 static int client_check_limits(Client *c, uint32_t serial) {

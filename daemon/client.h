@@ -131,6 +131,9 @@ struct Client {
 };
 
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce);
+/* read what a new connection already sent (a client writes its AUTH right
+ * after connect()), instead of after the next poll; @c may be gone after */
+void client_start(Client *c);
 Client *client_free(Client *c);
 void client_close(Client *c, const char *reason);
 
