@@ -832,10 +832,8 @@ int bus_reload(Bus *bus, char **ret_error) {
 	}
 	i = 0;
 	list_for_each_entry(cl, &bus->clients, link) {
-		if (cl->policy) {
-			policy_snapshot_free(cl->policy);
-			cl->policy = snaps[i];
-		}
+		if (cl->policy)
+			client_set_policy(cl, snaps[i]);
 		i++;
 	}
 	policy_unref(bus->policy);

@@ -69,6 +69,9 @@ typedef struct Bus {
 	Driver *driver;
 	Policy *policy;			/* compiled from the config; swapped on reload */
 	bool policy_needs_names;	/* some rule names a destination or sender */
+	/* clients whose policy snapshot does not let everything in
+	 * (policy_snapshot_receives_all()); client_set_policy() counts */
+	size_t n_strict_receivers;
 	/* the part of the policy the core enforces (policy/compile.h): NULL
 	 * when it is not installed, and then the daemon checks everything */
 	struct PolicyCompiled *compiled;

@@ -180,7 +180,7 @@ Client *client_free(Client *c) {
 	free(c->monitor_rules);
 
 	c->conn = kdbus_conn_close(c->conn);
-	policy_snapshot_free(c->policy);
+	client_set_policy(c, NULL);
 	auth_free(c->auth);
 	if (c->ev_timeout)
 		event_free(c->ev_timeout);
@@ -742,6 +742,15 @@ int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
 	return policy_snapshot_new(ret, p, &id);
 }
 
+void client_set_policy(Client *c, PolicySnapshot *s) {
+	if (c->policy && !policy_snapshot_receives_all(c->policy))
+		c->bus->n_strict_receivers--;
+	policy_snapshot_free(c->policy);
+	c->policy = s;
+	if (s && !policy_snapshot_receives_all(s))
+		c->bus->n_strict_receivers++;
+}
+
 static void client_policy_message(const WireHeader *h, const char *sender, PolicyMessage *m) {
 	*m = (PolicyMessage) {
 		.type = h->type,
@@ -1014,9 +1023,13 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	*f = (PolicyRefusal) {};
 	if (!c->policy)
 		return false;
-	client_policy_message(h, c->unique_name, &pm);
 	if (t->dst_id == KDBUS_DST_ID_BROADCAST)
 		return true;	/* as dbus-daemon: decided per receiver, at delivery */
+	/* nothing to decide when we may send anything and everybody may
+	 * receive anything (session.conf) */
+	if (policy_snapshot_sends_all(c->policy) && bus->n_strict_receivers == 0)
+		return true;
+	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
 		f->destination = DRIVER_NAME;
 		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
@@ -1647,9 +1660,11 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
-	r = client_policy_snapshot(c, bus->policy, &c->policy);
+	PolicySnapshot *snap;
+	r = client_policy_snapshot(c, bus->policy, &snap);
 	if (r < 0)
 		return r;
+	client_set_policy(c, snap);
 	r = idmap_put(&bus->clients_by_id, c->id, c);
 	if (r < 0)
 		return r;

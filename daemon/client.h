@@ -184,4 +184,7 @@ const char *client_name(const Client *c);
 /* the policy snapshot for @c's identity under policy @p */
 int client_policy_snapshot(Client *c, Policy *p, struct PolicySnapshot **ret);
 
+/* @c's snapshot becomes @s (NULL: none), the old one is freed */
+void client_set_policy(Client *c, struct PolicySnapshot *s);
+
 DEFINE_CLEANUP(Client *, client_free);

@@ -62,6 +62,7 @@ struct PolicySnapshot {
 	const PolicyRule **rules;
 	size_t n_rules;
 	bool receives_all;	/* policy_snapshot_receives_all() */
+	bool sends_all;		/* policy_snapshot_sends_all() */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -425,32 +426,34 @@ static void snapshot_optimize(PolicySnapshot *s) {
 }
 
 /*
- * Does policy_snapshot_check_receive() allow every message that is not
- * eavesdropped and not an unrequested reply?  It does if, for each of the
- * four message types, an allow rule without conditions (but the type:
- * every sender, path, interface, member, error and number of fds) matches
- * every such message of the type and no deny rule for the type that
- * applies without eavesdropping comes after it.  requested_reply and
- * eavesdrop on such an allow rule do not matter: the first only excludes
- * unrequested replies, the second only adds eavesdropping.  (system.conf
- * allows receiving with one rule per type.)
+ * Does policy_snapshot_check_receive() (with @type RECEIVE; _send() with
+ * SEND) allow every message that is not eavesdropped and not an
+ * unrequested reply?  It does if, for each of the four message types, an
+ * allow rule without conditions (but the type: every sender or
+ * destination, path, interface, member, error, number of fds, broadcast or
+ * not) matches every such message of the type and no deny rule for the
+ * type that applies without eavesdropping comes after it.  requested_reply
+ * and eavesdrop on such an allow rule do not matter: the first only
+ * excludes unrequested replies, the second only adds eavesdropping.
+ * (system.conf allows receiving with one rule per type.)
  */
-static bool snapshot_receives_all(const PolicySnapshot *s) {
+static bool snapshot_allows_all(const PolicySnapshot *s, BusConfigRuleType type) {
 	bool all[5] = {};	/* by BusConfigMessageType; [0] unused */
 
 	for (size_t i = 0; i < s->n_rules; i++) {
 		const PolicyRule *r = s->rules[i];
 		bool set;
 
-		if (r->type != BUS_CONFIG_RULE_RECEIVE)
+		if (r->type != type)
 			continue;
 		if (!r->allow) {
 			/* deny eavesdrop="true" applies to eavesdropping only */
-			if (r->eavesdrop)
+			if (type == BUS_CONFIG_RULE_RECEIVE && r->eavesdrop)
 				continue;
 			set = false;
-		} else if (!r->sender && !r->path && !r->interface && !r->member && !r->error && r->min_fds == 0 &&
-			   r->max_fds >= DBUS_MAXIMUM_MESSAGE_UNIX_FDS) {
+		} else if (!r->sender && !r->destination && !r->path && !r->interface && !r->member && !r->error &&
+			   r->min_fds == 0 && r->max_fds >= DBUS_MAXIMUM_MESSAGE_UNIX_FDS &&
+			   r->broadcast == BUS_CONFIG_TRISTATE_ANY) {
 			set = true;
 		} else {
 			continue;
@@ -508,7 +511,8 @@ int policy_snapshot_new(PolicySnapshot **ret, Policy *p, const PolicyIdentity *i
 		return r;
 
 	snapshot_optimize(s);
-	s->receives_all = snapshot_receives_all(s);
+	s->receives_all = snapshot_allows_all(s, BUS_CONFIG_RULE_RECEIVE);
+	s->sends_all = snapshot_allows_all(s, BUS_CONFIG_RULE_SEND);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -524,6 +528,10 @@ PolicySnapshot *policy_snapshot_free(PolicySnapshot *s) {
 
 bool policy_snapshot_receives_all(const PolicySnapshot *s) {
 	return s && s->receives_all;
+}
+
+bool policy_snapshot_sends_all(const PolicySnapshot *s) {
+	return s && s->sends_all;
 }
 
 Policy *policy_snapshot_get_policy(const PolicySnapshot *s) {

@@ -195,6 +195,18 @@ PolicySnapshot *policy_snapshot_free(PolicySnapshot *s);
 bool policy_snapshot_receives_all(const PolicySnapshot *s);
 
 /**
+ * policy_snapshot_sends_all() - may the connection send anything
+ * @s: the snapshot, or NULL
+ *
+ * policy_snapshot_receives_all() for policy_snapshot_check_send(): true
+ * when it allows every message that is not an unrequested reply, to any
+ * receiver.
+ *
+ * Return: true if so; false for NULL.
+ */
+bool policy_snapshot_sends_all(const PolicySnapshot *s);
+
+/**
  * policy_snapshot_get_policy() - the policy a snapshot was made from
  * @s: the snapshot
  *

@@ -941,6 +941,70 @@ static void test_receives_all(void) {
 	assert(!policy_snapshot_receives_all(NULL));
 }
 
+/* the same for policy_snapshot_sends_all() against _check_send() */
+static bool sends_grid_all_allowed(const PolicySnapshot *s) {
+	static const BusConfigMessageType types[] = { BUS_CONFIG_MESSAGE_METHOD_CALL, BUS_CONFIG_MESSAGE_METHOD_RETURN,
+						      BUS_CONFIG_MESSAGE_ERROR, BUS_CONFIG_MESSAGE_SIGNAL };
+	static const char *const strs[] = { NULL, "i.bad", "i.x" };
+	static const char *const dests[] = { NULL, "org.a", ":1.9" };
+	const char *const *const receivers[] = { NULL, NAMES(":1.9"), NAMES(":1.9", "org.a"), NAMES(":1.4", "org.b") };
+
+	for (size_t t = 0; t < ELEMENTSOF(types); t++)
+		for (size_t a = 0; a < ELEMENTSOF(strs); a++)
+			for (size_t d = 0; d < ELEMENTSOF(dests); d++)
+				for (size_t n = 0; n < ELEMENTSOF(receivers); n++)
+					for (unsigned fds = 0; fds < 3; fds += 2) {
+						PolicyMessage m = {
+							.type = types[t], .destination = dests[d], .path = "/",
+							.interface = strs[a], .member = strs[2 - a], .error_name = strs[a],
+							.sender = ":1.1", .n_fds = fds,
+						};
+						bool reply = types[t] == BUS_CONFIG_MESSAGE_METHOD_RETURN ||
+							     types[t] == BUS_CONFIG_MESSAGE_ERROR;
+
+						m.has_reply_serial = reply;
+						if (policy_snapshot_check_send(s, &m, receivers[n], reply, NULL) != 1)
+							return false;
+					}
+	return true;
+}
+
+static void test_sends_all(void) {
+	static const struct {
+		const char *xml;
+		bool all;
+	} cases[] = {
+		{ "<policy context=\"default\"><allow send_destination=\"*\"/></policy>", true },
+		{ "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/></policy>", true },
+		{ "<policy context=\"default\"><allow send_type=\"method_call\"/><allow send_type=\"method_return\"/>"
+		  "<allow send_type=\"error\"/><allow send_type=\"signal\"/></policy>", true },
+		{ "<policy context=\"default\"><allow send_destination=\"org.a\"/></policy>", false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\"/><deny send_interface=\"i.bad\"/></policy>",
+		  false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\"/><deny send_destination=\"org.a\"/></policy>",
+		  false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\" send_broadcast=\"true\"/></policy>", false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\" max_fds=\"0\"/></policy>", false },
+		{ "<policy context=\"default\"><deny send_type=\"signal\" send_interface=\"i.x\"/></policy>"
+		  "<policy context=\"mandatory\"><allow send_destination=\"*\"/></policy>", true },
+		{ "<policy context=\"default\"><allow receive_sender=\"*\"/></policy>", false },
+		{ "<policy context=\"default\"><allow send_destination=\"*\"/></policy>"
+		  "<policy user=\"alice\"><deny send_destination=\"org.b\"/></policy>", false },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		_cleanup_(policy_unrefp) Policy *p = compile(cases[i].xml);
+		_cleanup_(policy_snapshot_freep) PolicySnapshot *s = snap(p, ALICE, NULL, 0);
+		bool all = policy_snapshot_sends_all(s);
+
+		if (all != cases[i].all || (all && !sends_grid_all_allowed(s))) {
+			fprintf(stderr, "sends_all case %zu: %d, expected %d\n", i, all, cases[i].all);
+			abort();
+		}
+	}
+	assert(!policy_snapshot_sends_all(NULL));
+}
+
 static void test_stock_system_conf(void) {
 	static const BusConfigLoadOptions o = { .flags = BUS_CONFIG_LOAD_NO_MKDIR, .selinux_enabled = -1 };
 	_cleanup_(bus_config_freep) BusConfig *c = NULL;
@@ -984,8 +1048,9 @@ static void test_stock_system_conf(void) {
 	assert(policy_snapshot_check_send(user, &m, NAMES(":1.9"), false, NULL) == 0);
 	/* names cannot be owned by default */
 	assert(policy_snapshot_check_own(user, "org.example.Nothing", NULL) == 0);
-	/* everything may be received (one rule per type) */
+	/* everything may be received (one rule per type), not sent */
 	assert(policy_snapshot_receives_all(user) && receives_grid_all_allowed(user));
+	assert(!policy_snapshot_sends_all(user));
 }
 
 static void test_stock_session_conf(void) {
@@ -1008,6 +1073,7 @@ static void test_stock_session_conf(void) {
 	assert(policy_snapshot_check_send(s, &m, NAMES(":1.2"), false, NULL) == 1);
 	assert(policy_snapshot_check_own(s, "org.example.X", NULL) == 1);
 	assert(policy_snapshot_receives_all(s) && receives_grid_all_allowed(s));
+	assert(policy_snapshot_sends_all(s) && sends_grid_all_allowed(s));
 	/* no user rules: only the bus owner connects */
 	assert(policy_check_connect(p, getuid(), NULL, 0, getuid(), NULL) == 1);
 	assert(policy_check_connect(p, getuid() + 1, NULL, 0, getuid(), NULL) == 0);
@@ -1055,6 +1121,7 @@ int main(void) {
 	test_receive();
 	test_eavesdrop();
 	test_receives_all();
+	test_sends_all();
 	test_context_order();
 	test_at_console_callback();
 	test_optimizer();
