@@ -371,52 +371,19 @@ static int client_write(Client *c) {
  * Return: 0, -ESRCH if nobody holds it (not even an activator).
  */
 static int client_name_lookup(Client *c, const char *name, uint64_t *ret_id) {
-	struct {
-		struct kdbus_cmd_info cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} q = {};
-	size_t l = strlen(name);
-	int r;
+	uint64_t id, flags;
 
-	if (l > 255 || !c->conn)
+	if (!c->conn || kdbus_name_owner(c->conn, name, &id, &flags) < 0)
 		return -ESRCH;
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	q.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(q.cmd.items[0].str, name, l + 1);
-	r = kdbus_cmd_conn_info(c->conn, &q.cmd);
-	if (r < 0)
-		return -ESRCH;
-	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
-	*ret_id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
-	(void) kdbus_cmd_free(c->conn, &f);
+	*ret_id = (flags & KDBUS_HELLO_ACTIVATOR) ? 0 : id;
 	return 0;
 }
 
 /* the id owning @name, 0 if none */
 static uint64_t client_name_owner(Client *c, const char *name) {
-	struct {
-		struct kdbus_cmd_info cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} q = {};
-	size_t l = strlen(name);
 	uint64_t id = 0;
 
-	if (l > 255 || !c->conn)
-		return 0;
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	q.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(q.cmd.items[0].str, name, l + 1);
-	if (kdbus_cmd_conn_info(c->conn, &q.cmd) < 0)
-		return 0;
-	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
-	if (!(info->flags & KDBUS_HELLO_ACTIVATOR))
-		id = info->id;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
-	(void) kdbus_cmd_free(c->conn, &f);
-	return id;
+	return client_name_lookup(c, name, &id) < 0 ? 0 : id;
 }
 
 static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {

@@ -434,6 +434,18 @@ int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
  */
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 
+/**
+ * kdbus_name_owner() - who holds @name: the id and flags that
+ * kdbus_cmd_conn_info() by name reports (the primary owner, else the
+ * activator, whose flags have KDBUS_HELLO_ACTIVATOR), without a pool
+ * slice to free (userspace-backend extension; the ioctl backend does the
+ * CONN_INFO)
+ *
+ * Return: 0, -ESRCH (nobody holds it), -EINVAL (not a name),
+ * -ECONNRESET.
+ */
+int kdbus_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags);
+
 /** KDBUS_CMD_BUS_CREATOR_INFO. */
 int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 

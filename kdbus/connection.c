@@ -889,6 +889,30 @@ void kdbus_us_payload_release(KdbusBus *bus, void *handle) {
 
 /* ---- CONN_INFO, LIST ---- */
 
+int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags) {
+	KdbusBus *bus = conn->bus;
+	KdbusNameEntry *e;
+	KdbusNameOwner *o;
+	KdbusConn *c;
+	int r = 0;
+
+	if (!kdbus_name_is_valid(name, false))
+		return -EINVAL;
+	kdbus_bus_lock(bus);
+	if (!conn->connected) {
+		r = -ECONNRESET;
+	} else if (!(e = kdbus_name_lookup(&bus->names, name))) {
+		r = -ESRCH;
+	} else {
+		o = kdbus_name_entry_primary(e);
+		c = o ? o->conn : e->activator->conn;
+		*ret_id = c->id;
+		*ret_flags = c->flags;
+	}
+	kdbus_bus_unlock(bus);
+	return r;
+}
+
 int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	KdbusArg argv[] = {
 		{ .type = KDBUS_ITEM_NEGOTIATE },

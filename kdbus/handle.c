@@ -6,11 +6,13 @@
  */
 
 #include <errno.h>
+#include <string.h>
 
 #include "kdbus/bus.h"
 #include "kdbus/connection.h"
 #include "kdbus/core.h"
 #include "kdbus/ioctl.h"
+#include "kdbus/item.h"
 #include "kdbus/message.h"
 #include "util/macro.h"
 
@@ -206,6 +208,35 @@ int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
 
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	DISPATCH(conn, cmd, KDBUS_CMD_CONN_INFO, kdbus_us_conn_info);
+}
+
+int kdbus_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags) {
+	struct {
+		struct kdbus_cmd_info cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(KDBUS_NAME_MAX_LEN + 1)];
+	} q = {};
+	size_t l;
+	int r;
+
+	assert_return(conn && name && ret_id && ret_flags, -EINVAL);
+	if (!IS_IOCTL(conn))
+		return kdbus_us_name_owner(conn, name, ret_id, ret_flags);
+	l = strlen(name);
+	if (l > KDBUS_NAME_MAX_LEN)
+		return -EINVAL;
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
+	q.cmd.items[0].type = KDBUS_ITEM_NAME;
+	memcpy(q.cmd.items[0].str, name, l + 1);
+	r = kdbus_ioctl_cmd(conn, KDBUS_CMD_CONN_INFO, &q.cmd);
+	if (r < 0)
+		return r;
+	struct kdbus_info *info = kdbus_ioctl_pool_ptr(conn, q.cmd.offset);
+	*ret_id = info->id;
+	*ret_flags = info->flags;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	(void) kdbus_ioctl_cmd(conn, KDBUS_CMD_FREE, &f);
+	return 0;
 }
 
 int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {

@@ -910,3 +910,32 @@ int test_match_keys_many(Env *env) {
 	kdbus_conn_close(s);
 	return TEST_OK;
 }
+
+/* kdbus_name_owner(): what CONN_INFO by name says, without a slice */
+int test_name_owner(Env *env) {
+	KdbusConn *act = NULL, *a = kt_hello(env, 0), *b = kt_hello(env, 0);
+	uint64_t id = 0, flags = 0;
+
+	ASSERT_RETURN(a && b);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.Nobody", &id, &flags), -ESRCH);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "not a name", &id, &flags), -EINVAL);
+	ASSERT_EQ(kt_hello_activator(env, "org.kt.NO", NULL, 0, &act), 0);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.NO", &id, &flags), 0);
+	ASSERT_EQ(id, kdbus_conn_get_id(act));
+	ASSERT_RETURN(flags & KDBUS_HELLO_ACTIVATOR);
+	ASSERT_EQ(kt_name_acquire(a, "org.kt.NO", 0, NULL), 0);
+	ASSERT_EQ(kt_name_acquire(b, "org.kt.NO", KDBUS_NAME_QUEUE, NULL), 0);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.NO", &id, &flags), 0);
+	ASSERT_EQ(id, kdbus_conn_get_id(a));
+	ASSERT_EQ(flags & KDBUS_HELLO_ACTIVATOR, 0);
+	/* the queued one takes over, then the activator again */
+	kdbus_conn_close(a);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.NO", &id, &flags), 0);
+	ASSERT_EQ(id, kdbus_conn_get_id(b));
+	kdbus_conn_close(b);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.NO", &id, &flags), 0);
+	ASSERT_EQ(id, kdbus_conn_get_id(act));
+	kdbus_conn_close(act);
+	ASSERT_EQ(kdbus_name_owner(env->conn, "org.kt.NO", &id, &flags), -ESRCH);
+	return TEST_OK;
+}
