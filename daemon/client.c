@@ -59,6 +59,11 @@
  * forwarded header is written just before its body (client_dispatch()) */
 #define CLIENT_RBUF_SLACK 512
 #define CLIENT_ADOPT_MIN (16 * 1024)	/* bodies this large go by reference */
+/* a client sent a message this large gets a larger socket send buffer
+ * (client_grow_sndbuf()) */
+#define CLIENT_SNDBUF_GROW_MIN (256 * 1024)
+#define CLIENT_SNDBUF_LARGE (1024 * 1024)	/* asked for; the kernel doubles it,
+						 * up to twice net.core.wmem_max */
 
 static uint8_t *client_rbuf_new(Bus *bus, size_t cap, void **ret_handle) {
 	uint8_t *d;
@@ -1090,6 +1095,22 @@ static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t 
 }
 
 /*
+ * A large message goes through the default socket buffer (208 KiB) in
+ * five writes, each after a wakeup when the reader made room.  A client
+ * that receives large messages gets a buffer of up to 2 MiB instead, once:
+ * the bytes sit in its socket rather than in our queue.  Not for a
+ * limited output (client_limit_output()), whose small buffer is the point.
+ */
+static void client_grow_sndbuf(Client *c) {
+	int v = CLIENT_SNDBUF_LARGE;
+
+	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
+		return;
+	c->sndbuf_grown = true;
+	(void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/*
  * One received slice: queue it for the socket, or drop it.  It is built in
  * place in the ring's free tail slot; nothing below pushes to the ring
  * before client_out_commit() (what the policy answers goes through the
@@ -1180,6 +1201,8 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
 	if (o->n_fds && !c->unix_fd)
 		goto drop;
+	if (o->len >= CLIENT_SNDBUF_GROW_MIN)
+		client_grow_sndbuf(c);
 	client_out_commit(c, o);
 	return 0;
 

@@ -106,6 +106,7 @@ struct Client {
 	 * (in its socket and the ring); the rest waits in the core */
 	size_t out_limit;
 	bool out_held;		/* held back: EV_WRITE says when the peer read */
+	bool sndbuf_grown;	/* client_grow_sndbuf() */
 
 	List matches;		/* ClientMatch */
 	size_t n_matches;
