@@ -147,7 +147,7 @@ count_syscalls() { # PID ARGS...: syscalls the process makes while busbench ARGS
 		"$B" --address "$ADDR" "$@" > /dev/null
 		sleep 0.2
 		kill -INT $st && wait $st || true
-		awk '$NF == "total" { print $3 }' "$tmp/strace"
+		awk '$NF == "total" { print $4 }' "$tmp/strace"	# % seconds usecs/call calls
 	fi
 }
 
