@@ -186,6 +186,7 @@ Client *client_free(Client *c) {
 
 	c->conn = kdbus_conn_close(c->conn);
 	client_set_policy(c, NULL);
+	strv_free(c->policy_names);
 	auth_free(c->auth);
 	if (c->ev_timeout)
 		event_free(c->ev_timeout);
@@ -738,15 +739,13 @@ static void client_policy_message(const WireHeader *h, const char *sender, Polic
 }
 
 /* the names the policy sees for connection @id: its unique name and every
- * name it owns or waits for; NULL when the policy names none */
-static char **client_policy_names(Client *via, uint64_t id) {
+ * name it owns or waits for; NULL when the policy names none or on failure */
+static char **client_policy_names_query(Client *via, uint64_t id) {
 	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = id, .attach_flags = KDBUS_ATTACH_NAMES };
 	struct kdbus_item *it;
 	char **l = NULL;
 	size_t n = 0;
 
-	if (!via->bus->policy_needs_names || !via->conn || !id)
-		return NULL;
 	l = calloc(2, sizeof(char *));
 	if (!l)
 		return NULL;
@@ -772,6 +771,39 @@ static char **client_policy_names(Client *via, uint64_t id) {
 	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
 	(void) kdbus_cmd_free(via->conn, &f);
 	return l;
+}
+
+/* client_policy_names(): a client's list is kept on it while no name
+ * changes hands (kdbus_bus_names_generation()); another id's is the
+ * caller's to free */
+typedef struct ClientNames {
+	char **v;
+	bool owned;
+} ClientNames;
+
+static void client_names_done(ClientNames *n) {
+	if (n->owned)
+		strv_free(n->v);
+}
+#define _cleanup_names_ _cleanup_(client_names_done)
+
+static ClientNames client_policy_names(Client *via, uint64_t id) {
+	Bus *bus = via->bus;
+	uint64_t gen;
+	Client *t;
+
+	if (!bus->policy_needs_names || !via->conn || !id)
+		return (ClientNames) {};
+	gen = kdbus_bus_names_generation(bus->kbus);
+	t = bus_find_client(bus, id);
+	if (!t || !gen)
+		return (ClientNames) { client_policy_names_query(via, id), true };
+	if (t->policy_names && t->policy_names_gen == gen)
+		return (ClientNames) { t->policy_names, false };
+	strv_free(t->policy_names);
+	t->policy_names = client_policy_names_query(via, id);
+	t->policy_names_gen = t->policy_names ? gen : 0;
+	return (ClientNames) { t->policy_names, false };
 }
 
 static const char *policy_type_name(uint8_t t) {
@@ -875,18 +907,18 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 	client_policy_message(h, NULL, &pm);
 
 	if (broadcast && s && s->policy) {
-		_cleanup_strv_free_ char **rn = client_policy_names(c, c->id);
-		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, d) == 0)
+		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
+		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, d) == 0)
 			return false;
 	}
 	if (!broadcast && !from_driver)
 		return true;	/* unicasts between clients were checked when sent */
 
 	const char *driver_names[] = { DRIVER_NAME, NULL };
-	_cleanup_strv_free_ char **sn = from_driver ? NULL : client_policy_names(c, sender_id);
+	_cleanup_names_ ClientNames sn = from_driver ? (ClientNames) {} : client_policy_names(c, sender_id);
 	*d = (PolicyDecision) {};
 	*ret_receive = true;
-	return policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn,
+	return policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn.v,
 					     reply, false, d) != 0;
 }
 
@@ -963,11 +995,11 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
 	if (!c->policy || !s || !s->policy)
 		return false;
 	client_policy_message(h, NULL, &pm);
-	_cleanup_strv_free_ char **rn = client_policy_names(c, c->id);
-	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn, false, NULL) == 0)
+	_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
+	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, NULL) == 0)
 		return false;
-	_cleanup_strv_free_ char **sn = client_policy_names(c, sender_id);
-	return policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn, false, true, NULL) != 0;
+	_cleanup_names_ ClientNames sn = client_policy_names(c, sender_id);
+	return policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, true, NULL) != 0;
 }
 
 /* a refusal of client_policy_send(), reported once monitors saw the message */
@@ -1020,21 +1052,21 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	f->destination = h->destination.s;
 
 	/* replies pass if they were asked for: the core refuses any other */
-	_cleanup_strv_free_ char **rn = dc ? client_policy_names(c, dst) : NULL;
+	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
 	/* a call or signal to a client whose names' TALK entries provably
 	 * answer as the send rules (policy/compile.h): the core's TALK check
 	 * on sending is the sender side; the receive side stays ours */
-	bool talk_decided = dc && rn && !reply && !pm.has_reply_serial &&
+	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial &&
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
-			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn, NULL);
+			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
-	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn : NULL, reply, &f->d) == 0)
+	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
 	if (dc && dc->policy) {
-		_cleanup_strv_free_ char **sn = client_policy_names(c, c->id);
+		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
 		f->receive = true;
 		memset(&f->d, 0, sizeof(f->d));
-		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn, reply, false, &f->d) == 0)
+		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn.v, reply, false, &f->d) == 0)
 			return false;
 	}
 	return true;
@@ -1058,8 +1090,8 @@ static bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, con
 	if (o->n_iov != 1 || bus_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
 		return true;	/* the core holds only messages the sender's client validated */
 	client_policy_message(&h, NULL, &pm);
-	_cleanup_strv_free_ char **sn = client_policy_names(c, m->src_id);
-	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn, false, false, &d) != 0)
+	_cleanup_names_ ClientNames sn = client_policy_names(c, m->src_id);
+	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, false, &d) != 0)
 		return true;
 	Client *s = bus_find_client(bus, m->src_id);
 	if (s)
@@ -1069,19 +1101,23 @@ static bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, con
 }
 
 /*
- * client_policy_deliver() for a stream of like broadcasts: without names in
- * the policy its answer depends only on the header (but the serial), the
- * sender and the two snapshots, so a "yes" is remembered for the next
- * broadcast with the same header from the same sender.  A "no" is not: it
- * has to be complained about each time.
+ * client_policy_deliver() for a stream of like broadcasts: its answer
+ * depends only on the header (but the serial), the sender, the two
+ * snapshots and, with names in the policy, the names of the two (which
+ * cannot change while kdbus_bus_names_generation() stays), so a "yes" is
+ * remembered for the next broadcast with the same header from the same
+ * sender.  A "no" is not: it has to be complained about each time.
  */
 static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_id, uint64_t sender_id,
 				       bool broadcast) {
 	Bus *bus = c->bus;
-	bool memo = broadcast && header_id && !bus->policy_needs_names;
+	/* with names in the policy, while no name changed hands */
+	uint64_t names_gen = bus->policy_needs_names ? kdbus_bus_names_generation(bus->kbus) : 0;
+	bool memo = broadcast && header_id && (!bus->policy_needs_names || names_gen);
 
 	if (memo && c->policy_memo.header_id == header_id && c->policy_memo.sender_id == sender_id &&
-	    c->policy_memo.generation == bus->policy_generation && c->policy_memo.policy == c->policy)
+	    c->policy_memo.generation == bus->policy_generation && c->policy_memo.policy == c->policy &&
+	    c->policy_memo.names_generation == names_gen)
 		return true;
 	if (!client_policy_deliver(c, h, sender_id, broadcast))
 		return false;
@@ -1090,6 +1126,7 @@ static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t 
 		c->policy_memo.sender_id = sender_id;
 		c->policy_memo.generation = bus->policy_generation;
 		c->policy_memo.policy = c->policy;
+		c->policy_memo.names_generation = names_gen;
 	}
 	return true;
 }

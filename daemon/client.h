@@ -117,9 +117,13 @@ struct Client {
 
 	struct ClientBloomCache *bloom_cache;	/* the last broadcast's bloom filter */
 	struct {		/* the last broadcast the policy let through to us */
-		uint64_t header_id, sender_id, generation;
+		uint64_t header_id, sender_id, generation, names_generation;
 		const struct PolicySnapshot *policy;
 	} policy_memo;
+	/* our names as the policy sees them (client_policy_names()), while
+	 * kdbus_bus_names_generation() stays @policy_names_gen */
+	char **policy_names;
+	uint64_t policy_names_gen;
 	struct {		/* the last broadcast a header-only rule matched */
 		uint64_t header_id, sender_id;	/* header_id 0: none */
 	} match_memo;		/* cleared when a rule goes */

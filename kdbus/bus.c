@@ -322,6 +322,13 @@ void kdbus_bus_timer_update(KdbusBus *bus, uint64_t deadline) {
 	}
 }
 
+uint64_t kdbus_bus_names_generation(KdbusBus *bus) {
+	if (!bus || bus->backend != KDBUS_BACKEND_USERSPACE)
+		return 0;
+	/* no lock round for a counter that is only ever incremented */
+	return __atomic_load_n(&bus->names.generation, __ATOMIC_ACQUIRE);
+}
+
 void kdbus_bus_trim(KdbusBus *bus) {
 	if (!bus || bus->backend != KDBUS_BACKEND_USERSPACE)
 		return;

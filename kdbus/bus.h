@@ -446,6 +446,17 @@ int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
  */
 int kdbus_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags);
 
+/**
+ * kdbus_bus_names_generation() - a number that changes whenever a name's
+ * owner or queue may have changed (userspace-backend extension), so that
+ * what a caller derived from CONN_INFO's KDBUS_ATTACH_NAMES can be kept
+ * while it stays the same
+ *
+ * Return: the generation, never 0; 0 on the ioctl backend (unknown:
+ * nothing may be kept).
+ */
+uint64_t kdbus_bus_names_generation(KdbusBus *bus);
+
 /** KDBUS_CMD_BUS_CREATOR_INFO. */
 int kdbus_cmd_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 

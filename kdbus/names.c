@@ -16,6 +16,7 @@
 #define KDBUS_NAME_SAVED_MASK (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
 
 void kdbus_name_registry_init(KdbusNameRegistry *reg) {
+	reg->generation = 1;
 	kdbus_hash_init(&reg->names);
 	reg->name_seq = 0;
 }
@@ -247,6 +248,7 @@ int kdbus_name_acquire(KdbusBus *bus, KdbusConn *conn, const char *name,
 		}
 	}
 
+	__atomic_add_fetch(&bus->names.generation, 1, __ATOMIC_RELEASE);
 	if (flags & KDBUS_NAME_ACTIVATOR)
 		r = kdbus_name_become_activator(bus, o, ret_flags);
 	else
@@ -262,6 +264,7 @@ static void kdbus_name_release_owner(KdbusBus *bus, KdbusNameOwner *o) {
 	KdbusNameEntry *e = o->entry;
 	KdbusNameOwner *primary = kdbus_name_entry_primary(e), *next;
 
+	__atomic_add_fetch(&bus->names.generation, 1, __ATOMIC_RELEASE);
 	list_unlink(&o->name_link);
 	if (o == e->activator)
 		e->activator = NULL;

@@ -46,6 +46,7 @@ struct KdbusNameEntry {
 typedef struct KdbusNameRegistry {
 	KdbusHash names;
 	uint64_t name_seq;
+	uint64_t generation;	/* bumped whenever an owner or a queue may have changed */
 } KdbusNameRegistry;
 
 /** kdbus_name_registry_init() - empty registry. */

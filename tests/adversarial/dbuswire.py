@@ -221,6 +221,16 @@ class Conn:
                 raise EOFError('closed')
             self.rbuf += d
 
+    def drain(self, secs=0.3):
+        """every message that arrives until none came for secs"""
+        out = []
+        try:
+            while True:
+                out.append(self.recv_msg(secs))
+        except socket.timeout:
+            pass
+        return out
+
     def wait_reply(self, serial, timeout=10.0):
         end = time.monotonic() + timeout
         while True:

@@ -61,10 +61,11 @@ own_config() {
 	done
 }
 
-# start_bus NAME CONFIG: $BUS_DAEMON on CONFIG in the background; sets
-# OWN_ADDR and OWN_PID (killed at exit); its stderr is in $T/NAME.log
+# start_bus NAME CONFIG [DAEMON]: $BUS_DAEMON (or DAEMON) on CONFIG in the
+# background; sets OWN_ADDR and OWN_PID (killed at exit); its stderr is in
+# $T/NAME.log
 start_bus() {
-	"$BUS_DAEMON" --config-file="$2" --nofork --print-address=3 3>"$T/$1.addr" 2>"$T/$1.log" </dev/null &
+	"${3:-$BUS_DAEMON}" --config-file="$2" --nofork --print-address=3 3>"$T/$1.addr" 2>"$T/$1.log" </dev/null &
 	OWN_PID=$!; _pids+=("$OWN_PID")
 	if ! wait_grep . "$T/$1.addr" 10; then
 		OWN_ADDR=; echo "# start_bus $1: $(head -c 300 "$T/$1.log")" >&2; return 1
@@ -99,4 +100,21 @@ kill_using() {
 		fi
 	done
 	return 0
+}
+
+# compare_with_reference OURS REF MIN: for every line "TITLE: RESULT" the
+# reference bus (dbus-daemon) printed, ok if we printed the same line for
+# TITLE; not ok as well if the reference printed fewer than MIN lines
+compare_with_reference() {
+	local ours=$1 ref=$2 rline title oline
+	while IFS= read -r rline; do
+		title=${rline%%: *}
+		oline=$(grep -F -m1 -- "$title: " <<<"$ours")
+		if [ "$oline" = "$rline" ]; then
+			ok "$title: as dbus-daemon ($(cut -c1-120 <<<"${rline#*: }"))"
+		else
+			not_ok "$title: got [$oline], dbus-daemon [$rline]"
+		fi
+	done <<<"$ref"
+	[ "$(wc -l <<<"$ref")" -ge "$3" ] || not_ok "the reference run printed too little: $ref"
 }

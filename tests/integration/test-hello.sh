@@ -20,12 +20,8 @@ sed -i 's|</busconfig>|  <policy context="default"><deny receive_interface="org.
 	"$T/deny.conf"
 
 run_probe() { # DAEMON CONFIG NAME: the probe's lines on stdout
-	local addr pid
-	"$1" --config-file="$2" --nofork --print-address=3 3>"$T/$3.addr" 2>"$T/$3.log" </dev/null &
-	pid=$!; _pids+=("$pid")
-	if ! wait_grep . "$T/$3.addr" 10; then echo "bus did not start: $(head -c 200 "$T/$3.log")"; return; fi
-	addr=$(head -n 1 "$T/$3.addr")
-	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 30 python3 - "$addr" <<'EOF'
+	start_bus "$3" "$2" "$1" 2>/dev/null || { echo "bus did not start: $(head -c 200 "$T/$3.log")"; return; }
+	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 30 python3 - "$OWN_ADDR" <<'EOF'
 import re, socket, sys, time
 import dbuswire as W
 
@@ -43,13 +39,7 @@ def describe(m):
 
 
 def drain(c, secs=0.3):
-    out = []
-    try:
-        while True:
-            out.append(c.recv_msg(secs))
-    except socket.timeout:
-        pass
-    return out
+    return c.drain(secs)
 
 
 def unique_of(msgs):
@@ -116,21 +106,12 @@ print('monitor: %s' % ' | '.join(x.replace(u, ':U') if u else x for x in seen))
 c.close()
 mon.close()
 EOF
-	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	stop "$OWN_PID"
 }
 
 for conf in plain deny; do
-	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" 2>&1)
-	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" 2>&1)
-	while IFS= read -r rline; do
-		title=${rline%%: *}
-		oline=$(grep -F -m1 -- "$title: " <<<"$ours")
-		if [ "$oline" = "$rline" ]; then
-			ok "$conf config, $title: as dbus-daemon ($(cut -c1-120 <<<"${rline#*: }"))"
-		else
-			not_ok "$conf config, $title: got [$oline], dbus-daemon [$rline]"
-		fi
-	done <<<"$ref"
-	[ "$(wc -l <<<"$ref")" -ge 12 ] || not_ok "$conf config: the reference run printed too little: $ref"
+	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" 2>&1 | sed "s/^/$conf config, /")
+	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" 2>&1 | sed "s/^/$conf config, /")
+	compare_with_reference "$ours" "$ref" 12
 done
 echo "1..$n"
