@@ -131,6 +131,15 @@ typedef struct BusGroups {
 	size_t n;
 } BusGroups;
 
+int bus_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id) {
+	uint64_t id, flags;
+
+	if (!via || kdbus_name_owner(via, name, &id, &flags) < 0)
+		return -ESRCH;
+	*ret_id = (flags & KDBUS_HELLO_ACTIVATOR) ? 0 : id;
+	return 0;
+}
+
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n) {
 	BusGroups *g = idmap_get(&bus->groups_by_uid, (uint64_t) uid + 1);
 	int r;

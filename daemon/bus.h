@@ -171,6 +171,15 @@ int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeade
  * most in their serial (0 if the header was not cached) */
 int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id);
 uint64_t bus_reply_deadline(Bus *bus);
+
+/*
+ * bus_name_owner() - who owns well-known @name in dbus1 terms, asked
+ * through connection @via: *ret_id is the owner's id, or 0 when only an
+ * activator holds the name (activators and waiters are not owners).
+ * Return: 0, -ESRCH when nobody holds it, not even an activator (or it is
+ * not a name).
+ */
+int bus_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id);
 Client *bus_find_client(Bus *bus, uint64_t id);
 
 /* the daemon's own kdbus connections (driver, sinks, watchers) do not

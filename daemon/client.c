@@ -43,6 +43,7 @@
 #include "policy/config.h"
 #include "policy/policy.h"
 #include <systemd/sd-login.h>
+#include "util/format.h"
 #include "util/macro.h"
 
 #define CLIENT_READ_MIN (64 * 1024)
@@ -103,12 +104,41 @@ static void client_rbuf_give(Bus *bus, uint8_t *buf, void *handle, size_t cap) {
 	g[0] = (struct BusGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
 }
 
+/*
+ * client_rbuf_move() - the read buffer becomes a new one of @cap bytes
+ * holding what the old one had from @from on; the old one goes back to
+ * the bus for reuse if the core took it (@given), else it is let go.
+ * Return: 0 or -ENOMEM (the old buffer stays).
+ */
+static int client_rbuf_move(Client *c, size_t cap, size_t from, bool given) {
+	void *handle;
+	uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
+
+	if (!n)
+		return -ENOMEM;
+	if (c->rlen > from)
+		memcpy(n, c->rbuf + from, c->rlen - from);
+	if (given)
+		client_rbuf_give(c->bus, c->rbuf, c->rbuf_handle, c->rcap);
+	else if (c->rbuf)
+		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	c->rbuf = n;
+	c->rbuf_handle = handle;
+	c->rcap = cap;
+	c->rlen = c->rlen > from ? c->rlen - from : 0;
+	return 0;
+}
+
 static void client_update_events(Client *c);
 static int client_process_input(Client *c);
 static void client_update_fd_timer(Client *c);
 
 const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
+}
+
+bool client_is_privileged(const Client *c) {
+	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
 
 /* the ring's slot @i places after its head (out_cap is a power of two) */
@@ -370,26 +400,11 @@ static int client_write(Client *c) {
 	return 0;
 }
 
-/*
- * client_name_lookup() - who holds @name: *ret_id is the owner's id, or 0
- * if only an activator holds it.
- *
- * Return: 0, -ESRCH if nobody holds it (not even an activator).
- */
-static int client_name_lookup(Client *c, const char *name, uint64_t *ret_id) {
-	uint64_t id, flags;
-
-	if (!c->conn || kdbus_name_owner(c->conn, name, &id, &flags) < 0)
-		return -ESRCH;
-	*ret_id = (flags & KDBUS_HELLO_ACTIVATOR) ? 0 : id;
-	return 0;
-}
-
 /* the id owning @name, 0 if none */
 static uint64_t client_name_owner(Client *c, const char *name) {
 	uint64_t id = 0;
 
-	return client_name_lookup(c, name, &id) < 0 ? 0 : id;
+	return bus_name_owner(c->conn, name, &id) < 0 ? 0 : id;
 }
 
 static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {
@@ -416,7 +431,7 @@ static bool client_receiver_has_name(void *userdata, const char *name) {
  * message from @sender_id addressed to @dst_id (KDBUS_DST_ID_BROADCAST for
  * broadcasts)?  With @eavesdrop_only, only eavesdrop='true' rules count. */
 static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
-				uint64_t dst_id, bool monitor, bool eavesdrop_only) {
+				uint64_t dst_id, bool monitor, bool eavesdrop_only, const MatchRule **ret_rule) {
 	MatchIds ids = { c, sender_id, dst_id };
 	char receiver[24] = "";
 	MatchContext ctx = {
@@ -443,8 +458,11 @@ static bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *b
 
 	ClientMatch *m;
 	list_for_each_entry(m, &c->matches, link)
-		if ((!eavesdrop_only || m->eavesdrop) && match_rule_matches(m->rule, h, body, &ctx))
+		if ((!eavesdrop_only || m->eavesdrop) && match_rule_matches(m->rule, h, body, &ctx)) {
+			if (ret_rule)
+				*ret_rule = m->rule;
 			return true;
+		}
 	return false;
 }
 
@@ -470,37 +488,27 @@ static bool client_match_header_only(const MatchRule *r) {
  */
 static bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
 				   uint64_t sender_id) {
+	const MatchRule *r = NULL;
+
 	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
 		return true;
-
-	MatchIds ids = { c, sender_id, KDBUS_DST_ID_BROADCAST };
-	MatchContext ctx = {
-		.sender = h->sender.s,
-		.sender_has_name = client_sender_has_name,
-		.receiver_has_name = client_receiver_has_name,
-		.userdata = &ids,
-	};
-	ClientMatch *m;
-
-	list_for_each_entry(m, &c->matches, link)
-		if (match_rule_matches(m->rule, h, body, &ctx)) {
-			if (header_id && client_match_header_only(m->rule)) {
-				c->match_memo.header_id = header_id;
-				c->match_memo.sender_id = sender_id;
-			}
-			return true;
-		}
-	return false;
+	if (!client_match_any_of(c, h, body, sender_id, KDBUS_DST_ID_BROADCAST, false, false, &r))
+		return false;
+	if (header_id && client_match_header_only(r)) {
+		c->match_memo.header_id = header_id;
+		c->match_memo.sender_id = sender_id;
+	}
+	return true;
 }
 
 static bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			     uint64_t dst_id, bool monitor) {
-	return client_match_any_of(c, h, body, sender_id, dst_id, monitor, false);
+	return client_match_any_of(c, h, body, sender_id, dst_id, monitor, false, NULL);
 }
 
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			      uint64_t dst_id) {
-	return client_match_any_of(c, h, body, sender_id, dst_id, false, true);
+	return client_match_any_of(c, h, body, sender_id, dst_id, false, true, NULL);
 }
 
 static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast);
@@ -846,43 +854,37 @@ static void client_policy_log_refusal(Client *sender, const WireHeader *h, bool 
 			   destination ? destination : "(unset)");
 }
 
+/* the AccessDenied text of dbus-daemon's complain_about_message() for a
+ * refused message that is not a reply (requested_reply is 0) */
+static char *client_refusal_text(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
+				 const char *destination) {
+	return format("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
+		      "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" destination=\"%s\"",
+		      receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
+		      (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+		      h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
+		      destination ? destination : "(unset)");
+}
+
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
 				       const char *destination, Client *callee, uint64_t cookie) {
-	Bus *bus = sender->bus;
-	const char *what = receive ? "receive" : "send";
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
 
 	client_policy_log_refusal(sender, h, receive, d, destination);
 	if (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
 		return;	/* a refused reply is not answered */
-	if (callee && cookie) {
-		_cleanup_free_ char *text = NULL;
-		_cleanup_free_ uint8_t *msg = NULL;
-		size_t len;
-		if (asprintf(&text,
-			     "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-			     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
-			     "destination=\"%s\"",
-			     what, d->n_matched, policy_type_name(h->type), sender->unique_name,
-			     (unsigned) sender->creds.uid, (int) sender->creds.pid,
-			     h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
-			     h->error_name.s ? h->error_name.s : "(unset)", destination ? destination : "(unset)") < 0) {
-			text = NULL;
-			return;
-		}
-		if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
-				       &len) >= 0)
-			(void) client_send_reply_for(callee, sender, cookie, msg, len);
+	text = client_refusal_text(sender, h, receive, d, destination);
+	if (!text)
+		return;
+	if (!callee || !cookie) {
+		driver_send_error(sender->bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s",
+				  text);
 		return;
 	}
-	driver_send_error(bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied",
-			  "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-			  "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"%d\" "
-			  "destination=\"%s\"",
-			  what, d->n_matched, policy_type_name(h->type), sender->unique_name,
-			  (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
-			  h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-			  h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR,
-			  destination ? destination : "(unset)");
+	if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
+		(void) client_send_reply_for(callee, sender, cookie, msg, len);
 }
 
 /*
@@ -965,18 +967,9 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false) ||
 		    client_policy_decide(rc, h, c->id, true, &d, &receive))
 			continue;
-		if (asprintf(&text,
-			     "Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-			     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
-			     "destination=\"%s\"",
-			     receive ? "receive" : "send", d.n_matched, policy_type_name(h->type), c->unique_name,
-			     (unsigned) c->creds.uid, (int) c->creds.pid, h->interface.s ? h->interface.s : "(unset)",
-			     h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-			     rc->unique_name) < 0) {
-			text = NULL;
-			continue;
-		}
-		if (driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
+		text = client_refusal_text(c, h, receive, &d, rc->unique_name);
+		if (text && driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
+					       &len) >= 0)
 			driver_capture(bus->driver, msg, len);
 	}
 }
@@ -1041,7 +1034,7 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
 		/* as dbus-daemon, a name nobody holds is ServiceUnknown before
 		 * any policy is looked at: the core answers ESRCH */
-		if (client_name_lookup(c, h->destination.s, &dst) == -ESRCH)
+		if (bus_name_owner(c->conn, h->destination.s, &dst) == -ESRCH)
 			return true;
 	} else {
 		dst = t->dst_id;
@@ -1387,18 +1380,7 @@ static int client_reserve(Client *c, size_t need) {
 	size_t cap = c->rcap ? c->rcap : CLIENT_READ_MIN;
 	while (cap - c->rlen < need)
 		cap *= 2;
-	void *handle;
-	uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
-	if (!n)
-		return -ENOMEM;
-	if (c->rlen)
-		memcpy(n, c->rbuf, c->rlen);
-	if (c->rbuf)
-		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
-	c->rbuf = n;
-	c->rbuf_handle = handle;
-	c->rcap = cap;
-	return 0;
+	return client_rbuf_move(c, cap, 0, false);
 }
 
 /*
@@ -1548,9 +1530,7 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 		ssize_t k = client_read_once(c, c->state == CLIENT_AUTH ? 512 : CLIENT_READ_MIN / 4);
 		if (k == -EAGAIN)
 			break;
-		if (k == 0)
-			return client_close(c, "peer closed");
-		if (k == -ECONNRESET)
+		if (k == 0 || k == -ECONNRESET)
 			return client_close(c, "peer closed");
 		if (k < 0) {
 			char why[64];
@@ -1742,7 +1722,6 @@ int client_watch_own_names(Client *c) {
 	return 0;
 }
 
-/* handle one complete, framed message from the client */
 /*
  * The bloom filter of a signal depends on its type, path, interface, member
  * and body, so a client that emits the same signal again gets it from a
@@ -1792,6 +1771,7 @@ static void client_bloom(Client *c, const WireHeader *h, const uint8_t *hdr, siz
 	memcpy(bc->key + hlen, body, blen);
 }
 
+/* handle one complete, framed message from the client */
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
 	WireHeader h;
@@ -2117,20 +2097,12 @@ static int client_process_input(Client *c) {
 			/* the core has the buffer now: what follows the message
 			 * moves to a new one, as large (the next message is
 			 * likely as large) */
-			void *handle;
-			size_t rest = c->rlen - pos, cap = c->rcap;
-			uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
 			c->rbuf_given = false;
-			if (!n) {
+			r = client_rbuf_move(c, c->rcap, pos, true);
+			if (r < 0) {
 				client_close(c, "out of memory");
-				return -ENOMEM;
+				return r;
 			}
-			if (rest)
-				memcpy(n, c->rbuf + pos, rest);
-			client_rbuf_give(c->bus, c->rbuf, c->rbuf_handle, c->rcap);
-			c->rbuf = n;
-			c->rbuf_handle = handle;
-			c->rlen = rest;
 			pos = 0;
 		}
 	}
@@ -2140,17 +2112,9 @@ static int client_process_input(Client *c) {
 	}
 	if (c->state == CLIENT_ACTIVE || c->state == CLIENT_AWAIT_HELLO)
 		client_update_fd_timer(c);
-	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN) {
-		void *handle;
-		uint8_t *n = client_rbuf_new(c->bus, CLIENT_READ_MIN, &handle);
-		if (n) {
-			memcpy(n, c->rbuf, c->rlen);
-			client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
-			c->rbuf = n;
-			c->rbuf_handle = handle;
-			c->rcap = CLIENT_READ_MIN;
-		}
-	}
+	/* a grown buffer shrinks back once it holds little (or stays) */
+	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN)
+		(void) client_rbuf_move(c, CLIENT_READ_MIN, 0, false);
 	return 0;
 }
 

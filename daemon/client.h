@@ -186,6 +186,10 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len);
 
 const char *client_name(const Client *c);
 
+/* dbus-daemon's bus_driver_check_caller_is_privileged(): a unix peer that
+ * is root or the bus's own uid */
+bool client_is_privileged(const Client *c);
+
 /* the policy snapshot for @c's identity under policy @p */
 int client_policy_snapshot(Client *c, Policy *p, struct PolicySnapshot **ret);
 

@@ -179,11 +179,6 @@ static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
 	return -EPROTO;
 }
 
-/* dbus-daemon's bus_driver_check_caller_is_privileged(): root or our own uid */
-static bool caller_is_privileged(Client *c) {
-	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
-}
-
 static int call_fail_unprivileged(DriverCall *call) {
 	Client *c = call->caller;
 	const char *member = dbus_message_get_member(call->msg);
@@ -507,24 +502,7 @@ static uint64_t driver_lookup_owner(Driver *d, const char *name) {
 		return c && c->state == CLIENT_ACTIVE ? id : 0;
 	}
 
-	size_t l = strlen(name);
-	if (l > 255)
-		return 0;
-	struct {
-		struct kdbus_cmd_info cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} q = {};
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	q.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(q.cmd.items[0].str, name, l + 1);
-	if (kdbus_cmd_conn_info(d->conn, &q.cmd) < 0)
-		return 0;
-	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.cmd.offset);
-	id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
-	(void) kdbus_cmd_free(d->conn, &f);
-	return id;
+	return bus_name_owner(d->conn, name, &id) < 0 ? 0 : id;
 }
 
 typedef enum Found { FOUND_ERROR, FOUND_SELF, FOUND_PEER } Found;
@@ -1231,7 +1209,7 @@ static int method_add_match(DriverCall *call) {
 	}
 	/* as dbus-daemon: eavesdropping needs the caller to be root or the
 	 * bus's own uid; the receive policy (eavesdrop="true") then applies */
-	if (match_rule_is_eavesdrop(m->rule) && !caller_is_privileged(c)) {
+	if (match_rule_is_eavesdrop(m->rule) && !client_is_privileged(c)) {
 		match_rule_free(m->rule);
 		free(m);
 		return call_fail_unprivileged(call);
@@ -1742,7 +1720,7 @@ static int driver_handle_call(DriverCall *call) {
 		for (const DriverMethod *m = i->methods; m->name; m++) {
 			if (!streq(m->name, member))
 				continue;
-			if ((m->flags & METHOD_PRIVILEGED) && !caller_is_privileged(call->caller))
+			if ((m->flags & METHOD_PRIVILEGED) && !client_is_privileged(call->caller))
 				return call_fail_unprivileged(call);
 			if (!call->canonical_path && !(m->flags & METHOD_ANY_PATH))
 				return call_fail(call, DBUS_ERR("AccessDenied"),

@@ -234,26 +234,9 @@ static Launch *registry_find_launch(ServiceRegistry *reg, uint64_t id) {
 /* the kdbus id of the real owner of @name, 0 if none (activators and
  * waiters are not owners) */
 static uint64_t registry_owner_id(ServiceRegistry *reg, const char *name) {
-	size_t l = strlen(name);
-	struct {
-		struct kdbus_cmd_info cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} q = {};
-	uint64_t id;
+	uint64_t id = 0;
 
-	if (!reg->watcher || l > 255)
-		return 0;
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	q.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(q.cmd.items[0].str, name, l + 1);
-	if (kdbus_cmd_conn_info(reg->watcher, &q.cmd) < 0)
-		return 0;
-	struct kdbus_info *info = kdbus_pool_ptr(reg->watcher, q.cmd.offset);
-	id = (info->flags & KDBUS_HELLO_ACTIVATOR) ? 0 : info->id;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
-	(void) kdbus_cmd_free(reg->watcher, &f);
-	return id;
+	return bus_name_owner(reg->watcher, name, &id) < 0 ? 0 : id;
 }
 
 static bool activatable_is_systemd(const Activatable *a) {
@@ -1715,14 +1698,16 @@ static bool launch_has_unit(Launch *l, const void *data) {
 	return l->unit && streq(l->unit, (const char *) data);
 }
 
-void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg) {
+/* systemd's org.freedesktop.systemd1.Activator.ActivationFailure(s unit,
+ * s error_name, s error_message): fails the activations of that unit;
+ * ignored unless @sender owns org.freedesktop.systemd1 and is privileged */
+static void registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg) {
 	ServiceRegistry *reg = bus->services;
 	const char *unit = NULL, *code = NULL, *str = NULL;
 
 	if (!reg || !sender)
 		return;
-	bool privileged = sender->is_unix && (sender->creds.uid == 0 || sender->creds.uid == geteuid());
-	if (!privileged || registry_owner_id(reg, SYSTEMD_NAME) != sender->id) {
+	if (!client_is_privileged(sender) || registry_owner_id(reg, SYSTEMD_NAME) != sender->id) {
 		log_notice("Ignoring ActivationFailure message from %s: only systemd may send it", sender->unique_name);
 		return;
 	}
@@ -1743,7 +1728,7 @@ void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uin
 	m = dbus_message_demarshal((const char *) msg, (int) len, NULL);
 	if (!m)
 		return;
-	service_registry_activation_failure(bus, sender, m);
+	registry_activation_failure(bus, sender, m);
 	dbus_message_unref(m);
 }
 

@@ -100,18 +100,13 @@ int service_registry_setenv(Bus *bus, const char *key, const char *value);
 void service_registry_forward_environment(Bus *bus, DBusMessage *msg);
 
 /**
- * service_registry_activation_failure() - systemd's
+ * service_registry_activation_failure_raw() - systemd's
  * org.freedesktop.systemd1.Activator.ActivationFailure(s unit, s error_name,
- * s error_message) signal: fails the activations of that unit.  Ignored
- * unless @sender owns org.freedesktop.systemd1 and is privileged.
- */
-void service_registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg);
-
-/**
- * service_registry_activation_failure_raw() - the same for the dbus1 bytes
- * @msg of @len bytes, which @sender is about to send to the driver: called
- * from the client's send path, so that the errors reach monitors before the
- * signal does.
+ * s error_message) signal, the dbus1 bytes @msg of @len bytes that @sender
+ * is about to send to the driver: fails the activations of that unit.
+ * Ignored unless @sender owns org.freedesktop.systemd1 and is privileged.
+ * Called from the client's send path, so that the errors reach monitors
+ * before the signal does.
  */
 void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uint8_t *msg, size_t len);
 
