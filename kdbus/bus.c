@@ -181,7 +181,6 @@ int kdbus_us_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 	kdbus_hash_init(&bus->replies);
 	list_init(&bus->conns);
 	list_init(&bus->monitors);
-	list_init(&bus->conns_umatch);
 	list_init(&bus->umatch_unindexed);
 	kdbus_hash_init(&bus->umatch_keyed);
 	list_init(&bus->conns_kmatch);

@@ -44,7 +44,6 @@ KdbusConn *kdbus_conn_unref(KdbusConn *conn) {
 
 void kdbus_conn_update_match_links(KdbusConn *conn) {
 	KdbusBus *bus = conn->bus;
-	bool u = conn->connected && conn->match_db.n_user > 0;
 	bool k = conn->connected && conn->match_db.n_kernel > 0;
 
 	/* the user's count follows the connection's (shrinking never fails) */
@@ -52,10 +51,6 @@ void kdbus_conn_update_match_links(KdbusConn *conn) {
 		(void)kdbus_user_charge_set(bus, conn->user, &conn->self_charge, KDBUS_USER_MATCHES,
 					    conn->match_db.n_matches);
 
-	if (u && !list_is_linked(&conn->umatch_link))
-		list_link_tail(&bus->conns_umatch, &conn->umatch_link);
-	else if (!u)
-		list_unlink(&conn->umatch_link);
 	if (k && !list_is_linked(&conn->kmatch_link))
 		list_link_tail(&bus->conns_kmatch, &conn->kmatch_link);
 	else if (!k)
@@ -125,9 +120,9 @@ static int kdbus_conn_entry_charge(KdbusConn *dst, KdbusQueueEntry *e) {
 	if (r < 0)
 		goto fail_pool;
 	r = kdbus_user_charge_msg(dst->bus, dst->user, e->actor, &e->ucharge, e->charge, e->n_fds);
-	e->ucharge_fds = e->n_fds;
 	if (r < 0)
 		goto fail_quota;
+	e->ucharge_fds = e->n_fds;
 	return 0;
 
 fail_quota:
@@ -242,7 +237,6 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 	kdbus_hash_remove(&bus->conns_by_id, &conn->id_node);
 	list_unlink(&conn->bus_link);
 	list_unlink(&conn->monitor_link);
-	list_unlink(&conn->umatch_link);
 	list_unlink(&conn->kmatch_link);
 
 	/* names first: what was addressed to them goes back to activators */
@@ -408,7 +402,6 @@ int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret) 
 	conn->attach_recv = recv;
 	list_init(&conn->bus_link);
 	list_init(&conn->monitor_link);
-	list_init(&conn->umatch_link);
 	list_init(&conn->kmatch_link);
 	list_init(&conn->queue.msgs);
 	list_init(&conn->names);
@@ -892,7 +885,6 @@ void kdbus_us_payload_release(KdbusBus *bus, void *handle) {
 int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags) {
 	KdbusBus *bus = conn->bus;
 	KdbusNameEntry *e;
-	KdbusNameOwner *o;
 	KdbusConn *c;
 	int r = 0;
 
@@ -904,8 +896,7 @@ int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uin
 	} else if (!(e = kdbus_name_lookup(&bus->names, name))) {
 		r = -ESRCH;
 	} else {
-		o = kdbus_name_entry_primary(e);
-		c = o ? o->conn : e->activator->conn;
+		c = kdbus_name_entry_holder(e);
 		*ret_id = c->id;
 		*ret_flags = c->flags;
 	}
@@ -941,7 +932,6 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	}
 	if (cmd->id == 0) {
 		KdbusNameEntry *e;
-		KdbusNameOwner *o;
 
 		if (!argv[1].item || !kdbus_name_is_valid(argv[1].item->str, false)) {
 			r = -EINVAL;
@@ -952,8 +942,7 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 			r = -ESRCH;
 			goto out;
 		}
-		o = kdbus_name_entry_primary(e);
-		c = o ? o->conn : e->activator->conn;
+		c = kdbus_name_entry_holder(e);
 	} else {
 		c = kdbus_bus_find_conn(bus, cmd->id);
 		if (!c || kdbus_conn_is_monitor(c)) {

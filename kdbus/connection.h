@@ -48,7 +48,6 @@ struct KdbusConn {
 	KdbusHashNode id_node;
 	List bus_link;
 	List monitor_link;
-	List umatch_link;
 	List kmatch_link;
 	uint64_t bcast_stamp;		/* last broadcast round queued to us */
 	struct KdbusPayload *offer;	/* kdbus_payload_offer(): for the next send */

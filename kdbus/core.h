@@ -66,7 +66,6 @@ struct KdbusBus {
 	KdbusHash conns_by_id;
 	List conns;			/* KdbusConn.bus_link, by id */
 	List monitors;			/* KdbusConn.monitor_link */
-	List conns_umatch;		/* conns that can match user broadcasts */
 	/* user matches indexed by one bit of their bloom mask (match.c:
 	 * kdbus_match_index_*), built on the first indexable match */
 	List *umatch_index;		/* [bloom.size * 8] of KdbusMatchIndex.link */

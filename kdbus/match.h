@@ -13,10 +13,12 @@
  * kernel notifications are NAME_ADD, NAME_REMOVE, NAME_CHANGE, ID_ADD and
  * ID_REMOVE.  A match with no rule passes everything.  Each match is kept
  * on the "user" and/or the "kernel" list of its database according to
- * what it can pass, and the bus keeps lists of the connections whose
- * databases can pass anything of either kind, so that a broadcast only
- * looks at connections that asked for something.  Matches are found by
- * cookie in O(1).  The bloom test is the kernel code's: for every 64-bit
+ * what it can pass.  Every user match is also filed in the bus's
+ * broadcast index (by one bit of its bloom mask, by its first MATCH_KEYS
+ * key, or on the unindexed list), and the bus keeps a list of the
+ * connections whose databases can pass a notification, so that a
+ * broadcast only looks at connections that asked for something.
+ * Matches are found by cookie in O(1).  The bloom test is the kernel code's: for every 64-bit
  * word, (filter & mask) == mask, with the mask generation
  * min(filter.generation, generations - 1).
  */

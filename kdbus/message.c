@@ -233,10 +233,10 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 }
 
 /*
- * kdbus_bus_broadcast() through the match index (match.c): the matches
- * without a usable mask, and those filed under a bit the filter has.
- * Every receiver gets the message once, as with the walk over
- * conns_umatch; only the order between receivers differs.
+ * kdbus_bus_broadcast() of a user message through the match index
+ * (match.c): the matches without a usable mask, those filed under the
+ * message's keys and those filed under a bit the filter has.  Every
+ * receiver gets the message once (KdbusConn.bcast_stamp).
  */
 static void kdbus_bus_broadcast_indexed(KdbusBus *bus, KdbusStaging *s) {
 	size_t words = bus->bloom.size / 8;
@@ -293,24 +293,9 @@ void kdbus_bus_broadcast(KdbusBus *bus, KdbusStaging *s) {
 	/* monitors first, so they never see a reaction before its cause */
 	kdbus_bus_eavesdrop(bus, s);
 
-	if (s->src && (bus->umatch_index || bus->umatch_keyed.n_entries)) {
+	if (s->src) {
+		/* every user match is in the index (match.c) */
 		kdbus_bus_broadcast_indexed(bus, s);
-	} else if (s->src) {
-		KdbusMatchMsg msg = kdbus_staging_match_msg(s);
-
-		list_for_each_entry(c, &bus->conns_umatch, umatch_link) {
-			KdbusQueueEntry *e;
-
-			if (!kdbus_match_db_match_user(bus, c, &msg))
-				continue;
-			/* a receiver needs TALK access to the sender */
-			if (!kdbus_conn_policy_talk(c, s->src))
-				continue;
-			if (kdbus_entry_build(bus, c, s, false, &e) < 0)
-				c->lost_count++;
-			else
-				kdbus_conn_enqueue(c, e);
-		}
 	} else {
 		list_for_each_entry(c, &bus->conns_kmatch, kmatch_link) {
 			KdbusQueueEntry *e;
@@ -674,14 +659,12 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 
 	if (s.dst_name) {
 		KdbusNameEntry *ne = kdbus_name_lookup(&bus->names, s.dst_name);
-		KdbusNameOwner *o;
 
 		if (!ne) {
 			r = -ESRCH;
 			goto out;
 		}
-		o = kdbus_name_entry_primary(ne);
-		dst = o ? o->conn : ne->activator->conn;
+		dst = kdbus_name_entry_holder(ne);
 		if (msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id) {
 			r = -EREMCHG;
 			goto out;

@@ -47,6 +47,12 @@ KdbusNameOwner *kdbus_name_entry_primary(KdbusNameEntry *e) {
 	return list_first_entry(&e->queue, KdbusNameOwner, name_link);
 }
 
+KdbusConn *kdbus_name_entry_holder(KdbusNameEntry *e) {
+	KdbusNameOwner *o = kdbus_name_entry_primary(e);
+
+	return o ? o->conn : e->activator->conn;
+}
+
 static KdbusNameEntry *kdbus_name_entry_new(KdbusNameRegistry *reg, const char *name) {
 	size_t len = strlen(name);
 	KdbusNameEntry *e;

@@ -61,6 +61,11 @@ KdbusNameEntry *kdbus_name_lookup(KdbusNameRegistry *reg, const char *name);
 /** kdbus_name_entry_primary() - the primary owner (not the activator), or NULL. */
 KdbusNameOwner *kdbus_name_entry_primary(KdbusNameEntry *e);
 
+/** kdbus_name_entry_holder() - who a message to the name goes to: the
+ * primary owner's connection, else the activator's (an entry always has
+ * one of them) */
+KdbusConn *kdbus_name_entry_holder(KdbusNameEntry *e);
+
 /**
  * kdbus_name_acquire() - NAME_ACQUIRE semantics of the final kernel
  * @bus:	the bus (locked)

@@ -143,6 +143,14 @@ static bool kdbus_user_share_ok(uint64_t remaining, uint64_t users, uint64_t sha
 	       limit - share <= remaining;
 }
 
+/* may @amount of @slot be charged: against what remains for the user's own
+ * charges (@self), else against the share of an actor holding @used of
+ * it, among @n_actors */
+static inline bool kdbus_user_slot_ok(const KdbusUser *u, bool self, uint64_t n_actors, uint64_t used,
+				      KdbusUserSlot slot, uint64_t amount) {
+	return self ? amount <= u->remaining[slot] : kdbus_user_share_ok(u->remaining[slot], n_actors, used, amount);
+}
+
 /* @actor's usage of @u, with one more reference; created if need be */
 static KdbusUserUsage *kdbus_usage_get(KdbusUser *u, uint64_t actor) {
 	KdbusUserUsage *g = actor == u->uid && u->self_usage ? u->self_usage : kdbus_usage_find(u, actor);
@@ -182,15 +190,9 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 	}
 
 	for (size_t i = 0; i < _KDBUS_USER_N_SLOTS; i++) {
-		bool ok;
-
 		if (!amount[i])
 			continue;
-		if (actor == u->uid)
-			ok = amount[i] <= u->remaining[i];
-		else
-			ok = kdbus_user_share_ok(u->remaining[i], u->n_usages, g->used[i], amount[i]);
-		if (!ok) {
+		if (!kdbus_user_slot_ok(u, actor == u->uid, u->n_usages, g->used[i], i, amount[i])) {
 			u->n_refused++;
 			if (fresh)
 				kdbus_usage_unref(bus, g);
@@ -209,25 +211,22 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 /* kdbus_user_charge() of one message: the three message slots only */
 int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserUsage **ret_usage,
 			  uint64_t bytes, uint64_t fds) {
+	static const uint64_t none[_KDBUS_USER_N_SLOTS];
+	const uint64_t *used;
 	KdbusUserUsage *g;
-	bool ok;
+	uint64_t n_actors;
+	bool self;
 
 	*ret_usage = NULL;
 	if (!u)
 		return 0;
-	if (actor == u->uid)
-		ok = bytes <= u->remaining[KDBUS_USER_BYTES] && fds <= u->remaining[KDBUS_USER_FDS] &&
-		     u->remaining[KDBUS_USER_MSGS] >= 1;
-	else {
-		g = kdbus_usage_find(u, actor);
-		ok = (!bytes || kdbus_user_share_ok(u->remaining[KDBUS_USER_BYTES], u->n_usages + !g,
-						    g ? g->used[KDBUS_USER_BYTES] : 0, bytes)) &&
-		     (!fds || kdbus_user_share_ok(u->remaining[KDBUS_USER_FDS], u->n_usages + !g,
-						  g ? g->used[KDBUS_USER_FDS] : 0, fds)) &&
-		     kdbus_user_share_ok(u->remaining[KDBUS_USER_MSGS], u->n_usages + !g,
-					 g ? g->used[KDBUS_USER_MSGS] : 0, 1);
-	}
-	if (!ok) {
+	self = actor == u->uid;
+	g = self ? NULL : kdbus_usage_find(u, actor);
+	used = g ? g->used : none;
+	n_actors = u->n_usages + (!self && !g);	/* a new actor counts in its own check */
+	if ((bytes && !kdbus_user_slot_ok(u, self, n_actors, used[KDBUS_USER_BYTES], KDBUS_USER_BYTES, bytes)) ||
+	    (fds && !kdbus_user_slot_ok(u, self, n_actors, used[KDBUS_USER_FDS], KDBUS_USER_FDS, fds)) ||
+	    !kdbus_user_slot_ok(u, self, n_actors, used[KDBUS_USER_MSGS], KDBUS_USER_MSGS, 1)) {
 		u->n_refused++;
 		return -EDQUOT;
 	}
@@ -242,14 +241,6 @@ int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUser
 	g->used[KDBUS_USER_MSGS] += 1;
 	*ret_usage = g;
 	return 0;
-}
-
-int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
-			  KdbusUserSlot slot) {
-	uint64_t amount[_KDBUS_USER_N_SLOTS] = {};
-
-	amount[slot] = 1;
-	return kdbus_user_charge(bus, user, actor, c, amount);
 }
 
 void kdbus_user_uncharge_one(KdbusBus *bus, KdbusUserCharge *c, KdbusUserSlot slot) {

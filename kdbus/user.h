@@ -116,9 +116,6 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserC
  */
 int kdbus_user_charge_msg(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserUsage **ret_usage,
 			  uint64_t bytes, uint64_t fds);
-/** kdbus_user_charge_one() - kdbus_user_charge() of one unit of one slot */
-int kdbus_user_charge_one(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
-			  KdbusUserSlot slot);
 
 /**
  * kdbus_user_uncharge() - give back everything @c holds and zero it;
