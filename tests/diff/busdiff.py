@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""
+busdiff.py - differential tester: dbus-daemon against busbridged.
+
+  busdiff.py --busbridged PATH [--reference PATH] [--mode ci|long]
+             [--config FILE]... [--only REGEX] [--random SECONDS] [--seed N]
+             [--keep DIR]
+
+Runs every scenario (scenarios.py: message types x destinations x flags x
+registration states, driver methods, name queueing, monitors, eavesdroppers,
+fds, policy probes with receivers owning names from several files) on
+every configuration: the integration tests' session bus, Debian's
+session.conf, the whole system bus of this machine (system.conf with every
+file of system.d at once), each system.d file alone, and the synthetic
+configurations of tests/policy-diff/configs (or the --config files given).
+Each scenario runs once on each daemon; everything every connection
+receives is written down (unique names and the driver's serials mapped,
+not ignored) and compared.  --random runs seeded random sequences for the
+given time and shrinks a failing one to a minimal reproducer.
+
+Prints TAP, one line per scenario and configuration, a summary of the
+compared exchanges per configuration and per scenario kind, and
+"N passed, N failed, N skipped".  Needs root for the other identities
+(bbtest1, bbtest2 and nobody; created if missing).
+"""
+import argparse
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+sys.path.insert(0, os.path.join(here, '..', 'policy-diff'))
+
+import engine as E          # noqa: E402
+import scenarios as S       # noqa: E402
+import randomized as R      # noqa: E402
+
+TOP = os.path.normpath(os.path.join(here, '..', '..'))
+SYSTEM_CONF = '/usr/share/dbus-1/system.conf'
+SESSION_CONF = '/usr/share/dbus-1/session.conf'
+
+
+def system_d_files():
+    out = []
+    for d in ('/usr/share/dbus-1/system.d', '/etc/dbus-1/system.d'):
+        if os.path.isdir(d):
+            out += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith('.conf')]
+    return out
+
+
+def one_file_system_conf(path):
+    """system.conf with path as its only system.d file"""
+    t = open(SYSTEM_CONF).read()
+    t = re.sub(r'<includedir>[^<]*</includedir>', '', t)
+    return t.replace('</busconfig>', '<include>%s</include>\n</busconfig>' % path)
+
+
+def configurations(args):
+    """(name, kind, text, base) of every configuration to run"""
+    out = []
+    if args.config:
+        for p in args.config:
+            out.append((os.path.basename(p), 'system' if '<type>system' in open(p).read() else 'session',
+                        open(p).read(), os.path.dirname(os.path.abspath(p))))
+        return out
+    out.append(('test-session', 'session', open(os.path.join(TOP, 'data', 'test-session.conf.in')).read(), None))
+    if os.path.exists(SESSION_CONF):
+        out.append(('session.conf', 'session', open(SESSION_CONF).read(), os.path.dirname(SESSION_CONF)))
+    if os.path.exists(SYSTEM_CONF):
+        out.append(('system-bus', 'system', open(SYSTEM_CONF).read(), os.path.dirname(SYSTEM_CONF)))
+        for f in system_d_files():
+            out.append(('system.d/' + os.path.basename(f), 'system-file', one_file_system_conf(f),
+                        os.path.dirname(SYSTEM_CONF)))
+    cdir = os.path.join(TOP, 'tests', 'policy-diff', 'configs')
+    for f in sorted(os.listdir(cdir)):
+        if f.endswith('.conf'):
+            p = os.path.join(cdir, f)
+            out.append(('synthetic/' + f, 'synthetic', open(p).read(), cdir))
+    return out
+
+
+def policy_inputs(conf_path):
+    """the names a system configuration mentions and calls worth sending"""
+    import probe
+    rules = probe.parse_config(conf_path)
+    an = probe.Analysis(rules)
+    names = [n for n in an.names if not n.endswith('.Sub.Deep')]
+    calls = []
+    for n in names:
+        for path, iface, member, nfds in an.calls_for(n, 12):
+            if nfds == 0:
+                calls.append((n, path, iface, member))
+    return names, calls
+
+
+def scenario_list(kind, mode, conf_file):
+    """(name, scenario kind, function of (session, ids)) for a configuration"""
+    out = []
+    system = kind in ('system', 'system-file', 'synthetic')
+    full = mode == 'long' or kind in ('session', 'system')
+    out.append(('grid-root', 'messages', lambda s, ids: S.message_grid(s, ids, 'root',
+                flag_sets=S.FLAG_SETS if full else (0, S.NRE))))
+    if system:
+        out.append(('grid-user', 'messages', lambda s, ids: S.message_grid(s, ids, 'bbtest1',
+                    flag_sets=S.FLAG_SETS if full else (0, S.NRE))))
+    if full or kind == 'synthetic':
+        out.append(('driver-root', 'driver', lambda s, ids: S.driver_methods(s, ids, 'root')))
+        if system:
+            out.append(('driver-user', 'driver', lambda s, ids: S.driver_methods(s, ids, 'bbtest1')))
+        out.append(('names', 'names', S.name_sequences))
+        out.append(('monitors', 'monitors', S.monitors))
+        out.append(('eavesdrop', 'eavesdrop', S.eavesdropping))
+        out.append(('fds', 'fds', S.fds))
+    if system and conf_file:
+        names, calls = policy_inputs(conf_file)
+        if names:
+            cap = None if mode == 'long' else 60
+            out.append(('policy', 'policy', lambda s, ids: S.policy_probe(s, ids, names, calls[:cap])))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--busbridged', required=True)
+    ap.add_argument('--reference', default='/usr/bin/dbus-daemon')
+    ap.add_argument('--mode', choices=('ci', 'long'), default='ci')
+    ap.add_argument('--config', action='append')
+    ap.add_argument('--only', default='.')
+    ap.add_argument('--random', type=float, default=0)
+    ap.add_argument('--seed', type=int, default=None)
+    ap.add_argument('--keep')
+    ap.add_argument('--no-scripted', action='store_true')
+    args = ap.parse_args()
+
+    if os.geteuid() == 0:
+        import probe
+        probe.ensure_users()
+    ids = {'root': None}
+    for u in ('bbtest1', 'bbtest2', 'nobody'):
+        try:
+            ids[u] = E.Identity(u) if os.geteuid() == 0 else None
+        except KeyError:
+            ids[u] = None
+    tmp = tempfile.mkdtemp(prefix='busdiff.')
+    os.chmod(tmp, 0o755)
+    svcdir = os.path.join(tmp, 'services')
+    S.write_services(svcdir)
+    npass = nfail = nskip = 0
+    per_conf, per_kind = {}, {}
+    t0 = time.monotonic()
+    try:
+        if not args.no_scripted:
+            for cname, kind, text, base in configurations(args):
+                conf_file = None
+                if kind != 'session':
+                    conf_file = os.path.join(tmp, 'analysis.conf')
+                    with open(conf_file, 'w') as f:
+                        f.write(E.prepare_config(text, '/dev/null', None, base))
+                for sname, skind, fn in scenario_list(kind, args.mode, conf_file):
+                    label = '%s %s' % (cname, sname)
+                    if not re.search(args.only, label):
+                        continue
+                    script = lambda s, fn=fn: fn(s, ids)  # noqa: E731
+                    ts = time.monotonic()
+                    try:
+                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base)
+                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base)
+                    except Exception as exc:
+                        nfail += 1
+                        print('not ok %d - %s: %s' % (npass + nfail + nskip, label, exc))
+                        continue
+                    diff = E.compare(ref, got)
+                    per_conf[cname] = per_conf.get(cname, 0) + n
+                    per_kind[skind] = per_kind.get(skind, 0) + n
+                    if args.keep:
+                        os.makedirs(args.keep, exist_ok=True)
+                        fn_ = re.sub(r'[^A-Za-z0-9_.-]', '_', label)
+                        with open(os.path.join(args.keep, fn_ + '.ref'), 'w') as f:
+                            f.write('\n'.join(E.canonical(ref)) + '\n')
+                        with open(os.path.join(args.keep, fn_ + '.bb'), 'w') as f:
+                            f.write('\n'.join(E.canonical(got)) + '\n')
+                    if diff is None:
+                        npass += 1
+                        print('ok %d - %s (%d exchanges, %.1f s)' % (npass + nfail + nskip, label, n,
+                                                                  time.monotonic() - ts))
+                    else:
+                        nfail += 1
+                        print('not ok %d - %s (%d exchanges, %.1f s)' % (npass + nfail + nskip, label, n,
+                                                                      time.monotonic() - ts))
+                        print('# ' + diff.replace('\n', '\n# '))
+                    sys.stdout.flush()
+        if args.random > 0:
+            seed = args.seed if args.seed is not None else int(time.time())
+            text = open(os.path.join(TOP, 'data', 'test-session.conf.in')).read()
+            res = R.run_random(args.reference, args.busbridged, text, tmp, svcdir, ids, seed, args.random)
+            per_conf['random'] = res['exchanges']
+            per_kind['random'] = res['exchanges']
+            for ok, desc in res['results']:
+                if ok:
+                    npass += 1
+                    print('ok %d - %s' % (npass + nfail + nskip, desc))
+                else:
+                    nfail += 1
+                    print('not ok %d - %s' % (npass + nfail + nskip, desc))
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print('# exchanges per configuration: ' + ', '.join('%s %d' % kv for kv in per_conf.items()))
+    print('# exchanges per scenario kind: ' + ', '.join('%s %d' % kv for kv in per_kind.items()))
+    print('# %d exchanges over %d configurations in %.0f s' % (sum(per_conf.values()), len(per_conf),
+                                                                 time.monotonic() - t0))
+    print('%d passed, %d failed, %d skipped' % (npass, nfail, nskip))
+    return 1 if nfail else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,351 @@
+# scenarios.py - the scripted scenarios of the differential tester.  Each
+# scenario is a function of a Session (engine.py) that connects clients and
+# sends messages; the engine writes down what every connection receives
+# after every step.  A scenario must be deterministic: the same script is
+# run once against dbus-daemon and once against busbridged.
+import os
+
+import dwire as W
+from engine import DRIVER, DRIVER_PATH
+
+NRE, NAS, AIA = W.NO_REPLY_EXPECTED, W.NO_AUTO_START, W.ALLOW_INTERACTIVE_AUTHORIZATION
+FLAG_SETS = (0, NRE, NAS, NRE | NAS, AIA)
+TYPES = (W.METHOD_CALL, W.SIGNAL, W.METHOD_RETURN, W.ERROR)
+ACTIVATABLE = 'com.example.Activatable'     # a .service file whose Exec fails
+ACTIVATABLE_BROKEN = 'com.example.Missing'  # a .service file whose Exec does not exist
+
+
+def write_services(d):
+    """the service directory every scenario's configuration gets"""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, ACTIVATABLE + '.service'), 'w') as f:
+        f.write('[D-BUS Service]\nName=%s\nExec=/bin/false\n' % ACTIVATABLE)
+    with open(os.path.join(d, ACTIVATABLE_BROKEN + '.service'), 'w') as f:
+        f.write('[D-BUS Service]\nName=%s\nExec=/nonexistent/busdiff-service\n' % ACTIVATABLE_BROKEN)
+
+
+def send_kind(s, frm, typ, dest, flags, body_tag, reply_serial=None):
+    """one message of any type to dest"""
+    kw = dict(dest=dest, flags=flags, sig='s', body=(body_tag,))
+    if typ == W.METHOD_CALL:
+        kw.update(path='/com/example', iface='com.example.Iface', member='Method')
+    elif typ == W.SIGNAL:
+        kw.update(path='/com/example', iface='com.example.Iface', member='Signal')
+    elif typ == W.METHOD_RETURN:
+        kw.update(reply_serial=reply_serial or 4242)
+    else:
+        kw.update(error_name='com.example.Error.Failed', reply_serial=reply_serial or 4242)
+    return s.send(frm, typ, **kw)
+
+
+def observers(s, ids, monitor=True, eavesdrop=True, watcher=True):
+    """a monitor, a root eavesdropper and a client subscribed to every
+    signal, as configured"""
+    if monitor:
+        s.become_monitor('mon', (), ids.get('root'))
+    if eavesdrop:
+        s.connect('eav', ids.get('root'))
+        s.call_driver('eav', 'AddMatch', 's', ("eavesdrop='true'",))
+    if watcher:
+        s.connect('sub', ids.get('root'))
+        s.call_driver('sub', 'AddMatch', 's', ("type='signal'",))
+
+
+def message_grid(s, ids, sender_id='root', flag_sets=FLAG_SETS, with_observers=True):
+    """every message type x destination kind x flags, from a registered
+    client and from one that has not said Hello"""
+    if with_observers:
+        observers(s, ids)
+    s.connect('a', ids.get(sender_id))
+    s.connect('b', ids.get('root'))
+    s.connect('q', ids.get('root'))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Owned', 0))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Queued', 0))
+    s.call_driver('q', 'RequestName', 'su', ('com.example.Queued', 0))
+    s.step('setup')
+    dests = ['@b', ':1.9999', 'com.example.Owned', 'com.example.Queued', 'com.example.Unowned',
+             ACTIVATABLE, ACTIVATABLE_BROKEN, DRIVER, None]
+    n = 0
+    for typ in TYPES:
+        for dest in dests:
+            for flags in flag_sets:
+                n += 1
+                s.step('%s to %s flags=%d' % (W.TYPE_NAMES[typ], dest, flags))
+                send_kind(s, 'a', typ, dest, flags, 'grid%d' % n)
+    # replies that were asked for: b answers calls of a
+    for typ in (W.METHOD_RETURN, W.ERROR):
+        for flags in (0, NRE):
+            s.step('requested %s flags=%d' % (W.TYPE_NAMES[typ], flags))
+            serial = send_kind(s, 'a', W.METHOD_CALL, '@b', flags, 'ask')
+            s.step('answer')
+            send_kind(s, 'b', typ, '@a', 0, 'answer', reply_serial=serial)
+            s.step('answer again')
+            send_kind(s, 'b', typ, '@a', 0, 'again', reply_serial=serial)
+    # before Hello
+    s.connect('pre', ids.get(sender_id), hello=False)
+    for typ in TYPES:
+        for dest in ('@b', DRIVER, None):
+            s.step('before Hello: %s to %s' % (W.TYPE_NAMES[typ], dest))
+            send_kind(s, 'pre', typ, dest, 0, 'pre')
+    s.step('Hello after refusals')
+    s.hello('pre')
+    s.step('second Hello')
+    s.call_driver('pre', 'Hello')
+
+
+def driver_methods(s, ids, who='root'):
+    """every driver method, valid and invalid arguments"""
+    observers(s, ids, eavesdrop=False, watcher=True)
+    s.connect('a', ids.get(who))
+    s.connect('b', ids.get('root'))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Owned', 0))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Two', 0))
+    s.step('setup')
+    D = DRIVER
+    calls = [
+        ('Hello', '', ()),
+        ('ListNames', '', ()), ('ListActivatableNames', '', ()),
+        ('NameHasOwner', 's', ('com.example.Owned',)), ('NameHasOwner', 's', ('com.example.Nobody',)),
+        ('NameHasOwner', 's', ('@b',)), ('NameHasOwner', 's', (D,)), ('NameHasOwner', 's', ('not a name',)),
+        ('NameHasOwner', '', ()), ('NameHasOwner', 'u', (3,)),
+        ('GetNameOwner', 's', ('com.example.Owned',)), ('GetNameOwner', 's', ('com.example.Nobody',)),
+        ('GetNameOwner', 's', (D,)), ('GetNameOwner', 's', ('@b',)), ('GetNameOwner', 's', (':1.9999',)),
+        ('GetNameOwner', 's', ('..bad',)),
+        ('ListQueuedOwners', 's', ('com.example.Owned',)), ('ListQueuedOwners', 's', ('com.example.Nobody',)),
+        ('ListQueuedOwners', 's', (D,)), ('ListQueuedOwners', 's', ('@b',)),
+        ('GetConnectionUnixUser', 's', ('@b',)), ('GetConnectionUnixUser', 's', ('com.example.Owned',)),
+        ('GetConnectionUnixUser', 's', (D,)), ('GetConnectionUnixUser', 's', ('com.example.Nobody',)),
+        ('GetConnectionUnixUser', 's', (':1.9999',)),
+        ('GetConnectionUnixProcessID', 's', ('@b',)), ('GetConnectionUnixProcessID', 's', (D,)),
+        ('GetConnectionUnixProcessID', 's', ('com.example.Nobody',)),
+        ('GetConnectionCredentials', 's', ('@b',)), ('GetConnectionCredentials', 's', (D,)),
+        ('GetConnectionCredentials', 's', ('com.example.Nobody',)),
+        ('GetAdtAuditSessionData', 's', ('@b',)), ('GetAdtAuditSessionData', 's', (D,)),
+        ('GetConnectionSELinuxSecurityContext', 's', ('@b',)),
+        ('GetConnectionSELinuxSecurityContext', 's', (D,)),
+        ('GetId', '', ()), ('GetId', 's', ('x',)),
+        ('RequestName', 'su', ('com.example.New', 0)), ('RequestName', 'su', ('com.example.New', 0)),
+        ('RequestName', 'su', ('com.example.Owned', 0)), ('RequestName', 'su', ('com.example.Owned', 4)),
+        ('RequestName', 'su', ('com.example.Owned', 2)), ('RequestName', 'su', ('com.example.Owned', 6)),
+        ('RequestName', 'su', (D,  0)), ('RequestName', 'su', (':1.55', 0)), ('RequestName', 'su', ('bad', 0)),
+        ('RequestName', 'su', ('com.example.Flags', 8)), ('RequestName', 's', ('com.example.X',)),
+        ('ReleaseName', 's', ('com.example.New',)), ('ReleaseName', 's', ('com.example.New',)),
+        ('ReleaseName', 's', ('com.example.Owned',)), ('ReleaseName', 's', (D,)),
+        ('ReleaseName', 's', (':1.5',)), ('ReleaseName', 's', ('bad',)),
+        ('StartServiceByName', 'su', ('com.example.Owned', 0)),
+        ('StartServiceByName', 'su', ('com.example.Nobody', 0)),
+        ('StartServiceByName', 'su', (ACTIVATABLE_BROKEN, 0)),
+        ('StartServiceByName', 'su', (D, 0)), ('StartServiceByName', 'su', (ACTIVATABLE, 0)),
+        ('AddMatch', 's', ("type='signal'",)), ('AddMatch', 's', ("bogus",)),
+        ('AddMatch', 's', ("type='signal',arg0='x',arg0='y'",)), ('AddMatch', 's', ("eavesdrop='true'",)),
+        ('AddMatch', 's', ("arg0path='/a/',path_namespace='/b'",)),
+        ('RemoveMatch', 's', ("type='signal'",)), ('RemoveMatch', 's', ("type='signal'",)),
+        ('RemoveMatch', 's', ("type='method_call'",)), ('RemoveMatch', 's', ("bogus",)),
+        ('UpdateActivationEnvironment', 'a{ss}', ([('BUSDIFF', '1')],)),
+        ('UpdateActivationEnvironment', 'a{ss}', ([('DBUS_STARTER_ADDRESS', 'x')],)),
+        ('NoSuchMethod', '', ()),
+    ]
+    for member, sig, body in calls:
+        body = tuple(s.resolve(v) if isinstance(v, str) else v for v in body)
+        s.step('%s%r' % (member, body))
+        s.call_driver('a', member, sig, body)
+    props = [('Get', 'ss', (D, 'Features')), ('Get', 'ss', (D, 'Interfaces')), ('Get', 'ss', (D, 'Nope')),
+             ('Get', 'ss', ('com.example.Nope', 'Features')), ('GetAll', 's', (D,)), ('GetAll', 's', ('',)),
+             ('Set', 'ssv', (D, 'Features', W.Variant('as', []))), ('Get', 's', (D,))]
+    for member, sig, body in props:
+        s.step('Properties.%s%r' % (member, body))
+        s.call_driver('a', member, sig, body, iface='org.freedesktop.DBus.Properties')
+    for iface, member, sig, body in (('org.freedesktop.DBus.Introspectable', 'Introspect', '', ()),
+                                     ('org.freedesktop.DBus.Peer', 'Ping', '', ()),
+                                     ('org.freedesktop.DBus.Peer', 'GetMachineId', '', ()),
+                                     ('org.freedesktop.DBus.Debug.Stats', 'GetStats', '', ()),
+                                     ('org.freedesktop.DBus.Debug.Stats', 'GetConnectionStats', 's', ('@b',)),
+                                     ('org.freedesktop.DBus.Debug.Stats', 'GetAllMatchRules', '', ()),
+                                     ('org.freedesktop.DBus.Verbose', 'EnableVerbose', '', ()),
+                                     ('com.example.NoIface', 'GetId', '', ()), (None, 'GetId', '', ()),
+                                     (None, 'Ping', '', ())):
+        body = tuple(s.resolve(v) if isinstance(v, str) else v for v in body)
+        s.step('%s.%s' % (iface, member))
+        s.send('a', W.METHOD_CALL, dest=D, path=DRIVER_PATH, iface=iface, member=member, sig=sig, body=body)
+    for path in ('/', '/org/freedesktop/DBus/Sub', '/com/example'):
+        for iface, member in (('org.freedesktop.DBus.Introspectable', 'Introspect'), (DRIVER, 'GetId'),
+                              ('org.freedesktop.DBus.Peer', 'Ping')):
+            s.step('%s on %s' % (member, path))
+            s.send('a', W.METHOD_CALL, dest=D, path=path, iface=iface, member=member)
+    for iface, member in (('org.freedesktop.DBus.Peer', 'Ping'), (DRIVER, 'GetId'), (DRIVER, 'Hello'),
+                          ('org.freedesktop.DBus.Introspectable', 'Introspect')):
+        s.step('no destination %s.%s' % (iface, member))
+        s.send('a', W.METHOD_CALL, path=DRIVER_PATH, iface=iface, member=member)
+    s.step('signal to the driver')
+    s.send('a', W.SIGNAL, dest=D, path=DRIVER_PATH, iface=DRIVER, member='NameOwnerChanged', sig='sss',
+           body=('x', '', ''))
+    s.step('ReloadConfig')
+    s.call_driver('a', 'ReloadConfig')
+
+
+def name_sequences(s, ids):
+    """queueing, replacement and release among three connections while a
+    monitor and a NameOwnerChanged watcher look on"""
+    observers(s, ids, eavesdrop=False)
+    for c in 'xyz':
+        s.connect(c, ids.get('root'))
+    s.step('setup')
+    N = 'com.example.Seq'
+    flagsets = (0, 1, 2, 3, 4, 5, 6, 7)
+    i = 0
+    for fa in flagsets:
+        for fb in flagsets:
+            i += 1
+            s.step('x %d then y %d' % (fa, fb))
+            s.call_driver('x', 'RequestName', 'su', (N, fa))
+            s.step('y')
+            s.call_driver('y', 'RequestName', 'su', (N, fb))
+            s.step('z queues')
+            s.call_driver('z', 'RequestName', 'su', (N, 0))
+            s.step('queue')
+            s.call_driver('z', 'ListQueuedOwners', 's', (N,))
+            s.step('release x')
+            s.call_driver('x', 'ReleaseName', 's', (N,))
+            s.step('release y, z')
+            s.call_driver('y', 'ReleaseName', 's', (N,))
+            s.call_driver('z', 'ReleaseName', 's', (N,))
+    s.step('names and disconnect')
+    s.call_driver('x', 'RequestName', 'su', (N, 0))
+    s.call_driver('x', 'RequestName', 'su', (N + '2', 0))
+    s.call_driver('y', 'RequestName', 'su', (N, 0))
+    s.step('x goes away')
+    s.disconnect('x')
+    s.step('y goes away')
+    s.disconnect('y')
+
+
+def monitors(s, ids):
+    """what monitors with different match lists see of connections coming
+    and going, names, other monitors and messages"""
+    rules_list = ([], ["type='signal'"], ["sender='org.freedesktop.DBus'"], ["type='method_call'", "member='X'"],
+                  ["eavesdrop='true'"], ["bogus"])
+    for i, rules in enumerate(rules_list):
+        s.become_monitor('m%d' % i, rules, ids.get('root'))
+        s.step('monitor %d %r' % (i, rules))
+    s.connect('a', ids.get('root'))
+    s.step('a')
+    s.connect('b', ids.get('root'))
+    s.step('b')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.M', 0))
+    s.step('b queues')
+    s.call_driver('b', 'RequestName', 'su', ('com.example.M', 0))
+    s.step('call and reply')
+    serial = s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='X')
+    s.step('reply')
+    s.send('b', W.METHOD_RETURN, dest='@a', reply_serial=serial)
+    s.step('to nobody')
+    s.send('a', W.METHOD_CALL, dest='com.example.Nobody', path='/', iface='com.example.I', member='X')
+    s.send('a', W.SIGNAL, dest='com.example.Nobody', path='/', iface='com.example.I', member='S', flags=NRE)
+    s.step('broadcast')
+    s.send('a', W.SIGNAL, path='/', iface='com.example.I', member='S')
+    s.step('another monitor')
+    s.become_monitor('m9', (), ids.get('root'))
+    s.step('monitor sends')
+    s.call_driver('m9', 'GetId')
+    s.step('a disconnects')
+    s.disconnect('a')
+    s.step('b disconnects')
+    s.disconnect('b')
+    s.step('monitor disconnects')
+    s.disconnect('m0')
+
+
+def eavesdropping(s, ids):
+    """eavesdroppers of every kind and what they see of others' traffic"""
+    for who in ('root', 'bbtest1'):
+        if who != 'root' and ids.get(who) is None:
+            continue
+        s.connect('e_' + who, ids.get(who))
+        s.call_driver('e_' + who, 'AddMatch', 's', ("eavesdrop='true'",))
+        s.connect('ei_' + who, ids.get(who))
+        s.call_driver('ei_' + who, 'AddMatch', 's', ("eavesdrop='true',interface='com.example.I'",))
+    s.connect('a', ids.get('root'))
+    s.connect('b', ids.get('root'))
+    s.call_driver('b', 'AddMatch', 's', ("eavesdrop='true'",))
+    s.call_driver('b', 'AddMatch', 's', ("type='method_call'",))
+    s.step('setup')
+    for frm, to in (('a', '@b'), ('b', '@a'), ('a', '@e_root'), ('a', '@a')):
+        for typ in TYPES:
+            for flags in (0, NRE):
+                s.step('%s %s to %s flags %d' % (frm, W.TYPE_NAMES[typ], to, flags))
+                send_kind(s, frm, typ, to, flags, 'eav')
+        s.step('asked reply')
+        serial = send_kind(s, frm, W.METHOD_CALL, to, 0, 'ask')
+        s.step('the reply')
+        target = to[1:]
+        send_kind(s, target, W.METHOD_RETURN, '@' + frm, 0, 'ans', reply_serial=serial)
+        s.step('the error')
+        serial = send_kind(s, frm, W.METHOD_CALL, to, 0, 'ask2')
+        s.step('err')
+        send_kind(s, target, W.ERROR, '@' + frm, 0, 'ans', reply_serial=serial)
+    s.step('driver traffic')
+    s.call_driver('a', 'GetId')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.E', 0))
+    s.step('broadcast')
+    s.send('a', W.SIGNAL, path='/', iface='com.example.I', member='B')
+
+
+def fds(s, ids):
+    """messages with fds: unicast, broadcast, to a client without fd
+    passing, an index beyond the fds, too few fds"""
+    s.connect('a', ids.get('root'))
+    s.connect('b', ids.get('root'))
+    s.connect('nofd', ids.get('root'), negotiate_fds=False)
+    s.connect('sub', ids.get('root'))
+    s.call_driver('sub', 'AddMatch', 's', ("type='signal'",))
+    s.call_driver('nofd', 'AddMatch', 's', ("type='signal'",))
+    s.step('setup')
+    fd = os.open('/dev/null', os.O_RDONLY)
+    s.register_fd(fd, 'devnull')
+    try:
+        for to in ('@b', '@nofd', None):
+            for typ in (W.METHOD_CALL, W.SIGNAL):
+                s.step('%s with fd to %s' % (W.TYPE_NAMES[typ], to))
+                s.send('a', typ, dest=to, path='/', iface='com.example.I', member='F', sig='h', body=(0,),
+                       fds=[fd])
+        s.step('index beyond the fds')
+        s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='F', sig='h', body=(3,),
+               fds=[fd])
+        s.step('index without fds')
+        s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='F', sig='h', body=(0,))
+        s.step('two fds')
+        s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='F', sig='hh', body=(0, 1),
+               fds=[fd, fd])
+        s.step('fewer fds than UNIX_FDS')
+        s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='F', sig='h', body=(0,),
+               fds=[fd], unix_fds=2)
+    finally:
+        os.close(fd)
+
+
+def policy_probe(s, ids, owner_names, calls, users=('bbtest1', 'nobody')):
+    """one root connection owns every name of owner_names (from several
+    policy files); others send it calls, unicast signals and broadcasts"""
+    observers(s, ids, monitor=False, eavesdrop=True, watcher=False)
+    s.connect('svc', ids.get('root'))
+    s.call_driver('svc', 'AddMatch', 's', ("type='signal'",))
+    for n in owner_names:
+        s.call_driver('svc', 'RequestName', 'su', (n, 0))
+    s.step('owner holds %d names' % len(owner_names))
+    senders = [u for u in users if ids.get(u) is not None] + ['root']
+    for u in senders:
+        s.connect('c_' + u, ids.get(u))
+    s.step('senders')
+    for u in senders:
+        for n, path, iface, member in calls:
+            s.step('%s calls %s %s.%s' % (u, n, iface, member))
+            s.send('c_' + u, W.METHOD_CALL, dest=n, path=path, iface=iface, member=member)
+            s.step('%s signals %s %s.%s' % (u, n, iface, member))
+            s.send('c_' + u, W.SIGNAL, dest=n, path=path, iface=iface or 'com.example.I', member=member,
+                   flags=NRE)
+        for n in owner_names:
+            s.step('%s broadcasts as %s' % (u, n))
+            s.send('c_' + u, W.SIGNAL, path='/', iface=n, member='Changed')
+    s.step('svc broadcasts')
+    for n in owner_names:
+        s.send('svc', W.SIGNAL, path='/', iface=n, member='Changed')
