@@ -81,6 +81,8 @@ int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_co
 	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
 	    (!dbus_message_get_destination(m) && !dbus_message_set_destination(m, to->unique_name)))
 		return -ENOMEM;
+	/* as dbus-daemon: nothing the driver sends expects a reply */
+	dbus_message_set_no_reply(m, TRUE);
 	dbus_message_set_serial(m, client_next_serial(to));
 	if (!dbus_message_marshal(m, &buf, &len))
 		return -ENOMEM;
@@ -452,6 +454,7 @@ int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m) {
 		return -EINVAL;
 	if (!dbus_message_set_sender(m, DRIVER_NAME) || !dbus_message_set_destination(m, name))
 		return -ENOMEM;
+	dbus_message_set_no_reply(m, TRUE);
 	uint32_t serial = (uint32_t) ++d->serial;
 	if (!serial)
 		serial = (uint32_t) ++d->serial;

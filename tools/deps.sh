@@ -10,7 +10,8 @@ test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # packages that ship system.d policy files, for tests/policy-diff
-policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower"
+policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower systemd-container
+  accountsservice rtkit wpasupplicant modemmanager"
 want=$build_pkgs
 [ "${1:-build}" = test ] && want="$build_pkgs $test_pkgs"
 [ "${1:-build}" = bench ] && want="$build_pkgs $test_pkgs $bench_pkgs"

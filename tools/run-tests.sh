@@ -16,6 +16,8 @@
 #    and, as root, the differential policy test (tests/policy-diff/run.sh,
 #    dbus-daemon and busbridged with the same configurations, the system.d
 #    files of `tools/deps.sh policy` among them)
+#    the differential tester (tests/diff/run.sh: everything every connection
+#    receives from dbus-daemon and busbridged, compared),
 #    the adversarial test (tests/adversarial/adversarial.py) and a subset
 #    of the integration tests with busbridged under valgrind memcheck
 # 5. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
@@ -123,6 +125,18 @@ if build build; then
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	if [ $# = 3 ]; then count "$1" "$2" "$3" policy-diff; else count 0 1 0 "policy-diff ($out)"; fi
 	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.policy-diff.log | head -20
+
+	# the differential tester (tests/diff, root only): dbus-daemon and
+	# busbridged on the same configurations (the whole system bus of this
+	# machine, each system.d file alone, session buses, synthetic ones) with
+	# the same raw clients, everything every connection receives compared,
+	# plus a seeded random run (about 3 min)
+	out=$(tests/diff/run.sh "$top/build/daemon/busbridged" --random "${BUSDIFF_RANDOM:-0}" \
+		--seed "${BUSDIFF_SEED:-1}" 2>&1 | tee build.diff.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" busdiff; else count 0 1 0 "busdiff ($out)"; fi
+	grep -E '^# [0-9]+ exchanges|^# exchanges' build.diff.log
+	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.diff.log | head -40
 else
 	tail -30 build.build.log
 	count 0 1 0 "build"

@@ -124,7 +124,7 @@ def shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, budget=120.0):
     return actions
 
 
-def run_random(ref_bin, bb_bin, text, tmp, svcdir, ids, seed, seconds, length=40):
+def run_random(ref_bin, bb_bin, text, tmp, svcdir, ids, seed, seconds, length=40, save_dir=None):
     """random sequences for the given time; results: (ok, description)"""
     end = time.monotonic() + seconds
     results, exchanges, k, ndiff = [], 0, 0, 0
@@ -137,6 +137,12 @@ def run_random(ref_bin, bb_bin, text, tmp, svcdir, ids, seed, seconds, length=40
             ndiff += 1
             small = shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions)
             d2, _ = differs(ref_bin, bb_bin, text, tmp, svcdir, ids, small)
+            if save_dir:
+                import os
+                os.makedirs(save_dir, exist_ok=True)
+                with open(os.path.join(save_dir, 'seed%d-%d.json' % (seed, k)), 'w') as f:
+                    json.dump(small, f)
+                    f.write('\n')
             results.append((False, 'random seed %d sequence %d differs; minimal reproducer: %s\n# %s' %
                             (seed, k, json.dumps(small), (d2 or d).replace('\n', '\n# '))))
             if ndiff >= 3:
