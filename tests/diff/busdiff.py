@@ -61,26 +61,30 @@ def one_file_system_conf(path):
 
 
 def configurations(args):
-    """(name, kind, text, base) of every configuration to run"""
+    """(name, kind, text, base, keep_user) of every configuration to run"""
     out = []
     if args.config:
         for p in args.config:
             out.append((os.path.basename(p), 'system' if '<type>system' in open(p).read() else 'session',
-                        open(p).read(), os.path.dirname(os.path.abspath(p))))
+                        open(p).read(), os.path.dirname(os.path.abspath(p)), False))
         return out
-    out.append(('test-session', 'session', open(os.path.join(TOP, 'data', 'test-session.conf.in')).read(), None))
+    out.append(('test-session', 'session', open(os.path.join(TOP, 'data', 'test-session.conf.in')).read(), None,
+                False))
     if os.path.exists(SESSION_CONF):
-        out.append(('session.conf', 'session', open(SESSION_CONF).read(), os.path.dirname(SESSION_CONF)))
+        out.append(('session.conf', 'session', open(SESSION_CONF).read(), os.path.dirname(SESSION_CONF), False))
     if os.path.exists(SYSTEM_CONF):
-        out.append(('system-bus', 'system', open(SYSTEM_CONF).read(), os.path.dirname(SYSTEM_CONF)))
+        text = open(SYSTEM_CONF).read()
+        out.append(('system-bus', 'system', text, os.path.dirname(SYSTEM_CONF), False))
+        out.append(('system-bus-as-messagebus', 'system-user', text, os.path.dirname(SYSTEM_CONF), True))
         for f in system_d_files():
             out.append(('system.d/' + os.path.basename(f), 'system-file', one_file_system_conf(f),
-                        os.path.dirname(SYSTEM_CONF)))
-    cdir = os.path.join(TOP, 'tests', 'policy-diff', 'configs')
-    for f in sorted(os.listdir(cdir)):
-        if f.endswith('.conf'):
-            p = os.path.join(cdir, f)
-            out.append(('synthetic/' + f, 'synthetic', open(p).read(), cdir))
+                        os.path.dirname(SYSTEM_CONF), False))
+    for cdir in (os.path.join(TOP, 'tests', 'policy-diff', 'configs'), os.path.join(here, 'configs')):
+        for f in sorted(os.listdir(cdir)):
+            if f.endswith('.conf'):
+                p = os.path.join(cdir, f)
+                out.append(('synthetic/' + f, 'limits' if f == 'limits.conf' else 'synthetic', open(p).read(),
+                            cdir, False))
     return out
 
 
@@ -116,8 +120,10 @@ def scenario_list(kind, mode, conf_file, cname=''):
     out = []
     if cname == 'test-session':
         out += regressions()
-    system = kind in ('system', 'system-file', 'synthetic')
-    full = mode == 'long' or kind in ('session', 'system')
+    if kind == 'limits':
+        return [('limits', 'limits', S.limits)]
+    system = kind in ('system', 'system-user', 'system-file', 'synthetic')
+    full = mode == 'long' or kind in ('session', 'system', 'system-user')
     out.append(('grid-root', 'messages', lambda s, ids: S.message_grid(s, ids, 'root',
                 flag_sets=S.FLAG_SETS if full else (0, S.NRE))))
     if system:
@@ -131,10 +137,12 @@ def scenario_list(kind, mode, conf_file, cname=''):
         out.append(('monitors', 'monitors', S.monitors))
         out.append(('eavesdrop', 'eavesdrop', S.eavesdropping))
         out.append(('fds', 'fds', S.fds))
+        if kind in ('session', 'system'):
+            out.append(('activation', 'activation', S.activation))
     if system and conf_file:
         names, calls = policy_inputs(conf_file)
         if names:
-            cap = None if mode == 'long' else 60
+            cap = None if mode == 'long' or kind in ('system', 'system-user') else 60
             out.append(('policy', 'policy', lambda s, ids: S.policy_probe(s, ids, names, calls[:cap])))
     return out
 
@@ -178,7 +186,7 @@ def main():
         import probe
         probe.ensure_users()
     ids = {'root': None}
-    for u in ('bbtest1', 'bbtest2', 'nobody'):
+    for u in ('bbtest1', 'bbtest2', 'nobody', 'messagebus'):
         try:
             ids[u] = E.Identity(u) if os.geteuid() == 0 else None
         except KeyError:
@@ -192,7 +200,7 @@ def main():
     t0 = time.monotonic()
     try:
         if not args.no_scripted:
-            for cname, kind, text, base in configurations(args):
+            for cname, kind, text, base, keep_user in configurations(args):
                 conf_file = None
                 if kind != 'session':
                     conf_file = os.path.join(tmp, 'analysis.conf')
@@ -205,8 +213,8 @@ def main():
                     script = lambda s, fn=fn: fn(s, ids)  # noqa: E731
                     ts = time.monotonic()
                     try:
-                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base)
-                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base)
+                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base, keep_user)
+                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base, keep_user)
                     except Exception as exc:
                         nfail += 1
                         print('not ok %d - %s: %s' % (npass + nfail + nskip, label, exc))

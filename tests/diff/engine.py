@@ -31,7 +31,7 @@ GUID_RE = re.compile(r'\b[0-9a-f]{32}\b')
 # --------------------------------------------------------------------------
 # configurations and daemons
 
-def prepare_config(text, sock, servicedir=None, base=None):
+def prepare_config(text, sock, servicedir=None, base=None, keep_user=False):
     """a configuration on a private socket: no <user>, <fork>, <pidfile>,
     <syslog>, activation helper or standard service directories; relative
     <include> and <includedir> made absolute against base"""
@@ -39,10 +39,10 @@ def prepare_config(text, sock, servicedir=None, base=None):
     if base:
         t = re.sub(r'(<include(?:dir)?\b[^>]*>)\s*([^<\s/][^<]*?)\s*(</include)',
                    lambda m: m.group(1) + os.path.join(base, m.group(2)) + m.group(3), t)
-    for pat in (r'<user>[^<]*</user>', r'<fork\s*/>', r'<pidfile>[^<]*</pidfile>', r'<syslog\s*/>',
+    for pat in ((() if keep_user else (r'<user>[^<]*</user>',)) + (r'<fork\s*/>', r'<pidfile>[^<]*</pidfile>', r'<syslog\s*/>',
                 r'<servicehelper>[^<]*</servicehelper>', r'<standard_system_servicedirs\s*/>',
                 r'<standard_session_servicedirs\s*/>', r'<servicedir>[^<]*</servicedir>',
-                r'<listen>[^<]*</listen>'):
+                r'<listen>[^<]*</listen>')):
         t = re.sub(pat, '', t)
     extra = '\n  <listen>unix:path=%s</listen>' % sock
     if servicedir:
@@ -51,12 +51,12 @@ def prepare_config(text, sock, servicedir=None, base=None):
 
 
 class Daemon:
-    def __init__(self, binary, conf_text, tmp, label, servicedir=None, base=None):
+    def __init__(self, binary, conf_text, tmp, label, servicedir=None, base=None, keep_user=False):
         self.binary, self.label, self.tmp = binary, label, tmp
         self.sock = os.path.join(tmp, label + '.sock')
         self.conf = os.path.join(tmp, label + '.conf')
         with open(self.conf, 'w') as f:
-            f.write(prepare_config(conf_text, self.sock, servicedir, base))
+            f.write(prepare_config(conf_text, self.sock, servicedir, base, keep_user))
         self.log = os.path.join(tmp, label + '.log')
         logf = open(self.log, 'wb')
         r, w = os.pipe()
@@ -446,6 +446,16 @@ class Session:
         c.monitor_all = not rules
         return c
 
+    def wait_reply(self, label, serial, timeout=10.0):
+        """read label's messages until the reply to serial (activation)"""
+        c = self.clients[label]
+        return self.drain_until(c, lambda m: m[0] in (W.METHOD_RETURN, W.ERROR)
+                                and m[3].get(W.REPLY_SERIAL) == serial, timeout)
+
+    def pause(self, secs):
+        """let something outside the script happen (a service exiting)"""
+        time.sleep(secs)
+
     def resolve(self, name):
         """@label stands for the unique name of that client on this daemon"""
         if isinstance(name, str) and name.startswith('@'):
@@ -474,9 +484,9 @@ class Session:
             self.lines.append('daemon: exited %s' % self.daemon.p.returncode)
 
 
-def run_script(binary, conf_text, tmp, label, script, servicedir=None, base=None):
+def run_script(binary, conf_text, tmp, label, script, servicedir=None, base=None, keep_user=False):
     """the transcript of script run against one daemon"""
-    d = Daemon(binary, conf_text, tmp, label, servicedir, base)
+    d = Daemon(binary, conf_text, tmp, label, servicedir, base, keep_user)
     try:
         s = Session(d)
         script(s)

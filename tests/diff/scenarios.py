@@ -13,6 +13,8 @@ FLAG_SETS = (0, NRE, NAS, NRE | NAS, AIA)
 TYPES = (W.METHOD_CALL, W.SIGNAL, W.METHOD_RETURN, W.ERROR)
 ACTIVATABLE = 'com.example.Activatable'     # a .service file whose Exec fails
 ACTIVATABLE_BROKEN = 'com.example.Missing'  # a .service file whose Exec does not exist
+SERVICE = 'com.example.Service'             # tests/diff/service.py
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def write_services(d):
@@ -22,6 +24,9 @@ def write_services(d):
         f.write('[D-BUS Service]\nName=%s\nExec=/bin/false\n' % ACTIVATABLE)
     with open(os.path.join(d, ACTIVATABLE_BROKEN + '.service'), 'w') as f:
         f.write('[D-BUS Service]\nName=%s\nExec=/nonexistent/busdiff-service\n' % ACTIVATABLE_BROKEN)
+    with open(os.path.join(d, SERVICE + '.service'), 'w') as f:
+        f.write('[D-BUS Service]\nName=%s\nExec=/usr/bin/python3 %s/service.py %s\nUser=root\n' %
+                (SERVICE, HERE, SERVICE))
 
 
 def send_kind(s, frm, typ, dest, flags, body_tag, reply_serial=None):
@@ -257,7 +262,7 @@ def monitors(s, ids):
 
 def eavesdropping(s, ids):
     """eavesdroppers of every kind and what they see of others' traffic"""
-    for who in ('root', 'bbtest1'):
+    for who in ('root', 'messagebus', 'bbtest1'):
         if who != 'root' and ids.get(who) is None:
             continue
         s.connect('e_' + who, ids.get(who))
@@ -349,3 +354,67 @@ def policy_probe(s, ids, owner_names, calls, users=('bbtest1', 'nobody')):
     s.step('svc broadcasts')
     for n in owner_names:
         s.send('svc', W.SIGNAL, path='/', iface=n, member='Changed')
+
+
+def activation(s, ids):
+    """a real service started on demand: the queued call, the reply, the
+    name appearing and going, StartServiceByName, NO_AUTO_START"""
+    observers(s, ids, eavesdrop=False)
+    s.connect('a', ids.get('root'))
+    s.step('setup')
+    for round_ in range(2):
+        s.step('auto-start %d' % round_)
+        serial = s.send('a', W.METHOD_CALL, dest=SERVICE, path='/', iface='com.example.Iface', member='First')
+        s.wait_reply('a', serial)
+        s.step('running')
+        serial = s.send('a', W.METHOD_CALL, dest=SERVICE, path='/', iface='com.example.Iface', member='Second')
+        s.wait_reply('a', serial)
+        s.step('exit')
+        s.send('a', W.METHOD_CALL, dest=SERVICE, path='/', iface='com.example.Iface', member='Exit', flags=NRE)
+        s.pause(0.5)
+        s.step('no auto start')
+        s.send('a', W.METHOD_CALL, dest=SERVICE, path='/', iface='com.example.Iface', member='X', flags=NAS)
+        s.step('StartServiceByName')
+        serial = s.call_driver('a', 'StartServiceByName', 'su', (SERVICE, 0))
+        s.wait_reply('a', serial)
+        s.step('already running')
+        serial = s.call_driver('a', 'StartServiceByName', 'su', (SERVICE, 0))
+        s.wait_reply('a', serial)
+        s.step('exit again')
+        s.send('a', W.METHOD_CALL, dest=SERVICE, path='/', iface='com.example.Iface', member='Exit', flags=NRE)
+        s.pause(0.5)
+    s.step('failing activations')
+    for name in (ACTIVATABLE, ACTIVATABLE_BROKEN):
+        serial = s.send('a', W.METHOD_CALL, dest=name, path='/', iface='com.example.Iface', member='M')
+        s.wait_reply('a', serial)
+        serial = s.call_driver('a', 'StartServiceByName', 'su', (name, 0))
+        s.wait_reply('a', serial)
+
+
+def limits(s, ids):
+    """every per-connection limit of configs/limits.conf, reached"""
+    s.connect('a', ids.get('root'))
+    s.connect('b', ids.get('root'))
+    s.step('setup')
+    for i in range(5):
+        s.step('name %d' % i)
+        s.call_driver('a', 'RequestName', 'su', ('com.example.L%d' % i, 0))
+    for i in range(5):
+        s.step('match %d' % i)
+        s.call_driver('a', 'AddMatch', 's', ("type='signal',member='M%d'" % i,))
+    for i in range(4):
+        s.step('pending call %d' % i)
+        s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='Pending')
+    s.step('large body')
+    s.send('a', W.METHOD_CALL, dest='@b', path='/', iface='com.example.I', member='Big', sig='s', body=('x' * 5000,))
+    fd = os.open('/dev/null', os.O_RDONLY)
+    s.register_fd(fd, 'devnull')
+    try:
+        s.step('three fds')
+        s.send('b', W.METHOD_CALL, dest='@a', path='/', iface='com.example.I', member='F', sig='hhh',
+               body=(0, 1, 2), fds=[fd, fd, fd])
+    finally:
+        os.close(fd)
+    for i in range(8):
+        s.step('connection %d' % i)
+        s.connect('c%d' % i, ids.get('root'))
