@@ -125,10 +125,10 @@ def scenario_list(kind, mode, conf_file, cname=''):
     system = kind in ('system', 'system-user', 'system-file', 'synthetic')
     full = mode == 'long' or kind in ('session', 'system', 'system-user')
     out.append(('grid-root', 'messages', lambda s, ids: S.message_grid(s, ids, 'root',
-                flag_sets=S.FLAG_SETS if full else (0, S.NRE))))
+                flag_sets=S.FLAG_SETS if full else (0, S.NRE), activatable=full)))
     if system:
         out.append(('grid-user', 'messages', lambda s, ids: S.message_grid(s, ids, 'bbtest1',
-                    flag_sets=S.FLAG_SETS if full else (0, S.NRE))))
+                    flag_sets=S.FLAG_SETS if full else (0, S.NRE), activatable=full)))
     if full or kind == 'synthetic':
         out.append(('driver-root', 'driver', lambda s, ids: S.driver_methods(s, ids, 'root')))
         if system:

@@ -149,15 +149,18 @@ class Client:
         self.closed = False
         self.unique = None
         self.hello_serial = None
+        self.wrote = False            # sent something since the last sync
         self.monitor = False
         self.monitor_all = False      # a monitor that sees the sync pings
         self.authed = False
         self.serial = 0
 
     # raw I/O ------------------------------------------------------------
-    def write(self, data, fds=()):
+    def write(self, data, fds=(), sync=False):
         if self.closed:
             return
+        if not sync:
+            self.wrote = True
         try:
             if fds:
                 self.s.setblocking(True)
@@ -257,6 +260,7 @@ class Session:
         self.ping_no = 0
         self.fd_names = {}            # (st_dev, st_ino) -> name of a file the script sent
         self.exchanges = 0
+        self.last_actor = None
 
     @staticmethod
     def _path(address):
@@ -295,11 +299,22 @@ class Session:
             return tuple(self.norm_value(x) for x in v)
         return v
 
+    def mask_pid(self, v):
+        """the bus daemon's own pid (asked of the driver) differs per run"""
+        if isinstance(v, int) and not isinstance(v, bool) and v == self.daemon.p.pid:
+            return 'DAEMON_PID'
+        if isinstance(v, W.Variant):
+            return W.Variant(v.sig, self.mask_pid(v.value))
+        if isinstance(v, (list, tuple)):
+            return type(v)(self.mask_pid(x) for x in v)
+        return v
+
     def describe(self, client, m, fds):
         typ, flags, serial, f, values, body = m
         member = None
         if typ in (W.METHOD_RETURN, W.ERROR):
             member = self.calls.get((client.label, f.get(W.REPLY_SERIAL)))
+        values = self.mask_pid(values)
         if member in ('GetStats', 'GetConnectionStats', 'GetAllMatchRules'):
             values = ['<%s>' % f.get(W.SIGNATURE, '')] + sorted(k for k, _ in values[0]) if values and \
                 isinstance(values[0], list) else values
@@ -336,8 +351,10 @@ class Session:
                     and isinstance(m[4][0], str) and client.unique is None:
                 client.unique = m[4][0]
                 self.names[client.unique] = client.label
-            own_sync = f.get(W.REPLY_SERIAL, 0) >= SYNC_SERIAL and f.get(W.DESTINATION) == client.unique \
-                and m[0] in (W.METHOD_RETURN, W.ERROR)
+            # the tester's own GetId calls and their replies, wherever they
+            # are seen (eavesdroppers, monitors), are not the script's doing
+            own_sync = (m[0] == W.METHOD_CALL and m[2] >= SYNC_SERIAL and f.get(W.MEMBER) == 'GetId') or \
+                (m[0] in (W.METHOD_RETURN, W.ERROR) and f.get(W.REPLY_SERIAL, 0) >= SYNC_SERIAL)
             if stop and stop(m):
                 hit = True
             if own_sync:
@@ -369,24 +386,36 @@ class Session:
                 break
         self._take(client)
 
+    def _ping(self, c):
+        """a GetId of c's own, read up to its reply: the daemon has handled
+        everything c sent before, and c has read everything queued for it
+        before the reply"""
+        self.ping_no += 1
+        serial = SYNC_SERIAL + self.ping_no
+        c.write(W.marshal(W.METHOD_CALL, serial, {W.PATH: DRIVER_PATH, W.INTERFACE: DRIVER,
+                                                   W.MEMBER: 'GetId', W.DESTINATION: DRIVER}), sync=True)
+        self.drain_until(c, lambda m, s=serial: m[3].get(W.REPLY_SERIAL) == s)
+        return (c.unique, serial)
+
     def sync(self):
-        """every message that the steps so far caused, on every connection"""
+        """every message that the steps so far caused, on every connection:
+        first the connections that sent something ping (their messages have
+        been handled once the replies are there), then every connection"""
         last = None
+        pingable = [c for c in self.clients.values() if not c.closed and not c.monitor and c.unique is not None]
+        for c in pingable:
+            if c.wrote:
+                self._ping(c)
+        for c in pingable:
+            if not c.closed:
+                last = self._ping(c)
         for c in self.clients.values():
-            if c.closed or c.monitor or c.unique is None:
-                continue
-            self.ping_no += 1
-            serial = SYNC_SERIAL + self.ping_no
-            c.write(W.marshal(W.METHOD_CALL, serial, {W.PATH: DRIVER_PATH, W.INTERFACE: DRIVER,
-                                                       W.MEMBER: 'GetId', W.DESTINATION: DRIVER}))
-            self.drain_until(c, lambda m, s=serial: m[3].get(W.REPLY_SERIAL) == s)
-            last = (c.unique, serial)
-        for c in self.clients.values():
+            c.wrote = False
             if c.closed:
                 continue
             if c.monitor and c.monitor_all and last:
-                self.drain_until(c, lambda m: m[0] in (W.METHOD_RETURN, W.ERROR) and m[3].get(W.REPLY_SERIAL) == last[1]
-                                 and m[3].get(W.DESTINATION) == last[0])
+                self.drain_until(c, lambda m: m[0] in (W.METHOD_RETURN, W.ERROR) and
+                                 m[3].get(W.REPLY_SERIAL) == last[1] and m[3].get(W.DESTINATION) == last[0])
             elif c.unique is None or c.monitor:
                 self.drain_idle(c)
 
@@ -397,6 +426,7 @@ class Session:
         self.lines.append('== %d %s' % (self.step_no, what))
 
     def connect(self, label, ident=None, hello=True, auth=True, negotiate_fds=True):
+        self.serialize(label)
         c = Client(self, label, ident)
         self.clients[label] = c
         if auth and not c.auth(negotiate_fds):
@@ -412,8 +442,16 @@ class Session:
                   flags=flags, serial=c.hello_serial)
         self.drain_until(c, lambda m: m[3].get(W.REPLY_SERIAL) == c.hello_serial, timeout=SYNC_TIMEOUT)
 
+    def serialize(self, label):
+        """what two connections do in one step is ordered: before label acts,
+        what another connection sent has been handled"""
+        if self.last_actor not in (None, label) and any(c.wrote for c in self.clients.values()):
+            self.sync()
+        self.last_actor = label
+
     def send(self, label, typ, dest=None, path=None, iface=None, member=None, sig='', body=(), flags=0,
              error_name=None, reply_serial=None, serial=None, fds=(), unix_fds=None, sender=None, raw_body=None):
+        self.serialize(label)
         c = self.clients[label]
         if serial is None:
             serial = c.next_serial()
@@ -468,10 +506,13 @@ class Session:
         self.fd_names[(st.st_dev, st.st_ino)] = name
 
     def disconnect(self, label):
+        self.serialize(label)
         c = self.clients[label]
         if not c.closed:
             c.s.close()
             c.closed = True
+            # the daemon notices the hang-up in its own time
+            time.sleep(0.05)
         for fd in c.fds:
             os.close(fd)
         c.fds = []
