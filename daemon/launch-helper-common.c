@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compat/service-file.h"
 #include "daemon/launch-helper.h"
 #include "util/macro.h"
 

@@ -46,3 +46,22 @@ tests_unit_test_launch_helper_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_unit_test_launch_helper_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
 tests_unit_test_launch_helper_LDADD = compat/libcompat.a $(EXPAT_LIBS)
 TESTS += tests/unit/test-launch-helper
+
+# the launch helper's configuration reader (tests/fuzz/fuzz-launch-helper-config.c)
+check_PROGRAMS += tests/fuzz/fuzz-launch-helper-config-repro
+tests_fuzz_fuzz_launch_helper_config_repro_SOURCES = tests/fuzz/fuzz-launch-helper-config.c tests/fuzz/fuzz-main.c \
+	daemon/launch-helper-common.c
+tests_fuzz_fuzz_launch_helper_config_repro_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/launch-helper-config"'
+tests_fuzz_fuzz_launch_helper_config_repro_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+tests_fuzz_fuzz_launch_helper_config_repro_LDADD = compat/libcompat.a $(EXPAT_LIBS)
+TESTS += tests/fuzz/fuzz-launch-helper-config-repro
+EXTRA_DIST += tests/fuzz/corpus/launch-helper-config
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-launch-helper-config
+tests_fuzz_fuzz_launch_helper_config_SOURCES = tests/fuzz/fuzz-launch-helper-config.c daemon/launch-helper-common.c
+tests_fuzz_fuzz_launch_helper_config_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_launch_helper_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_launch_helper_config_LDADD = $(EXPAT_LIBS)
+endif
