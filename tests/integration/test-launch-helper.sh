@@ -36,9 +36,12 @@ id messagebus >/dev/null 2>&1 && id nobody >/dev/null 2>&1 || skip77 "needs the 
 
 U=t$$x$RANDOM
 P=com.example.LaunchHelper.$U
-made_sysdir=
-[ -d "$SYSDIR" ] || { mkdir -p "$SYSDIR" && made_sysdir=1; }
-_extra_cleanup='kill_using "$T/svc.py" 2>/dev/null; rm -f "$SYSDIR/$P".*.service; [ -z "$made_sysdir" ] || rmdir "$SYSDIR" 2>/dev/null'
+made_dirs=()	# what we create, removed in reverse order
+for d in "${SYSDIR%/*}" "$SYSDIR"; do
+	[ -d "$d" ] || { mkdir "$d" && made_dirs=("$d" "${made_dirs[@]}"); }
+done
+_extra_cleanup='kill_using "$T/svc.py" 2>/dev/null; rm -f "$SYSDIR/$P".*.service
+	for d in "${made_dirs[@]}"; do rmdir "$d" 2>/dev/null; done'
 
 chmod 755 "$T"
 mkdir -p "$T/out" "$T/helper"
