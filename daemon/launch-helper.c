@@ -132,7 +132,7 @@ static int run(const char *name) {
 	_cleanup_(service_file_freep) ServiceFile *f = NULL;
 	const char *config = SYSTEM_CONFIG;
 	struct passwd *pw;
-	size_t size;
+	size_t size = 0;
 	int r;
 
 	/* a test configuration, never when running with privileges we were
