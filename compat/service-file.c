@@ -351,6 +351,11 @@ ServiceFile **service_files_free(ServiceFile **files, size_t n) {
 
 int service_file_parse(const char *data, size_t size, const char *path,
 		       ServiceFile **ret, char **ret_error) {
+	return service_file_parse_full(data, size, path, 0, ret, ret_error);
+}
+
+int service_file_parse_full(const char *data, size_t size, const char *path, unsigned flags,
+			    ServiceFile **ret, char **ret_error) {
 	_cleanup_(service_file_freep) ServiceFile *f = NULL;
 	_cleanup_free_ char *copy = NULL;
 	Parser p = { .path = path, .line = 1, .section = -1, .service_section = -1 };
@@ -409,7 +414,7 @@ int service_file_parse(const char *data, size_t size, const char *path,
 	}
 	free(p.current_name);
 
-	if (r >= 0 && (!f->name || !f->exec)) {
+	if (r >= 0 && (!f->name || !f->exec) && !(flags & SERVICE_PARSE_KEYS_OPTIONAL)) {
 		/* bus_desktop_file_get_string(): Name first, then Exec */
 		if (asprintf(&p.error, "%s: No \"%s\" key in .service file", path, !f->name ? "Name" : "Exec") < 0)
 			p.error = NULL;
@@ -423,19 +428,23 @@ int service_file_parse(const char *data, size_t size, const char *path,
 		return r;
 	}
 
-	{
+	if (f->name) {
 		size_t n = strlen(f->name);
 
 		f->name_matches_filename = strlen(f->filename) == n + strlen(".service") &&
 					   strncmp(f->filename, f->name, n) == 0 &&
 					   streq(f->filename + n, ".service");
 	}
-	f->name_valid = service_name_is_valid(f->name);
+	f->name_valid = f->name && service_name_is_valid(f->name);
 	*ret = TAKE_PTR(f);
 	return 0;
 }
 
 int service_file_load(const char *path, ServiceFile **ret, char **ret_error) {
+	return service_file_load_full(path, 0, ret, ret_error);
+}
+
+int service_file_load_full(const char *path, unsigned flags, ServiceFile **ret, char **ret_error) {
 	_cleanup_free_ char *data = NULL;
 	_cleanup_close_ int fd = -1;
 	ServiceFile *f = NULL;
@@ -488,7 +497,7 @@ int service_file_load(const char *path, ServiceFile **ret, char **ret_error) {
 			break;
 	}
 
-	r = service_file_parse(data, size, path, &f, ret_error);
+	r = service_file_parse_full(data, size, path, flags, &f, ret_error);
 	if (r < 0)
 		return r;
 	f->mtime_usec = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;

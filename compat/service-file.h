@@ -39,6 +39,12 @@ enum {
 	SERVICE_SCAN_SERVICEHELPER = 1u << 0,  /* system bus with a launch helper: warn on name mismatch */
 };
 
+/* service_file_load_full() / service_file_parse_full() flags */
+enum {
+	SERVICE_PARSE_KEYS_OPTIONAL = 1u << 0, /* a missing Name or Exec is no error (the launch
+						* helper checks them itself): name/exec may be NULL */
+};
+
 struct ServiceFile {
 	char *path;                     /* the file, as opened */
 	char *filename;                 /* its last path component */
@@ -78,6 +84,17 @@ int service_file_load(const char *path, ServiceFile **ret, char **ret_error);
  */
 int service_file_parse(const char *data, size_t size, const char *path,
 		       ServiceFile **ret, char **ret_error);
+
+/**
+ * service_file_load_full() - service_file_load() with SERVICE_PARSE_* @flags
+ */
+int service_file_load_full(const char *path, unsigned flags, ServiceFile **ret, char **ret_error);
+
+/**
+ * service_file_parse_full() - service_file_parse() with SERVICE_PARSE_* @flags
+ */
+int service_file_parse_full(const char *data, size_t size, const char *path, unsigned flags,
+			    ServiceFile **ret, char **ret_error);
 
 /**
  * service_file_free() - free a ServiceFile

@@ -18,3 +18,50 @@ daemon_busbridged_LDADD = daemon/libdaemon.a daemon/liblisten.a policy/libpolicy
 	kdbus/libkdbus.a $(LIBEVENT_LIBS) $(DBUS_LIBS) $(SYSTEMD_LIBS) $(EXPAT_LIBS)
 
 dist_man_MANS += doc/busbridged.1
+
+# the setuid launch helper of system bus activation (doc/activation.md):
+# installed root:$(DBUS_USER) mode 4754 when installed by root, as
+# dbus-daemon-launch-helper
+LAUNCH_HELPER_CPPFLAGS = -DLAUNCH_HELPER_PATH='"$(libexecdir)/busbridge-launch-helper"'
+daemon_libdaemon_a_SOURCES += daemon/launch-helper-common.c daemon/launch-helper.h
+daemon_libdaemon_a_CPPFLAGS = $(AM_CPPFLAGS) $(LAUNCH_HELPER_CPPFLAGS)
+libexec_PROGRAMS = daemon/busbridge-launch-helper
+daemon_busbridge_launch_helper_SOURCES = daemon/launch-helper.c daemon/launch-helper-common.c daemon/launch-helper.h
+daemon_busbridge_launch_helper_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+daemon_busbridge_launch_helper_LDADD = compat/libcompat.a $(EXPAT_LIBS)
+
+install-exec-hook:
+	@helper='$(DESTDIR)$(libexecdir)/busbridge-launch-helper'; \
+	if test "$$(id -u)" = 0 && getent group '$(DBUS_USER)' >/dev/null; then \
+		echo "chown root:$(DBUS_USER) $$helper; chmod 4754 $$helper"; \
+		chown root:'$(DBUS_USER)' "$$helper" && chmod 4754 "$$helper"; \
+	else \
+		echo "Not installing $$helper setuid root (run make install as root, with a group $(DBUS_USER))"; \
+	fi
+
+check_PROGRAMS += tests/unit/test-launch-helper
+tests_unit_test_launch_helper_SOURCES = tests/unit/test-launch-helper.c daemon/launch-helper-common.c daemon/launch-helper.h
+tests_unit_test_launch_helper_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DLAUNCH_HELPER_BUILD_PATH='"$(abs_top_builddir)/daemon/busbridge-launch-helper"'
+tests_unit_test_launch_helper_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+tests_unit_test_launch_helper_LDADD = compat/libcompat.a $(EXPAT_LIBS)
+TESTS += tests/unit/test-launch-helper
+
+# the launch helper's configuration reader (tests/fuzz/fuzz-launch-helper-config.c)
+check_PROGRAMS += tests/fuzz/fuzz-launch-helper-config-repro
+tests_fuzz_fuzz_launch_helper_config_repro_SOURCES = tests/fuzz/fuzz-launch-helper-config.c tests/fuzz/fuzz-main.c \
+	daemon/launch-helper-common.c
+tests_fuzz_fuzz_launch_helper_config_repro_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/launch-helper-config"'
+tests_fuzz_fuzz_launch_helper_config_repro_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
+tests_fuzz_fuzz_launch_helper_config_repro_LDADD = compat/libcompat.a $(EXPAT_LIBS)
+TESTS += tests/fuzz/fuzz-launch-helper-config-repro
+EXTRA_DIST += tests/fuzz/corpus/launch-helper-config
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-launch-helper-config
+tests_fuzz_fuzz_launch_helper_config_SOURCES = tests/fuzz/fuzz-launch-helper-config.c daemon/launch-helper-common.c
+tests_fuzz_fuzz_launch_helper_config_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_launch_helper_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_launch_helper_config_LDADD = $(EXPAT_LIBS)
+endif

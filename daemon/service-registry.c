@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +62,7 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/launch-helper.h"
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
 #include "daemon/service-registry.h"
@@ -135,6 +137,7 @@ struct Child {
 	int err_errno;
 	uint64_t launch_id;	/* 0 once the launch is over */
 	char *name;
+	bool helper;		/* the launch helper: its exit status says why it failed */
 };
 
 /* a call the bus answered with an activation error, whose tracker the core
@@ -300,6 +303,19 @@ static void env_put(char **env, size_t *n, char *entry) {
 	env[*n] = NULL;
 }
 
+/* variables that systemd sets for the daemon itself, not for its children
+ * (dbus-daemon: populate_environment()) */
+static bool env_is_daemons_own(const char *entry) {
+	static const char *const own[] = { "JOURNAL_STREAM", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID",
+					   "NOTIFY_SOCKET", "INVOCATION_ID" };
+	size_t kl = strcspn(entry, "=");
+
+	for (size_t i = 0; i < ELEMENTSOF(own); i++)
+		if (strlen(own[i]) == kl && strncmp(entry, own[i], kl) == 0)
+			return true;
+	return false;
+}
+
 /* the daemon's environment, then UpdateActivationEnvironment's, then the
  * bus's own variables (dbus-daemon: populate_environment(),
  * add_bus_environment()) */
@@ -319,7 +335,7 @@ static int registry_build_env(ServiceRegistry *reg, char ***ret) {
 	if (!env)
 		return -ENOMEM;
 	for (char **p = environ; p && *p; p++) {
-		if (!strchr(*p, '='))
+		if (!strchr(*p, '=') || env_is_daemons_own(*p))
 			continue;
 		if (!(e = strdup(*p)))
 			return -ENOMEM;
@@ -941,6 +957,7 @@ static void child_exited(Child *ch, int status) {
 
 	child_read_report(ch);
 	int stage = ch->err_stage, err = ch->err_errno;
+	bool helper = ch->helper;
 	_cleanup_free_ char *name = TAKE_PTR(ch->name);
 	if ((l = registry_find_launch(reg, id)))
 		l->child = NULL;
@@ -966,9 +983,16 @@ static void child_exited(Child *ch, int status) {
 		/* a service may daemonize: its parent exiting 0 is no failure */
 		if (WEXITSTATUS(status) == 0)
 			return;
-		error_name = DBUS_ERR("Spawn.ChildExited");
-		if (asprintf(&text, "Process %s exited with status %d", name, WEXITSTATUS(status)) < 0)
-			text = NULL;
+		if (helper) {
+			const char *t;
+			char buf[80];
+			launch_helper_exit_error(WEXITSTATUS(status), &error_name, &t, buf, sizeof(buf));
+			text = strdup(t);
+		} else {
+			error_name = DBUS_ERR("Spawn.ChildExited");
+			if (asprintf(&text, "Process %s exited with status %d", name, WEXITSTATUS(status)) < 0)
+				text = NULL;
+		}
 	} else if (WIFSIGNALED(status)) {
 		error_name = DBUS_ERR("Spawn.ChildSignaled");
 		if (asprintf(&text, "Process %s received signal %d", name, WTERMSIG(status)) < 0)
@@ -1011,20 +1035,53 @@ static void registry_on_sigchld(evutil_socket_t sig, short what, void *userdata)
 	}
 }
 
-/* fork and exec @l's service; on failure, ret_error and ret_text say why */
-static int launch_spawn(Launch *l, const char **ret_error, char **ret_text) {
+/*
+ * the launch helper that starts @a, or NULL to exec it ourselves: the
+ * configured <servicehelper> (dbus-daemon's, which the stock system.conf
+ * names, is replaced by ours when it is not installed); else, on a system
+ * bus whose daemon is not root, ours for a service whose User= is not the
+ * daemon's user, when it is installed setuid root
+ */
+static const char *registry_helper(ServiceRegistry *reg, const Activatable *a) {
+	const BusConfig *c = reg->bus->config;
+	struct passwd *pw;
+	struct stat st;
+
+	if (c && c->servicehelper) {
+		if (streq(c->servicehelper, DBUS_DAEMON_LAUNCH_HELPER) && access(c->servicehelper, X_OK) < 0)
+			return LAUNCH_HELPER_PATH;
+		return c->servicehelper;
+	}
+	if (!reg->bus->is_system || geteuid() == 0 || !a->file || !a->file->user)
+		return NULL;
+	pw = getpwnam(a->file->user);
+	if (pw && pw->pw_uid == geteuid())
+		return NULL;
+	if (stat(LAUNCH_HELPER_PATH, &st) < 0 || st.st_uid != 0 || !(st.st_mode & S_ISUID))
+		return NULL;
+	return LAUNCH_HELPER_PATH;
+}
+
+/* fork and exec @l's service, or @helper with its name; on failure,
+ * ret_error and ret_text say why */
+static int launch_spawn(Launch *l, const char *helper, const char **ret_error, char **ret_text) {
 	Activatable *a = l->a;
 	ServiceRegistry *reg = a->reg;
 	Bus *bus = reg->bus;
 	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
-	_cleanup_free_ char *user = NULL;
+	_cleanup_free_ char *user = NULL, *command = NULL;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int p[2];
 	pid_t pid;
 	int r;
 
-	r = service_exec_split(l->exec, &argv);
+	/* dbus-daemon runs "HELPER NAME", split as an Exec line */
+	if (helper && asprintf(&command, "%s %s", helper, a->name) < 0) {
+		command = NULL;
+		return -ENOMEM;
+	}
+	r = service_exec_split(command ? command : l->exec, &argv);
 	if (r == -EINVAL) {
 		*ret_error = DBUS_ERR("InvalidArgs");
 		*ret_text = strdup("Unclosed quotes in command line");
@@ -1039,7 +1096,7 @@ static int launch_spawn(Launch *l, const char **ret_error, char **ret_text) {
 	}
 
 	/* User= is for system bus activation; only root can become someone */
-	if (bus->is_system && a->file->user) {
+	if (!helper && bus->is_system && a->file->user) {
 		struct passwd *pw = getpwnam(a->file->user);
 		if (!pw) {
 			*ret_error = DBUS_ERR("Spawn.SetupFailed");
@@ -1066,6 +1123,7 @@ static int launch_spawn(Launch *l, const char **ret_error, char **ret_text) {
 		return -ENOMEM;
 	ch->reg = reg;
 	ch->err_fd = -1;
+	ch->helper = helper != NULL;
 	list_init(&ch->link);
 	if (!(ch->name = strdup(a->name))) {
 		free(ch);
@@ -1243,8 +1301,14 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
 		return;
 	}
-	log_info("Activating service name='%s' requested by '%s'", a->name, requested_by);
-	r = launch_spawn(l, &error_name, &text);
+	const char *helper = registry_helper(reg, a);
+	if (helper && !a->file->user) {
+		launch_fail(l, DBUS_ERR("Spawn.FileInvalid"), "Cannot do system-bus activation with no user\n");
+		return;
+	}
+	log_info("Activating service name='%s' requested by '%s'%s", a->name, requested_by,
+		 helper ? " (using servicehelper)" : "");
+	r = launch_spawn(l, helper, &error_name, &text);
 	if (r < 0) {
 		if (!error_name || !text) {
 			error_name = r == -ENOMEM ? DBUS_ERR("NoMemory") : DBUS_ERR("Spawn.Failed");

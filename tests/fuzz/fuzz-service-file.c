@@ -2,7 +2,8 @@
 /*
  * fuzz-service-file.c - libFuzzer target for compat/service-file.c.
  *
- * The input is parsed as a .service file; when that succeeds, its Exec
+ * The input is parsed as a .service file, by the daemon and as the launch
+ * helper does (SERVICE_PARSE_KEYS_OPTIONAL); when that succeeds, its Exec
  * line is split.  The whole input is also split as an Exec line on its
  * own.  Parsing must never crash, and a parsed file must be consistent.
  */
@@ -47,6 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 		assert(r == -EBADMSG || r == -EFBIG || r == -ENOMEM);
 		free(err);
 	}
+
+	/* as the launch helper loads it: Name and Exec may be missing */
+	r = service_file_parse_full((const char *)data, size, "/fuzz/org.example.Fuzz.service",
+				    SERVICE_PARSE_KEYS_OPTIONAL, &f, NULL);
+	if (r == 0) {
+		assert(f);
+		assert(!f->name_valid || f->name);
+		if (f->exec)
+			split(f->exec);
+		service_file_free(f);
+	} else
+		assert(!f && (r == -EBADMSG || r == -EFBIG || r == -ENOMEM));
 
 	/* the raw input as an Exec line */
 	if (size < 4096) {
