@@ -137,6 +137,26 @@ const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
 }
 
+const char *client_loginfo(const Client *c) {
+	return c->loginfo ? c->loginfo : "inactive";
+}
+
+/* dbus-daemon's cache_peer_loginfo_string(), when the client says Hello */
+static char *client_make_loginfo(const Client *c) {
+	char comm[PEER_COMMAND_MAX + 1], uid[24] = "", pid[48] = "";
+	_cleanup_free_ char *label = NULL;
+
+	if (c->is_unix && c->creds.uid != (uid_t) -1)
+		snprintf(uid, sizeof(uid), "uid=%u", (unsigned) c->creds.uid);
+	if (c->creds.have_pid) {
+		peer_command_for_pid(c->creds.pid, comm);
+		snprintf(pid, sizeof(pid), "%spid=%d comm=\"", uid[0] ? " " : "", (int) c->creds.pid);
+	}
+	if (c->creds.label && asprintf(&label, "%slabel=\"%s\"", uid[0] || pid[0] ? " " : "", c->creds.label) < 0)
+		return NULL;
+	return format("%s%s%s%s%s", uid, pid, pid[0] ? comm : "", pid[0] ? "\"" : "", label ? label : "");
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
@@ -224,6 +244,7 @@ Client *client_free(Client *c) {
 		event_free(c->ev);
 	safe_close(c->fd);
 	client_creds_done(&c->creds);
+	free(c->loginfo);
 	free(c);
 
 	bus_resume_listeners(bus);
@@ -549,6 +570,8 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast,
 				 PolicyDecision *d, bool *ret_receive);
 static const char *policy_type_name(uint8_t t);
+static char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+				 bool requested_reply, const Client *recipient);
 
 /*
  * A message from the driver that @owner's receive rules refuse: dbus-daemon
@@ -565,15 +588,11 @@ static int client_driver_refusal_error(Client *owner, Client *serial_from, const
 	if (!owner || owner->state != CLIENT_ACTIVE || !owner->policy || wire_header_parse(msg, len, &h) < 0 ||
 	    client_policy_decide(owner, &h, 0, false, &d, &receive))
 		return 0;
-	_cleanup_free_ char *text = NULL;
-	if (asprintf(&text,
-		     /* as dbus-daemon: the driver's message has no sender yet */
-		     "Rejected receive message, %u matched rules; type=\"%s\", sender=\"(unset)\" ((bus)) "
-		     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
-		     "destination=\"%s\" (uid=%u pid=%d)",
-		     d.n_matched, policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
-		     h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
-		     owner->unique_name, (unsigned) owner->creds.uid, (int) owner->creds.pid) < 0)
+	/* as dbus-daemon: the driver's message has no sender yet; its
+	 * replies are requested ones */
+	_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, &h,
+							h.has_reply_serial, owner);
+	if (!text)
 		return -ENOMEM;
 	int r = driver_build_error_to(serial_from, DRIVER_NAME, h.serial, "org.freedesktop.DBus.Error.AccessDenied",
 				      text, ret_msg, ret_len);
@@ -834,50 +853,47 @@ static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, co
 /* client_policy_complain(), answering from @callee's connection when it
  * holds the tracker of the refused call (@cookie non-zero) */
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				       const char *destination, Client *callee, uint64_t cookie);
+				       const Client *recipient, Client *callee, uint64_t cookie);
 
 /* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
 static void client_policy_complain(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				   const char *destination) {
-	client_policy_complain_via(sender, h, receive, d, destination, NULL, 0);
+				   const Client *recipient) {
+	client_policy_complain_via(sender, h, receive, d, recipient, NULL, 0);
 }
 
-/* a refusal decided by a log="true" rule is logged, as dbus-daemon does */
-static void client_policy_log_refusal(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				      const char *destination) {
-	if (d->log || (d->rule && d->rule->log))
-		log_notice("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-			   "interface=\"%s\" member=\"%s\" error name=\"%s\" destination=\"%s\"",
-			   receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
-			   (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
-			   h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-			   destination ? destination : "(unset)");
-}
-
-/* the AccessDenied text of dbus-daemon's complain_about_message() for a
- * refused message that is not a reply (requested_reply is 0) */
-static char *client_refusal_text(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				 const char *destination) {
-	return format("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-		      "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" destination=\"%s\"",
-		      receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
-		      (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+/*
+ * The text of dbus-daemon's complain_about_message(): @complaint about @h
+ * from @sender (NULL: the bus driver) to @recipient (NULL: the bus itself,
+ * or a name that is being activated), with their loginfo.  The destination
+ * is the message's, as dbus-daemon shows it (the driver's name if none).
+ */
+static char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+				 bool requested_reply, const Client *recipient) {
+	return format("%s, %u matched rules; type=\"%s\", sender=\"%s\" (%s) interface=\"%s\" member=\"%s\" "
+		      "error name=\"%s\" requested_reply=\"%d\" destination=\"%s\" (%s)",
+		      complaint, n_matched, policy_type_name(h->type), sender ? sender->unique_name : "(unset)",
+		      sender ? client_loginfo(sender) : "(bus)", h->interface.s ? h->interface.s : "(unset)",
 		      h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-		      destination ? destination : "(unset)");
+		      requested_reply, h->destination.s ? h->destination.s : DRIVER_NAME,
+		      recipient ? client_loginfo(recipient) : "bus");
 }
 
+/* a refusal by the send (or receive) rules of a message to its addressed
+ * recipient: dbus-daemon logs it, and answers a call with AccessDenied */
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				       const char *destination, Client *callee, uint64_t cookie) {
+				       const Client *recipient, Client *callee, uint64_t cookie) {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
+	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
 
-	client_policy_log_refusal(sender, h, receive, d, destination);
-	if (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
-		return;	/* a refused reply is not answered */
-	text = client_refusal_text(sender, h, receive, d, destination);
+	text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message", d->n_matched,
+				   sender, h, reply, recipient);
 	if (!text)
 		return;
+	log_security("%s", text);
+	if (reply)
+		return;	/* a refused reply is not answered */
 	if (!callee || !cookie) {
 		driver_send_error(sender->bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s",
 				  text);
@@ -935,9 +951,15 @@ static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sende
 
 	if (client_policy_decide(c, h, sender_id, broadcast, &d, &receive))
 		return true;
-	Client *s = bus_find_client(c->bus, sender_id);
-	if (s)
-		client_policy_log_refusal(s, h, receive, &d, c->unique_name);
+	/* as dbus-daemon, a refusal is logged unless the message was not
+	 * addressed to @c: broadcasts are not, the driver's own unicasts
+	 * (its replies, NameAcquired...) are */
+	if (!broadcast && h->destination.s && !bus_find_client(c->bus, sender_id)) {
+		_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, h,
+								h->has_reply_serial, c);
+		if (text)
+			log_security("%s", text);
+	}
 	return false;
 }
 
@@ -967,7 +989,8 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false) ||
 		    client_policy_decide(rc, h, c->id, true, &d, &receive))
 			continue;
-		text = client_refusal_text(c, h, receive, &d, rc->unique_name);
+		text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message", d.n_matched,
+					   c, h, false, rc);
 		if (text && driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
 					       &len) >= 0)
 			driver_capture(bus->driver, msg, len);
@@ -999,7 +1022,7 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
 typedef struct PolicyRefusal {
 	bool receive;
 	PolicyDecision d;
-	const char *destination;
+	const Client *recipient;	/* NULL: the driver, or a name being activated */
 } PolicyRefusal;
 
 /*
@@ -1028,7 +1051,6 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
-		f->destination = DRIVER_NAME;
 		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
 	}
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
@@ -1042,7 +1064,7 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 			return true;	/* no such peer: the core answers ENXIO */
 	}
 	dc = dst ? bus_find_client(bus, dst) : NULL;
-	f->destination = h->destination.s;
+	f->recipient = dc;
 
 	/* replies pass if they were asked for: the core refuses any other */
 	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
@@ -1088,7 +1110,7 @@ static bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, con
 		return true;
 	Client *s = bus_find_client(bus, m->src_id);
 	if (s)
-		client_policy_complain_via(s, &h, true, &d, c->unique_name, c,
+		client_policy_complain_via(s, &h, true, &d, c, c,
 					   (m->flags & KDBUS_MSG_EXPECT_REPLY) ? m->cookie : 0);
 	return false;
 }
@@ -1667,6 +1689,9 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
+	c->loginfo = client_make_loginfo(c);
+	if (!c->loginfo)
+		return -ENOMEM;
 	PolicySnapshot *snap;
 	r = client_policy_snapshot(c, bus->policy, &snap);
 	if (r < 0)
@@ -1881,7 +1906,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (!allowed && !bus->n_monitors) {
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
 		return 0;
 	}
 
@@ -1997,7 +2022,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
 		client_policy_broadcast_capture(c, &h, msg + h.header_len);
 	if (!allowed) {
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
 		return 0;
 	}
 

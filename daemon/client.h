@@ -81,6 +81,7 @@ struct Client {
 	const uint8_t *nonce;	/* nonce-tcp */
 
 	ClientCreds creds;
+	char *loginfo;		/* client_loginfo(), from Hello on */
 	Auth *auth;
 	struct PolicySnapshot *policy;	/* the bus policy for this identity */
 
@@ -185,6 +186,11 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
 
 const char *client_name(const Client *c);
+
+/* how dbus-daemon describes @c in logs and errors (its loginfo):
+ * "uid=U pid=P comm=\"...\"" and a label=\"...\", as @c was when it said
+ * Hello; "inactive" before */
+const char *client_loginfo(const Client *c);
 
 /* dbus-daemon's bus_driver_check_caller_is_privileged(): a unix peer that
  * is root or the bus's own uid */
