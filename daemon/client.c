@@ -256,9 +256,7 @@ Client *client_free(Client *c) {
 void client_close(Client *c, const char *reason) {
 	/* a peer going away is normal; anything else is logged once */
 	if (reason)
-		log_full(streq(reason, "peer closed") ? LOG_DEBUG : LOG_NOTICE, 0,
-			 "Closing connection %s (uid=%u pid=%d): %s", client_name(c), (unsigned) c->creds.uid,
-			 (int) c->creds.pid, reason);
+		log_debug("Closing connection %s (%s): %s", client_name(c), client_loginfo(c), reason);
 	client_free(c);
 }
 
@@ -1796,6 +1794,18 @@ static void client_bloom(Client *c, const WireHeader *h, const uint8_t *hdr, siz
 	memcpy(bc->key + hlen, body, blen);
 }
 
+/* the connection a unicast from @c was for, if it is a client */
+static const Client *client_send_recipient(Client *c, const WireHeader *h, const MessageTarget *t) {
+	uint64_t id = 0;
+
+	if (t->dst_id == KDBUS_DST_ID_NAME) {
+		if (!h->destination.s || bus_name_owner(c->conn, h->destination.s, &id) < 0)
+			return NULL;
+	} else if (t->dst_id != KDBUS_DST_ID_BROADCAST)
+		id = t->dst_id;
+	return id ? bus_find_client(c->bus, id) : NULL;
+}
+
 /* handle one complete, framed message from the client */
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
@@ -2049,19 +2059,26 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 					  "Name \"%s\" does not exist", h.destination.s);
 			break;
 		case -EMLINK:
+			/* dbus-daemon logs this one */
+			log_security("The maximum number of pending replies for \"%s\" (%s) has been reached "
+				     "(max_replies_per_connection=%" PRIu64 ")", c->unique_name, client_loginfo(c),
+				     bus->limits.max_replies_per_connection);
 			driver_send_error(bus->driver, c, h.serial, err,
-					  "The maximum number of pending replies for \"%s\" (uid=%u pid=%d) "
-					  "has been reached (max_replies_per_connection=%" PRIu64 ")",
-					  c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid,
-					  bus->limits.max_replies_per_connection);
+					  "The maximum number of pending replies per connection has been reached");
 			break;
 		case -ENOBUFS:
 		case -EXFULL:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The destination %s has too many messages queued "
-					  "(max_outgoing_bytes=%" PRIu64 ")",
-					  h.destination.s, bus->limits.max_outgoing_bytes);
+		case -EPERM: {
+			/* as dbus-daemon's complain_about_message(), logged */
+			_cleanup_free_ char *text = client_refusal_text(
+				r == -EPERM ? "Rejected send message" : "Rejected: destination has a full message queue",
+				0, c, &h, false, client_send_recipient(c, &h, &t));
+			if (!text)
+				break;
+			log_security("%s", text);
+			driver_send_error(bus->driver, c, h.serial, err, "%s", text);
 			break;
+		}
 		case -EDQUOT:
 			driver_send_error(bus->driver, c, h.serial, err,
 					  "The destination %s has too many messages queued from uid %u "
@@ -2071,13 +2088,6 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		case -ECOMM:
 			driver_send_error(bus->driver, c, h.serial, err,
 					  "The destination %s does not accept file descriptors", h.destination.s);
-			break;
-		case -EPERM:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "Rejected send message, 0 matched rules; type=\"method_call\", sender=\"%s\" "
-					  "interface=\"%s\" member=\"%s\" error name=\"(unset)\" requested_reply=\"0\" "
-					  "destination=\"%s\"", c->unique_name, strempty(h.interface.s),
-					  strempty(h.member.s), strempty(h.destination.s));
 			break;
 		default:
 			driver_send_error(bus->driver, c, h.serial, err, "Cannot deliver the message to %s: %s",
@@ -2152,23 +2162,28 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 
 	if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH) {
-		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64 "ms)",
-			    c->bus->limits.auth_timeout);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double elapsed = (double) (now.tv_sec - c->connect_time.tv_sec) * 1000 +
+				 (double) (now.tv_nsec - c->connect_time.tv_nsec) / 1e6;
+		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64
+			    "ms, elapsed: %.0fms)", c->bus->limits.auth_timeout, elapsed);
 		client_close(c, "authentication timed out");
 		return;
 	}
 	if (c->n_in_fds == 0 || (c->is_unix && c->creds.uid == 0)) {
-		log_warning("Connection \"%s\" (uid=%u pid=%d) has sent %zu bytes of a message and nothing "
-			    "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
-			    (unsigned) c->creds.uid, (int) c->creds.pid, c->rlen, c->bus->limits.pending_fd_timeout);
+		/* not a dbus-daemon message: debug only */
+		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
+			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
+			  client_loginfo(c), c->rlen, c->bus->limits.pending_fd_timeout);
 		client_close(c, "partial message pending for too long");
 		return;
 	}
 	/* dbus-daemon: a connection that keeps fds without the rest of their
 	 * message for pending_fd_timeout is dropped */
-	log_warning("Connection \"%s\" (uid=%u pid=%d) has had unix fds pending for too long, closing it "
-		    "(pending_fd_timeout=%" PRIu64 " ms)", client_name(c), (unsigned) c->creds.uid, (int) c->creds.pid,
-		    c->bus->limits.pending_fd_timeout);
+	log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
+		    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
+		    client_loginfo(c), c->bus->limits.pending_fd_timeout);
 	client_close(c, "file descriptors pending for too long");
 }
 
@@ -2213,6 +2228,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	c->is_unix = is_unix;
 	c->nonce = nonce;
 	c->state = nonce ? CLIENT_NONCE : CLIENT_AUTH;
+	clock_gettime(CLOCK_MONOTONIC, &c->connect_time);
 	list_init(&c->link);
 	list_init(&c->ready_link);
 	list_init(&c->matches);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "compat/wire.h"
 #include "kdbus/bus.h"
@@ -82,6 +83,7 @@ struct Client {
 
 	ClientCreds creds;
 	char *loginfo;		/* client_loginfo(), from Hello on */
+	struct timespec connect_time;	/* CLOCK_MONOTONIC, for the auth_timeout log */
 	Auth *auth;
 	struct PolicySnapshot *policy;	/* the bus policy for this identity */
 

@@ -58,8 +58,17 @@ static int log_syslog_priority(int level) {
 	return LOG_DAEMON | level;
 }
 
-int log_full(int level, int error, const char *fmt, ...) {
+static void log_line(int level, const char *prefix, const char *fmt, va_list ap) {
 	char buf[4096];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_targets & LOG_TARGET_SYSLOG)
+		syslog(log_syslog_priority(level), "%s%s", prefix, buf);
+	if (log_targets & LOG_TARGET_STDERR)
+		fprintf(stderr, "%s[%d]: %s%s\n", log_ident, (int) getpid(), prefix, buf);
+}
+
+int log_full(int level, int error, const char *fmt, ...) {
 	va_list ap;
 	int saved = errno;
 
@@ -69,14 +78,21 @@ int log_full(int level, int error, const char *fmt, ...) {
 	if (error < 0)
 		errno = -error;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_line(level, log_prefix, fmt, ap);
 	va_end(ap);
-
-	if (log_targets & LOG_TARGET_SYSLOG)
-		syslog(log_syslog_priority(level), "%s%s", log_prefix, buf);
-	if (log_targets & LOG_TARGET_STDERR)
-		fprintf(stderr, "%s[%d]: %s%s\n", log_ident, (int) getpid(), log_prefix, buf);
 
 	errno = saved;
 	return error;
+}
+
+void log_unprefixed(int level, const char *fmt, ...) {
+	va_list ap;
+	int saved = errno;
+
+	if (level > log_max_level)
+		return;
+	va_start(ap, fmt);
+	log_line(level, "", fmt, ap);
+	va_end(ap);
+	errno = saved;
 }

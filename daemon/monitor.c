@@ -111,8 +111,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	c->monitor_rules = rules;
 	c->n_monitor_rules = n;
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
-	log_info("Connection %s (uid=%u pid=%d) became a monitor.", c->unique_name, (unsigned) c->creds.uid,
-		 (int) c->creds.pid);
+	log_info("Connection %s (%s) became a monitor.", c->unique_name, client_loginfo(c));
 	return 0;
 }
 
