@@ -257,6 +257,9 @@ void client_close(Client *c, const char *reason) {
 	/* a peer going away is normal; anything else is logged once */
 	if (reason)
 		log_debug("Closing connection %s (%s): %s", client_name(c), client_loginfo(c), reason);
+	/* as dbus-daemon, while it runs (not when it exits) */
+	if (c->state == CLIENT_MONITOR)
+		log_info("Monitoring connection %s closed.", c->unique_name);
 	client_free(c);
 }
 
@@ -1882,6 +1885,12 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		/* monitors may not send; dbus-daemon disconnects them */
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
+		log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
+			    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
+			    "name=\"%s\" destination=\"%s\")", c->unique_name, client_loginfo(c),
+			    policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
+			    h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
+			    h.destination.s ? h.destination.s : DRIVER_NAME);
 		client_close(c, "monitor sent a message");
 		return -EPERM;
 	}

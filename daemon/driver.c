@@ -647,8 +647,10 @@ static int method_request_name(DriverCall *call) {
 	case 0:
 		result = (ret_flags & KDBUS_NAME_IN_QUEUE) ? DBUS_REQUEST_NAME_REPLY_IN_QUEUE
 							   : DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
-		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER)
+		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
 			client_limit_output(c);
+			service_registry_name_taken(bus);
+		}
 		break;
 	case -EALREADY:
 		result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;

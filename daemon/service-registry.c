@@ -1756,6 +1756,11 @@ void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uin
 	dbus_message_unref(m);
 }
 
+void service_registry_name_taken(Bus *bus) {
+	if (bus->services)
+		registry_drain_watcher(bus->services);
+}
+
 void service_registry_before_send(Bus *bus, Client *sender, const char *name) {
 	ServiceRegistry *reg = bus->services;
 	_cleanup_free_ char *text = NULL;
