@@ -879,6 +879,19 @@ static char *client_refusal_text(const char *complaint, unsigned n_matched, cons
 		      recipient ? client_loginfo(recipient) : "bus");
 }
 
+/* a send that an allow rule with log="true" let through: dbus-daemon logs
+ * it (bus_context_check_security_policy()) */
+static void client_policy_log_would_reject(Client *c, const WireHeader *h, const PolicyDecision *d,
+					   const Client *recipient) {
+	if (!d->log)
+		return;
+	_cleanup_free_ char *text = client_refusal_text("Would reject message", d->n_matched, c, h,
+							h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR,
+							recipient);
+	if (text)
+		log_security("%s", text);
+}
+
 /* a refusal by the send (or receive) rules of a message to its addressed
  * recipient: dbus-daemon logs it, and answers a call with AccessDenied */
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
@@ -929,6 +942,7 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
 		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, d) == 0)
 			return false;
+		client_policy_log_would_reject(s, h, d, c);
 	}
 	if (!broadcast && !from_driver)
 		return true;	/* unicasts between clients were checked when sent */
@@ -1052,7 +1066,10 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
-		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
+		if (policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) == 0)
+			return false;
+		client_policy_log_would_reject(c, h, &f->d, NULL);
+		return true;
 	}
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
 		/* as dbus-daemon, a name nobody holds is ServiceUnknown before
@@ -1072,12 +1089,13 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	/* a call or signal to a client whose names' TALK entries provably
 	 * answer as the send rules (policy/compile.h): the core's TALK check
 	 * on sending is the sender side; the receive side stays ours */
-	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial &&
+	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial && !policy_snapshot_logs_sends(c->policy) &&
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
 			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
 	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
+	client_policy_log_would_reject(c, h, &f->d, dc);
 	if (dc && dc->policy) {
 		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
 		f->receive = true;
@@ -1137,6 +1155,11 @@ static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t 
 		return true;
 	if (!client_policy_deliver(c, h, sender_id, broadcast))
 		return false;
+	/* a sender whose sends are logged is logged each time */
+	if (memo) {
+		Client *s = bus_find_client(bus, sender_id);
+		memo = !s || !policy_snapshot_logs_sends(s->policy);
+	}
 	if (memo) {
 		c->policy_memo.header_id = header_id;
 		c->policy_memo.sender_id = sender_id;

@@ -6,7 +6,8 @@
 # activated), the refused name, the match rule limit, activation that
 # succeeds, exits, cannot exec; refused driver messages (NameAcquired
 # denied by a receive rule: at every Hello and RequestName), a refused broadcast (not logged), a monitor that sends,
-# ReloadConfig and SIGHUP.  Connections are "(uid=U pid=P comm="...")":
+# a send let through by an allow rule with log="true" ("Would reject
+# message"), ReloadConfig and SIGHUP.  Connections are "(uid=U pid=P comm="...")":
 # the comm of the probe (its command line) is the same on both buses; pids
 # and unique names are masked.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +33,7 @@ cat >"$T/bus.conf" <<EOF
     <deny send_destination="$P.Inactive"/>
     <deny receive_interface="$P.NoRecv"/>
     <deny receive_interface="org.freedesktop.DBus" receive_member="NameAcquired"/>
+    <allow send_destination="$P.Logged" log="true"/>
   </policy>
   <limit name="max_match_rules_per_connection">4</limit>
   <limit name="service_start_timeout">10000</limit>
@@ -121,6 +123,7 @@ peer = W.Conn(path)
 peer.call_driver('RequestName', 'su', name(P + '.NoSend'))
 peer2 = W.Conn(path)
 peer2.call_driver('AddMatch', 's', W.body_s("type='signal'"))
+peer2.call_driver('RequestName', 'su', name(P + '.Logged'))
 c = W.Conn(path)
 call(c, 'send to a name the send rules deny', P + '.NoSend', 'com.example.I', 'M')
 call(c, 'call the receiver may not receive', peer2.unique, P + '.NoRecv', 'M')
@@ -135,8 +138,13 @@ for i in range(5):
 driver(c, 'own a name', 'RequestName', 'su', name(P + '.Acquired'))
 # a refused broadcast is not logged, a refused unicast signal is
 c.send(W.marshal(W.SIGNAL, c.next_serial(), {W.F_PATH: '/', W.F_INTERFACE: P + '.NoRecv', W.F_MEMBER: 'B'}))
+# (busbridged checks a broadcast when the receiver's queue is read: a moment later)
+c.drain(0.3)
 c.send(W.marshal(W.SIGNAL, c.next_serial(), {W.F_PATH: '/', W.F_INTERFACE: P + '.NoRecv', W.F_MEMBER: 'U',
                                               W.F_DESTINATION: peer2.unique}))
+# let through by an allow rule with log="true": logged, "Would reject message"
+c.send(W.marshal(W.SIGNAL, c.next_serial(), {W.F_PATH: '/', W.F_INTERFACE: 'com.example.I', W.F_MEMBER: 'L',
+                                              W.F_DESTINATION: P + '.Logged'}))
 for m in c.drain(0.5):
     if m[0] == W.ERROR:
         show('refused signal', m)
