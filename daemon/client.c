@@ -202,6 +202,8 @@ Client *client_free(Client *c) {
 		return NULL;
 	Bus *bus = c->bus;
 
+	client_log_names_lost(c);
+
 	if (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_AUTH || c->state == CLIENT_NONCE)
 		bus->n_incomplete--;
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
@@ -915,6 +917,54 @@ static void client_policy_complain_via(Client *sender, const WireHeader *h, bool
 	}
 	if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
 		(void) client_send_reply_for(callee, sender, cookie, msg, len);
+}
+
+/* the NameLost for @name that a receive rule of @c refuses: logged */
+static void client_log_name_lost(Client *c, const char *name) {
+	WireHeader h = {
+		.type = WIRE_TYPE_SIGNAL,
+		.path = { DRIVER_PATH, sizeof(DRIVER_PATH) - 1 },
+		.interface = { DRIVER_INTERFACE, sizeof(DRIVER_INTERFACE) - 1 },
+		.member = { "NameLost", sizeof("NameLost") - 1 },
+		.destination = { c->unique_name, (uint32_t) c->unique_name_len },
+	};
+	PolicyDecision d;
+	bool receive;
+
+	(void) name;	/* the receive rules do not look at the body */
+	if (client_policy_decide(c, &h, 0, false, &d, &receive))
+		return;
+	_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, &h, false, c);
+	if (text)
+		log_security("%s", text);
+}
+
+/*
+ * dbus-daemon sends NameLost for every name a connection owns, its unique
+ * name too, when it disconnects, becomes a monitor, or the bus exits: the
+ * last acquired first.  Receive rules that deny it make it log the
+ * refusals.  Nothing to do for a policy that lets everything in.
+ */
+void client_log_names_lost(Client *c) {
+	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
+	const char *names[64];
+	size_t n = 0;
+	struct kdbus_item *it;
+
+	if (c->state != CLIENT_ACTIVE || !c->policy || policy_snapshot_receives_all(c->policy))
+		return;
+	if (c->own_names_watched && c->conn && kdbus_cmd_conn_info(c->conn, &cmd) >= 0) {
+		struct kdbus_info *info = kdbus_pool_ptr(c->conn, cmd.offset);
+		KDBUS_ITEM_FOREACH(it, info, items)
+			if (it->type == KDBUS_ITEM_OWNED_NAME &&
+			    !(it->name.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)) && n < ELEMENTSOF(names))
+				names[n++] = it->name.name;
+		while (n-- > 0)
+			client_log_name_lost(c, names[n]);
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
+		(void) kdbus_cmd_free(c->conn, &f);
+	}
+	client_log_name_lost(c, c->unique_name);
 }
 
 /*

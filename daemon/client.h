@@ -180,6 +180,11 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
  * org.freedesktop.DBus, in reply to @msg) */
 void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t len);
 
+/* log the refusals of the NameLost signals dbus-daemon sends @c for each
+ * of its names (its unique name last) when it disconnects or becomes a
+ * monitor, if its receive rules deny them */
+void client_log_names_lost(Client *c);
+
 /* may @c receive @msg from the driver (its receive rules)? */
 bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t len);
 

@@ -93,6 +93,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 
 	/* closing the client's connection releases its names: everyone
 	 * sees them and the unique name go, as with dbus-daemon */
+	client_log_names_lost(c);
 	idmap_remove(&bus->clients_by_id, c->id);
 	c->conn = kdbus_conn_close(c->conn);
 

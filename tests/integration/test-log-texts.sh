@@ -5,7 +5,9 @@
 # AccessDenied for refused send/receive (to a client, to a name being
 # activated), the refused name, the match rule limit, activation that
 # succeeds, exits, cannot exec; refused driver messages (NameAcquired
-# denied by a receive rule: at every Hello and RequestName), a refused broadcast (not logged), a monitor that sends,
+# and NameLost denied by receive rules: at every Hello and RequestName, at
+# ReleaseName and for each name of a connection that goes or when the bus
+# exits), a refused broadcast (not logged), a monitor that sends,
 # a send let through by an allow rule with log="true" ("Would reject
 # message"), ReloadConfig and SIGHUP.  Connections are "(uid=U pid=P comm="...")":
 # the comm of the probe (its command line) is the same on both buses; pids
@@ -33,6 +35,7 @@ cat >"$T/bus.conf" <<EOF
     <deny send_destination="$P.Inactive"/>
     <deny receive_interface="$P.NoRecv"/>
     <deny receive_interface="org.freedesktop.DBus" receive_member="NameAcquired"/>
+    <deny receive_interface="org.freedesktop.DBus" receive_member="NameLost"/>
     <allow send_destination="$P.Logged" log="true"/>
   </policy>
   <limit name="max_match_rules_per_connection">4</limit>
@@ -136,6 +139,8 @@ for i in range(5):
     driver(c, 'match rule %d' % i, 'AddMatch', 's', W.body_s("type='signal',member='M%d'" % i))
 # NameAcquired is refused by the receive rules: the driver's unicast is logged
 driver(c, 'own a name', 'RequestName', 'su', name(P + '.Acquired'))
+driver(c, 'own another name', 'RequestName', 'su', name(P + '.Acquired2'))
+driver(c, 'release the first', 'ReleaseName', 's', W.body_s(P + '.Acquired'))
 # a refused broadcast is not logged, a refused unicast signal is
 c.send(W.marshal(W.SIGNAL, c.next_serial(), {W.F_PATH: '/', W.F_INTERFACE: P + '.NoRecv', W.F_MEMBER: 'B'}))
 # (busbridged checks a broadcast when the receiver's queue is read: a moment later)
@@ -155,6 +160,10 @@ mon.send(W.call(s, W.DRIVER[0], W.DRIVER[1], 'org.freedesktop.DBus.Monitoring', 
 show('become a monitor', mon.wait_reply(s))
 mon.send(W.call(mon.next_serial(), 'com.example.X', '/', 'com.example.I', 'FromMonitor'))
 print('monitor that sends: %s' % ('closed' if mon.closed_within(5) else 'not closed'))
+# the names of a connection that goes: NameLost each, refused
+for x in (c, peer, peer2):
+    x.close()
+    time.sleep(0.3)
 EOF
 	) 2>&1
 	kill -HUP "$OWN_PID"
