@@ -9,7 +9,7 @@
 # ReleaseName and for each name of a connection that goes or when the bus
 # exits), a refused broadcast (not logged), a monitor that sends,
 # a send let through by an allow rule with log="true" ("Would reject
-# message"), ReloadConfig and SIGHUP.  Connections are "(uid=U pid=P comm="...")":
+# message"), auth_timeout, ReloadConfig and SIGHUP.  Connections are "(uid=U pid=P comm="...")":
 # the comm of the probe (its command line) is the same on both buses; pids
 # and unique names are masked.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +40,7 @@ cat >"$T/bus.conf" <<EOF
   </policy>
   <limit name="max_match_rules_per_connection">4</limit>
   <limit name="service_start_timeout">10000</limit>
+  <limit name="auth_timeout">700</limit>
 </busconfig>
 EOF
 # the activatable service: takes its name, answers every call
@@ -79,6 +80,7 @@ for line in sys.stdin:
     line = re.sub(r"dbus-daemon\[\d+\]: ", "dbus-daemon[D]: ", line)
     line = re.sub(r"\[session uid=(\d+) pid=\d+\]", r"[session uid=\1 pid=D]", line)
     line = re.sub(r"pid=\d+", "pid=P", line)
+    line = re.sub(r"elapsed: \d+ms", "elapsed: Nms", line)
     line = re.sub(r":1\.\d+", u, line)
     sys.stdout.write(line)
 '
@@ -160,6 +162,12 @@ mon.send(W.call(s, W.DRIVER[0], W.DRIVER[1], 'org.freedesktop.DBus.Monitoring', 
 show('become a monitor', mon.wait_reply(s))
 mon.send(W.call(mon.next_serial(), 'com.example.X', '/', 'com.example.I', 'FromMonitor'))
 print('monitor that sends: %s' % ('closed' if mon.closed_within(5) else 'not closed'))
+# a connection that does not authenticate in time
+import socket
+raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+raw.connect(path)
+time.sleep(1.5)
+raw.close()
 # the names of a connection that goes: NameLost each, refused
 for x in (c, peer, peer2):
     x.close()
