@@ -603,7 +603,8 @@ static int method_request_name(DriverCall *call) {
 				 "Cannot acquire a service starting with ':' such as \"%s\"", name);
 	if (streq(name, DRIVER_NAME))
 		return call_fail(call, DBUS_ERR("InvalidArgs"),
-				 "Connection \"%s\" is not allowed to own the service \"%s\" because it is "
+				 /* sic: dbus-daemon's text lacks the space */
+				 "Connection \"%s\" is not allowed to own the service \"%s\"because it is "
 				 "reserved for D-Bus' use only", c->unique_name, name);
 	/* where the core's NAME_ACQUIRE provably decides as policy.c does,
 	 * its EPERM is the answer (below); the rest is the daemon's */

@@ -134,6 +134,7 @@ call(c, 'send to a name the send rules deny', P + '.NoSend', 'com.example.I', 'M
 call(c, 'call the receiver may not receive', peer2.unique, P + '.NoRecv', 'M')
 call(c, 'send to an activatable name the send rules deny', P + '.Inactive', 'com.example.I', 'M')
 driver(c, 'own a denied name', 'RequestName', 'su', name(P + '.Denied'))
+driver(c, 'own the bus name', 'RequestName', 'su', name('org.freedesktop.DBus'))
 call(c, 'activation that exits', P + '.Fail', 'com.example.I', 'M')
 call(c, 'activation of no such program', P + '.Missing', 'com.example.I', 'M')
 call(c, 'activation that succeeds', P + '.Ok', 'com.example.I', 'M')
