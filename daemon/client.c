@@ -256,7 +256,7 @@ Client *client_free(Client *c) {
 
 /* client_close() - disconnect, logging the reason once */
 void client_close(Client *c, const char *reason) {
-	/* a peer going away is normal; anything else is logged once */
+	/* dbus-daemon does not log why it closes a connection: debug only */
 	if (reason)
 		log_debug("Closing connection %s (%s): %s", client_name(c), client_loginfo(c), reason);
 	/* as dbus-daemon, while it runs (not when it exits) */
@@ -919,8 +919,9 @@ static void client_policy_complain_via(Client *sender, const WireHeader *h, bool
 		(void) client_send_reply_for(callee, sender, cookie, msg, len);
 }
 
-/* the NameLost for @name that a receive rule of @c refuses: logged */
-static void client_log_name_lost(Client *c, const char *name) {
+/* a NameLost that a receive rule of @c refuses: logged (the receive
+ * rules do not look at the body, the name) */
+static void client_log_name_lost(Client *c) {
 	WireHeader h = {
 		.type = WIRE_TYPE_SIGNAL,
 		.path = { DRIVER_PATH, sizeof(DRIVER_PATH) - 1 },
@@ -931,7 +932,6 @@ static void client_log_name_lost(Client *c, const char *name) {
 	PolicyDecision d;
 	bool receive;
 
-	(void) name;	/* the receive rules do not look at the body */
 	if (client_policy_decide(c, &h, 0, false, &d, &receive))
 		return;
 	_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, &h, false, c);
@@ -941,14 +941,13 @@ static void client_log_name_lost(Client *c, const char *name) {
 
 /*
  * dbus-daemon sends NameLost for every name a connection owns, its unique
- * name too, when it disconnects, becomes a monitor, or the bus exits: the
- * last acquired first.  Receive rules that deny it make it log the
- * refusals.  Nothing to do for a policy that lets everything in.
+ * name too (the last: the first it had), when it disconnects, becomes a
+ * monitor, or the bus exits.  Receive rules that deny it make it log the
+ * refusals, which differ only by the name they do not show.  Nothing to
+ * do for a policy that lets everything in.
  */
 void client_log_names_lost(Client *c) {
 	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
-	const char *names[64];
-	size_t n = 0;
 	struct kdbus_item *it;
 
 	if (c->state != CLIENT_ACTIVE || !c->policy || policy_snapshot_receives_all(c->policy))
@@ -957,14 +956,12 @@ void client_log_names_lost(Client *c) {
 		struct kdbus_info *info = kdbus_pool_ptr(c->conn, cmd.offset);
 		KDBUS_ITEM_FOREACH(it, info, items)
 			if (it->type == KDBUS_ITEM_OWNED_NAME &&
-			    !(it->name.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)) && n < ELEMENTSOF(names))
-				names[n++] = it->name.name;
-		while (n-- > 0)
-			client_log_name_lost(c, names[n]);
+			    !(it->name.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
+				client_log_name_lost(c);
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
 		(void) kdbus_cmd_free(c->conn, &f);
 	}
-	client_log_name_lost(c, c->unique_name);
+	client_log_name_lost(c);
 }
 
 /*
