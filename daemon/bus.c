@@ -208,8 +208,9 @@ int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
 		return 0;
 	r = policy_snapshot_check_own(c->policy, name, &rule);
 	if (r == 0 && rule && rule->log)
-		log_notice("Connection %s (uid=%u pid=%d) is not allowed to own the service \"%s\" (%s:%u)",
-			   c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, name, rule->file, rule->line);
+		/* dbus-daemon does not log refused names */
+		log_debug("Connection %s (%s) is not allowed to own the service \"%s\" (%s:%u)", c->unique_name,
+			  client_loginfo(c), name, rule->file, rule->line);
 	return r > 0;
 }
 
@@ -337,9 +338,9 @@ static void bus_expire_oldest_incomplete(Bus *bus) {
 
 	list_for_each_entry(c, &bus->clients, link) {
 		if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH || c->state == CLIENT_AWAIT_HELLO) {
-			log_warning("Connection has not authenticated soon enough, closing it "
-				    "(max_incomplete_connections=%" PRIu64 ")",
-				    bus->limits.max_incomplete_connections);
+			log_debug("Connection has not authenticated soon enough, closing it "
+				  "(max_incomplete_connections=%" PRIu64 ")",
+				  bus->limits.max_incomplete_connections);
 			client_close(c, "too many incomplete connections");
 			return;
 		}
@@ -356,12 +357,12 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
 				return;
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				log_warning("Cannot accept connection: %s; pausing until a connection closes",
-					    strerror(errno));
+				log_debug("Cannot accept connection: %s; pausing until a connection closes",
+					  strerror(errno));
 				bus_pause_listeners(bus);
 				return;
 			}
-			log_warning("accept() failed: %m");
+			log_debug("accept() failed: %m");
 			return;
 		}
 		if (bus->n_incomplete >= bus->limits.max_incomplete_connections)
@@ -370,8 +371,10 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 		Client *c;
 		int r = client_new(&c, bus, cfd, listen_socket_is_unix(l->socket),
 				   listen_socket_nonce(l->socket));
-		if (r < 0)
-			log_warning_errno(r, "Cannot set up new connection: %m");
+		if (r == -ENOMEM)
+			log_warning("No memory to set up new connection");
+		else if (r < 0)
+			log_debug("Cannot set up new connection: %s", strerror(-r));
 		else
 			client_start(c);
 	}
@@ -481,11 +484,15 @@ static void bus_on_signal(evutil_socket_t sig, short what, void *userdata) {
 	if (sig == SIGHUP) {
 		_cleanup_free_ char *error = NULL;
 		int r = bus_reload(bus, &error);
-		if (r < 0)
-			log_error("Unable to reload configuration: %s", error ? error : strerror(-r));
+		/* as dbus-daemon: bus_context_reload_config() logs, and then
+		 * its SIGHUP handler warns once more, without the prefix */
+		if (r < 0) {
+			log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
+			log_unprefixed(LOG_WARNING, "Unable to reload configuration: %s", error ? error : strerror(-r));
+		}
 		return;
 	}
-	log_info("Exiting on signal %d", (int) sig);
+	log_debug("Exiting on signal %d", (int) sig);
 	event_base_loopbreak(bus->base);
 }
 
@@ -642,7 +649,7 @@ static void bus_policy_install(Bus *bus, const BusConfig *config) {
 	bus->compiled = TAKE_PTR(pc);
 	return;
 fail:
-	log_warning("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
+	log_debug("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
 	bus_policy_holders_close(bus, 0);
 	(void) kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
 }

@@ -137,6 +137,26 @@ const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
 }
 
+const char *client_loginfo(const Client *c) {
+	return c->loginfo ? c->loginfo : "inactive";
+}
+
+/* dbus-daemon's cache_peer_loginfo_string(), when the client says Hello */
+static char *client_make_loginfo(const Client *c) {
+	char comm[PEER_COMMAND_MAX + 1], uid[24] = "", pid[48] = "";
+	_cleanup_free_ char *label = NULL;
+
+	if (c->is_unix && c->creds.uid != (uid_t) -1)
+		snprintf(uid, sizeof(uid), "uid=%u", (unsigned) c->creds.uid);
+	if (c->creds.have_pid) {
+		peer_command_for_pid(c->creds.pid, comm);
+		snprintf(pid, sizeof(pid), "%spid=%d comm=\"", uid[0] ? " " : "", (int) c->creds.pid);
+	}
+	if (c->creds.label && asprintf(&label, "%slabel=\"%s\"", uid[0] || pid[0] ? " " : "", c->creds.label) < 0)
+		return NULL;
+	return format("%s%s%s%s%s", uid, pid, pid[0] ? comm : "", pid[0] ? "\"" : "", label ? label : "");
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
@@ -182,6 +202,8 @@ Client *client_free(Client *c) {
 		return NULL;
 	Bus *bus = c->bus;
 
+	client_log_names_lost(c);
+
 	if (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_AUTH || c->state == CLIENT_NONCE)
 		bus->n_incomplete--;
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
@@ -224,6 +246,7 @@ Client *client_free(Client *c) {
 		event_free(c->ev);
 	safe_close(c->fd);
 	client_creds_done(&c->creds);
+	free(c->loginfo);
 	free(c);
 
 	bus_resume_listeners(bus);
@@ -233,11 +256,12 @@ Client *client_free(Client *c) {
 
 /* client_close() - disconnect, logging the reason once */
 void client_close(Client *c, const char *reason) {
-	/* a peer going away is normal; anything else is logged once */
+	/* dbus-daemon does not log why it closes a connection: debug only */
 	if (reason)
-		log_full(streq(reason, "peer closed") ? LOG_DEBUG : LOG_NOTICE, 0,
-			 "Closing connection %s (uid=%u pid=%d): %s", client_name(c), (unsigned) c->creds.uid,
-			 (int) c->creds.pid, reason);
+		log_debug("Closing connection %s (%s): %s", client_name(c), client_loginfo(c), reason);
+	/* as dbus-daemon, while it runs (not when it exits) */
+	if (c->state == CLIENT_MONITOR)
+		log_info("Monitoring connection %s closed.", c->unique_name);
 	client_free(c);
 }
 
@@ -549,6 +573,8 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast,
 				 PolicyDecision *d, bool *ret_receive);
 static const char *policy_type_name(uint8_t t);
+static char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+				 bool requested_reply, const Client *recipient);
 
 /*
  * A message from the driver that @owner's receive rules refuse: dbus-daemon
@@ -565,15 +591,11 @@ static int client_driver_refusal_error(Client *owner, Client *serial_from, const
 	if (!owner || owner->state != CLIENT_ACTIVE || !owner->policy || wire_header_parse(msg, len, &h) < 0 ||
 	    client_policy_decide(owner, &h, 0, false, &d, &receive))
 		return 0;
-	_cleanup_free_ char *text = NULL;
-	if (asprintf(&text,
-		     /* as dbus-daemon: the driver's message has no sender yet */
-		     "Rejected receive message, %u matched rules; type=\"%s\", sender=\"(unset)\" ((bus)) "
-		     "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
-		     "destination=\"%s\" (uid=%u pid=%d)",
-		     d.n_matched, policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
-		     h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
-		     owner->unique_name, (unsigned) owner->creds.uid, (int) owner->creds.pid) < 0)
+	/* as dbus-daemon: the driver's message has no sender yet; its
+	 * replies are requested ones */
+	_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, &h,
+							h.has_reply_serial, owner);
+	if (!text)
 		return -ENOMEM;
 	int r = driver_build_error_to(serial_from, DRIVER_NAME, h.serial, "org.freedesktop.DBus.Error.AccessDenied",
 				      text, ret_msg, ret_len);
@@ -834,50 +856,60 @@ static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, co
 /* client_policy_complain(), answering from @callee's connection when it
  * holds the tracker of the refused call (@cookie non-zero) */
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				       const char *destination, Client *callee, uint64_t cookie);
+				       const Client *recipient, Client *callee, uint64_t cookie);
 
 /* tell @sender that @h was refused, as dbus-daemon's complain_about_message() */
 static void client_policy_complain(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				   const char *destination) {
-	client_policy_complain_via(sender, h, receive, d, destination, NULL, 0);
+				   const Client *recipient) {
+	client_policy_complain_via(sender, h, receive, d, recipient, NULL, 0);
 }
 
-/* a refusal decided by a log="true" rule is logged, as dbus-daemon does */
-static void client_policy_log_refusal(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				      const char *destination) {
-	if (d->log || (d->rule && d->rule->log))
-		log_notice("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-			   "interface=\"%s\" member=\"%s\" error name=\"%s\" destination=\"%s\"",
-			   receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
-			   (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
-			   h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-			   destination ? destination : "(unset)");
-}
-
-/* the AccessDenied text of dbus-daemon's complain_about_message() for a
- * refused message that is not a reply (requested_reply is 0) */
-static char *client_refusal_text(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				 const char *destination) {
-	return format("Rejected %s message, %u matched rules; type=\"%s\", sender=\"%s\" (uid=%u pid=%d) "
-		      "interface=\"%s\" member=\"%s\" error name=\"%s\" requested_reply=\"0\" destination=\"%s\"",
-		      receive ? "receive" : "send", d->n_matched, policy_type_name(h->type), sender->unique_name,
-		      (unsigned) sender->creds.uid, (int) sender->creds.pid, h->interface.s ? h->interface.s : "(unset)",
+/*
+ * The text of dbus-daemon's complain_about_message(): @complaint about @h
+ * from @sender (NULL: the bus driver) to @recipient (NULL: the bus itself,
+ * or a name that is being activated), with their loginfo.  The destination
+ * is the message's, as dbus-daemon shows it (the driver's name if none).
+ */
+static char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+				 bool requested_reply, const Client *recipient) {
+	return format("%s, %u matched rules; type=\"%s\", sender=\"%s\" (%s) interface=\"%s\" member=\"%s\" "
+		      "error name=\"%s\" requested_reply=\"%d\" destination=\"%s\" (%s)",
+		      complaint, n_matched, policy_type_name(h->type), sender ? sender->unique_name : "(unset)",
+		      sender ? client_loginfo(sender) : "(bus)", h->interface.s ? h->interface.s : "(unset)",
 		      h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-		      destination ? destination : "(unset)");
+		      requested_reply, h->destination.s ? h->destination.s : DRIVER_NAME,
+		      recipient ? client_loginfo(recipient) : "bus");
 }
 
+/* a send that an allow rule with log="true" let through: dbus-daemon logs
+ * it (bus_context_check_security_policy()) */
+static void client_policy_log_would_reject(Client *c, const WireHeader *h, const PolicyDecision *d,
+					   const Client *recipient) {
+	if (!d->log)
+		return;
+	_cleanup_free_ char *text = client_refusal_text("Would reject message", d->n_matched, c, h,
+							h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR,
+							recipient);
+	if (text)
+		log_security("%s", text);
+}
+
+/* a refusal by the send (or receive) rules of a message to its addressed
+ * recipient: dbus-daemon logs it, and answers a call with AccessDenied */
 static void client_policy_complain_via(Client *sender, const WireHeader *h, bool receive, const PolicyDecision *d,
-				       const char *destination, Client *callee, uint64_t cookie) {
+				       const Client *recipient, Client *callee, uint64_t cookie) {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
+	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
 
-	client_policy_log_refusal(sender, h, receive, d, destination);
-	if (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
-		return;	/* a refused reply is not answered */
-	text = client_refusal_text(sender, h, receive, d, destination);
+	text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message", d->n_matched,
+				   sender, h, reply, recipient);
 	if (!text)
 		return;
+	log_security("%s", text);
+	if (reply)
+		return;	/* a refused reply is not answered */
 	if (!callee || !cookie) {
 		driver_send_error(sender->bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s",
 				  text);
@@ -885,6 +917,51 @@ static void client_policy_complain_via(Client *sender, const WireHeader *h, bool
 	}
 	if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
 		(void) client_send_reply_for(callee, sender, cookie, msg, len);
+}
+
+/* a NameLost that a receive rule of @c refuses: logged (the receive
+ * rules do not look at the body, the name) */
+static void client_log_name_lost(Client *c) {
+	WireHeader h = {
+		.type = WIRE_TYPE_SIGNAL,
+		.path = { DRIVER_PATH, sizeof(DRIVER_PATH) - 1 },
+		.interface = { DRIVER_INTERFACE, sizeof(DRIVER_INTERFACE) - 1 },
+		.member = { "NameLost", sizeof("NameLost") - 1 },
+		.destination = { c->unique_name, (uint32_t) c->unique_name_len },
+	};
+	PolicyDecision d;
+	bool receive;
+
+	if (client_policy_decide(c, &h, 0, false, &d, &receive))
+		return;
+	_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, &h, false, c);
+	if (text)
+		log_security("%s", text);
+}
+
+/*
+ * dbus-daemon sends NameLost for every name a connection owns, its unique
+ * name too (the last: the first it had), when it disconnects, becomes a
+ * monitor, or the bus exits.  Receive rules that deny it make it log the
+ * refusals, which differ only by the name they do not show.  Nothing to
+ * do for a policy that lets everything in.
+ */
+void client_log_names_lost(Client *c) {
+	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
+	struct kdbus_item *it;
+
+	if (c->state != CLIENT_ACTIVE || !c->policy || policy_snapshot_receives_all(c->policy))
+		return;
+	if (c->own_names_watched && c->conn && kdbus_cmd_conn_info(c->conn, &cmd) >= 0) {
+		struct kdbus_info *info = kdbus_pool_ptr(c->conn, cmd.offset);
+		KDBUS_ITEM_FOREACH(it, info, items)
+			if (it->type == KDBUS_ITEM_OWNED_NAME &&
+			    !(it->name.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
+				client_log_name_lost(c);
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
+		(void) kdbus_cmd_free(c->conn, &f);
+	}
+	client_log_name_lost(c);
 }
 
 /*
@@ -912,6 +989,7 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
 		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, d) == 0)
 			return false;
+		client_policy_log_would_reject(s, h, d, c);
 	}
 	if (!broadcast && !from_driver)
 		return true;	/* unicasts between clients were checked when sent */
@@ -935,9 +1013,15 @@ static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sende
 
 	if (client_policy_decide(c, h, sender_id, broadcast, &d, &receive))
 		return true;
-	Client *s = bus_find_client(c->bus, sender_id);
-	if (s)
-		client_policy_log_refusal(s, h, receive, &d, c->unique_name);
+	/* as dbus-daemon, a refusal is logged unless the message was not
+	 * addressed to @c: broadcasts are not, the driver's own unicasts
+	 * (its replies, NameAcquired...) are */
+	if (!broadcast && h->destination.s && !bus_find_client(c->bus, sender_id)) {
+		_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, h,
+								h->has_reply_serial, c);
+		if (text)
+			log_security("%s", text);
+	}
 	return false;
 }
 
@@ -967,7 +1051,8 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false) ||
 		    client_policy_decide(rc, h, c->id, true, &d, &receive))
 			continue;
-		text = client_refusal_text(c, h, receive, &d, rc->unique_name);
+		text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message", d.n_matched,
+					   c, h, false, rc);
 		if (text && driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
 					       &len) >= 0)
 			driver_capture(bus->driver, msg, len);
@@ -999,7 +1084,7 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
 typedef struct PolicyRefusal {
 	bool receive;
 	PolicyDecision d;
-	const char *destination;
+	const Client *recipient;	/* NULL: the driver, or a name being activated */
 } PolicyRefusal;
 
 /*
@@ -1028,8 +1113,10 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
-		f->destination = DRIVER_NAME;
-		return policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) != 0;
+		if (policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) == 0)
+			return false;
+		client_policy_log_would_reject(c, h, &f->d, NULL);
+		return true;
 	}
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
 		/* as dbus-daemon, a name nobody holds is ServiceUnknown before
@@ -1042,19 +1129,20 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 			return true;	/* no such peer: the core answers ENXIO */
 	}
 	dc = dst ? bus_find_client(bus, dst) : NULL;
-	f->destination = h->destination.s;
+	f->recipient = dc;
 
 	/* replies pass if they were asked for: the core refuses any other */
 	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
 	/* a call or signal to a client whose names' TALK entries provably
 	 * answer as the send rules (policy/compile.h): the core's TALK check
 	 * on sending is the sender side; the receive side stays ours */
-	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial &&
+	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial && !policy_snapshot_logs_sends(c->policy) &&
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
 			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
 	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
+	client_policy_log_would_reject(c, h, &f->d, dc);
 	if (dc && dc->policy) {
 		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
 		f->receive = true;
@@ -1088,7 +1176,7 @@ static bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, con
 		return true;
 	Client *s = bus_find_client(bus, m->src_id);
 	if (s)
-		client_policy_complain_via(s, &h, true, &d, c->unique_name, c,
+		client_policy_complain_via(s, &h, true, &d, c, c,
 					   (m->flags & KDBUS_MSG_EXPECT_REPLY) ? m->cookie : 0);
 	return false;
 }
@@ -1114,6 +1202,11 @@ static bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t 
 		return true;
 	if (!client_policy_deliver(c, h, sender_id, broadcast))
 		return false;
+	/* a sender whose sends are logged is logged each time */
+	if (memo) {
+		Client *s = bus_find_client(bus, sender_id);
+		memo = !s || !policy_snapshot_logs_sends(s->policy);
+	}
 	if (memo) {
 		c->policy_memo.header_id = header_id;
 		c->policy_memo.sender_id = sender_id;
@@ -1667,6 +1760,9 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
+	c->loginfo = client_make_loginfo(c);
+	if (!c->loginfo)
+		return -ENOMEM;
 	PolicySnapshot *snap;
 	r = client_policy_snapshot(c, bus->policy, &snap);
 	if (r < 0)
@@ -1771,6 +1867,18 @@ static void client_bloom(Client *c, const WireHeader *h, const uint8_t *hdr, siz
 	memcpy(bc->key + hlen, body, blen);
 }
 
+/* the connection a unicast from @c was for, if it is a client */
+static const Client *client_send_recipient(Client *c, const WireHeader *h, const MessageTarget *t) {
+	uint64_t id = 0;
+
+	if (t->dst_id == KDBUS_DST_ID_NAME) {
+		if (!h->destination.s || bus_name_owner(c->conn, h->destination.s, &id) < 0)
+			return NULL;
+	} else if (t->dst_id != KDBUS_DST_ID_BROADCAST)
+		id = t->dst_id;
+	return id ? bus_find_client(c->bus, id) : NULL;
+}
+
 /* handle one complete, framed message from the client */
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
@@ -1847,6 +1955,12 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		/* monitors may not send; dbus-daemon disconnects them */
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
+		log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
+			    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
+			    "name=\"%s\" destination=\"%s\")", c->unique_name, client_loginfo(c),
+			    policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
+			    h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
+			    h.destination.s ? h.destination.s : DRIVER_NAME);
 		client_close(c, "monitor sent a message");
 		return -EPERM;
 	}
@@ -1881,7 +1995,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (!allowed && !bus->n_monitors) {
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
 		return 0;
 	}
 
@@ -1997,7 +2111,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
 		client_policy_broadcast_capture(c, &h, msg + h.header_len);
 	if (!allowed) {
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.destination);
+		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
 		return 0;
 	}
 
@@ -2024,19 +2138,26 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 					  "Name \"%s\" does not exist", h.destination.s);
 			break;
 		case -EMLINK:
+			/* dbus-daemon logs this one */
+			log_security("The maximum number of pending replies for \"%s\" (%s) has been reached "
+				     "(max_replies_per_connection=%" PRIu64 ")", c->unique_name, client_loginfo(c),
+				     bus->limits.max_replies_per_connection);
 			driver_send_error(bus->driver, c, h.serial, err,
-					  "The maximum number of pending replies for \"%s\" (uid=%u pid=%d) "
-					  "has been reached (max_replies_per_connection=%" PRIu64 ")",
-					  c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid,
-					  bus->limits.max_replies_per_connection);
+					  "The maximum number of pending replies per connection has been reached");
 			break;
 		case -ENOBUFS:
 		case -EXFULL:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The destination %s has too many messages queued "
-					  "(max_outgoing_bytes=%" PRIu64 ")",
-					  h.destination.s, bus->limits.max_outgoing_bytes);
+		case -EPERM: {
+			/* as dbus-daemon's complain_about_message(), logged */
+			_cleanup_free_ char *text = client_refusal_text(
+				r == -EPERM ? "Rejected send message" : "Rejected: destination has a full message queue",
+				0, c, &h, false, client_send_recipient(c, &h, &t));
+			if (!text)
+				break;
+			log_security("%s", text);
+			driver_send_error(bus->driver, c, h.serial, err, "%s", text);
 			break;
+		}
 		case -EDQUOT:
 			driver_send_error(bus->driver, c, h.serial, err,
 					  "The destination %s has too many messages queued from uid %u "
@@ -2046,13 +2167,6 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		case -ECOMM:
 			driver_send_error(bus->driver, c, h.serial, err,
 					  "The destination %s does not accept file descriptors", h.destination.s);
-			break;
-		case -EPERM:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "Rejected send message, 0 matched rules; type=\"method_call\", sender=\"%s\" "
-					  "interface=\"%s\" member=\"%s\" error name=\"(unset)\" requested_reply=\"0\" "
-					  "destination=\"%s\"", c->unique_name, strempty(h.interface.s),
-					  strempty(h.member.s), strempty(h.destination.s));
 			break;
 		default:
 			driver_send_error(bus->driver, c, h.serial, err, "Cannot deliver the message to %s: %s",
@@ -2127,23 +2241,28 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 
 	if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH) {
-		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64 "ms)",
-			    c->bus->limits.auth_timeout);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double elapsed = (double) (now.tv_sec - c->connect_time.tv_sec) * 1000 +
+				 (double) (now.tv_nsec - c->connect_time.tv_nsec) / 1e6;
+		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64
+			    "ms, elapsed: %.0fms)", c->bus->limits.auth_timeout, elapsed);
 		client_close(c, "authentication timed out");
 		return;
 	}
 	if (c->n_in_fds == 0 || (c->is_unix && c->creds.uid == 0)) {
-		log_warning("Connection \"%s\" (uid=%u pid=%d) has sent %zu bytes of a message and nothing "
-			    "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
-			    (unsigned) c->creds.uid, (int) c->creds.pid, c->rlen, c->bus->limits.pending_fd_timeout);
+		/* not a dbus-daemon message: debug only */
+		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
+			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
+			  client_loginfo(c), c->rlen, c->bus->limits.pending_fd_timeout);
 		client_close(c, "partial message pending for too long");
 		return;
 	}
 	/* dbus-daemon: a connection that keeps fds without the rest of their
 	 * message for pending_fd_timeout is dropped */
-	log_warning("Connection \"%s\" (uid=%u pid=%d) has had unix fds pending for too long, closing it "
-		    "(pending_fd_timeout=%" PRIu64 " ms)", client_name(c), (unsigned) c->creds.uid, (int) c->creds.pid,
-		    c->bus->limits.pending_fd_timeout);
+	log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
+		    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
+		    client_loginfo(c), c->bus->limits.pending_fd_timeout);
 	client_close(c, "file descriptors pending for too long");
 }
 
@@ -2188,6 +2307,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	c->is_unix = is_unix;
 	c->nonce = nonce;
 	c->state = nonce ? CLIENT_NONCE : CLIENT_AUTH;
+	clock_gettime(CLOCK_MONOTONIC, &c->connect_time);
 	list_init(&c->link);
 	list_init(&c->ready_link);
 	list_init(&c->matches);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "compat/wire.h"
 #include "kdbus/bus.h"
@@ -81,6 +82,8 @@ struct Client {
 	const uint8_t *nonce;	/* nonce-tcp */
 
 	ClientCreds creds;
+	char *loginfo;		/* client_loginfo(), from Hello on */
+	struct timespec connect_time;	/* CLOCK_MONOTONIC, for the auth_timeout log */
 	Auth *auth;
 	struct PolicySnapshot *policy;	/* the bus policy for this identity */
 
@@ -177,6 +180,11 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id)
  * org.freedesktop.DBus, in reply to @msg) */
 void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t len);
 
+/* log the refusals of the NameLost signals dbus-daemon sends @c for each
+ * of its names (its unique name last) when it disconnects or becomes a
+ * monitor, if its receive rules deny them */
+void client_log_names_lost(Client *c);
+
 /* may @c receive @msg from the driver (its receive rules)? */
 bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t len);
 
@@ -185,6 +193,11 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
 
 const char *client_name(const Client *c);
+
+/* how dbus-daemon describes @c in logs and errors (its loginfo):
+ * "uid=U pid=P comm=\"...\"" and a label=\"...\", as @c was when it said
+ * Hello; "inactive" before */
+const char *client_loginfo(const Client *c);
 
 /* dbus-daemon's bus_driver_check_caller_is_privileged(): a unix peer that
  * is root or the bus's own uid */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
 #include "daemon/service-registry.h"
 #include "policy/compile.h"
 #include "policy/config.h"
+#include "util/format.h"
 #include "util/macro.h"
 
 #define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
@@ -184,12 +186,18 @@ static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
 static int call_fail_unprivileged(DriverCall *call) {
 	Client *c = call->caller;
 	const char *member = dbus_message_get_member(call->msg);
+	_cleanup_free_ char *text = NULL;
+	char uid[24] = "unknown uid";
 
-	log_notice("rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u", member,
-		   c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, (unsigned) c->creds.uid);
-	return call_fail(call, DBUS_ERR("AccessDenied"),
-			 "rejected attempt to call %s by connection %s (uid=%u pid=%d) with uid %u", member,
-			 c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid, (unsigned) c->creds.uid);
+	/* as dbus-daemon's bus_driver_check_caller_is_privileged(): logged */
+	if (c->is_unix && c->creds.uid != (uid_t) -1)
+		snprintf(uid, sizeof(uid), "uid %u", (unsigned) c->creds.uid);
+	text = format("rejected attempt to call %s by connection %s (%s) with %s", member, client_name(c),
+		      client_loginfo(c), uid);
+	if (!text)
+		return call_fail(call, DBUS_ERR("NoMemory"), "Not enough memory");
+	log_security("%s", text);
+	return call_fail(call, DBUS_ERR("AccessDenied"), "%s", text);
 }
 
 /* messages the bus originates most often are built with the wire builder:
@@ -595,7 +603,8 @@ static int method_request_name(DriverCall *call) {
 				 "Cannot acquire a service starting with ':' such as \"%s\"", name);
 	if (streq(name, DRIVER_NAME))
 		return call_fail(call, DBUS_ERR("InvalidArgs"),
-				 "Connection \"%s\" is not allowed to own the service \"%s\" because it is "
+				 /* sic: dbus-daemon's text lacks the space */
+				 "Connection \"%s\" is not allowed to own the service \"%s\"because it is "
 				 "reserved for D-Bus' use only", c->unique_name, name);
 	/* where the core's NAME_ACQUIRE provably decides as policy.c does,
 	 * its EPERM is the answer (below); the rest is the daemon's */
@@ -639,8 +648,10 @@ static int method_request_name(DriverCall *call) {
 	case 0:
 		result = (ret_flags & KDBUS_NAME_IN_QUEUE) ? DBUS_REQUEST_NAME_REPLY_IN_QUEUE
 							   : DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
-		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER)
+		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
 			client_limit_output(c);
+			service_registry_name_taken(bus);
+		}
 		break;
 	case -EALREADY:
 		result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
@@ -1074,7 +1085,7 @@ static int method_reload_config(DriverCall *call) {
 	int r = bus_reload(call->driver->bus, &error);
 	if (r < 0) {
 		/* the running configuration stays; the error names file and line */
-		log_error("Unable to reload configuration: %s", error ? error : strerror(-r));
+		log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
 		return call_fail(call, DBUS_ERR("Failed"), "%s", error ? error : strerror(-r));
 	}
 	return call_reply_args(call, DBUS_TYPE_INVALID);
@@ -1193,11 +1204,16 @@ static int method_add_match(DriverCall *call) {
 	ClientMatch *m;
 	int r;
 
-	if (c->n_matches >= bus->limits.max_match_rules_per_connection)
+	if (c->n_matches >= bus->limits.max_match_rules_per_connection) {
+		/* dbus-daemon logs this one */
+		log_security("Connection \"%s\" is not allowed to add more match rules (increase limits in "
+			     "configuration file if required; max_match_rules_per_connection=%" PRIu64 ")",
+			     c->unique_name, bus->limits.max_match_rules_per_connection);
 		return call_fail(call, DBUS_ERR("LimitsExceeded"),
 				 "Connection \"%s\" is not allowed to add more match rules (increase limits in "
 				 "configuration file if required; max_match_rules_per_connection=%" PRIu64 ")",
 				 c->unique_name, bus->limits.max_match_rules_per_connection);
+	}
 	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
 		return -EPROTO;
 
@@ -1774,7 +1790,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	_cleanup_msg_ DBusMessage *msg = dbus_message_demarshal((const char *) data, (int) len, &err);
 	if (!msg) {
 		/* the message was validated when it came in: out of memory */
-		log_warning("Dropping a message from %s to the bus driver: %s", c->unique_name,
+		log_debug("Dropping a message from %s to the bus driver: %s", c->unique_name,
 			    dbus_error_is_set(&err) ? err.message : "out of memory");
 		dbus_error_free(&err);
 		return;
@@ -1805,8 +1821,8 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		}
 		_cleanup_msg_ DBusMessage *e = dbus_message_new_error(msg, name, text);
 		if (!e || driver_send_message(d, c, e, dbus_message_get_serial(msg), NULL, 0) < 0)
-			log_warning("Cannot answer %s of %s with %s: out of memory",
-				    strempty(dbus_message_get_member(msg)), c->unique_name, name);
+			log_debug("Cannot answer %s of %s with %s: out of memory",
+				  strempty(dbus_message_get_member(msg)), c->unique_name, name);
 	}
 	dbus_error_free(&call.error);
 }

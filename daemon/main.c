@@ -373,10 +373,13 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 
+	/* as dbus-daemon: always stderr, syslog too with --syslog or
+	 * <syslog/> (unless --nosyslog), only syslog with --syslog-only */
 	if (o.syslog == 2)
 		log_set_target(LOG_TARGET_SYSLOG);
 	else if (o.syslog == 1 || (o.syslog < 0 && config->syslog))
 		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
+	log_set_bus_type(config->type);
 
 	raise_fd_limit();
 	base = event_base_new();
@@ -465,7 +468,8 @@ int main(int argc, char **argv) {
 			if (null > 2)
 				close(null);
 		}
-		log_set_target(LOG_TARGET_SYSLOG);
+		/* what dbus-daemon logs to stderr is lost after it forks */
+		log_set_target(log_get_target() & ~LOG_TARGET_STDERR);
 		(void) write(notify_fd, "", 1);
 		close(notify_fd);
 	}

@@ -93,6 +93,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 
 	/* closing the client's connection releases its names: everyone
 	 * sees them and the unique name go, as with dbus-daemon */
+	client_log_names_lost(c);
 	idmap_remove(&bus->clients_by_id, c->id);
 	c->conn = kdbus_conn_close(c->conn);
 
@@ -111,8 +112,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	c->monitor_rules = rules;
 	c->n_monitor_rules = n;
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
-	log_info("Connection %s (uid=%u pid=%d) became a monitor.", c->unique_name, (unsigned) c->creds.uid,
-		 (int) c->creds.pid);
+	log_info("Connection %s (%s) became a monitor.", c->unique_name, client_loginfo(c));
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -254,4 +255,34 @@ PeerCreds *peer_creds_free(PeerCreds *c) {
 	peer_creds_done(c);
 	free(c);
 	return NULL;
+}
+
+size_t peer_command_for_pid(pid_t pid, char *buf) {
+	char path[32];
+	ssize_t n = 0;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	/* one read(), as dbus-daemon's: the kernel gives the whole start */
+	do
+		n = read(fd, buf, PEER_COMMAND_MAX);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return buf[0] = '\0', 0;
+	if (buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char) buf[i];
+		if (c == '\0')
+			buf[i] = ' ';
+		else if (c < 0x20 || c > 127)
+			buf[i] = '?';
+	}
+	buf[n] = '\0';
+	return (size_t) n;
 }

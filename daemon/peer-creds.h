@@ -126,4 +126,19 @@ int peer_creds_get_basic(int fd, PeerCreds *ret);
  */
 void peer_creds_done(PeerCreds *c);
 
+/* the most peer_command_for_pid() writes, without the NUL */
+#define PEER_COMMAND_MAX 50
+
+/**
+ * peer_command_for_pid() - the start of a process's command line, as
+ * dbus-daemon shows it in comm="..." (_dbus_command_for_pid()): the first
+ * PEER_COMMAND_MAX bytes of /proc/@pid/cmdline less a NUL that ends them,
+ * each NUL a space, other bytes below 0x20 or above 0x7f a '?'
+ * @pid:	the process
+ * @buf:	PEER_COMMAND_MAX + 1 bytes; "" when the file cannot be read
+ *
+ * Return: the length written.
+ */
+size_t peer_command_for_pid(pid_t pid, char *buf);
+
 DEFINE_CLEANUP(PeerCreds *, peer_creds_free);

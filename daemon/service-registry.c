@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat/message.h"
 #include "compat/service-file.h"
 #include "compat/wire.h"
 #include "daemon/bus.h"
@@ -570,7 +571,7 @@ static int activatable_new(ServiceRegistry *reg, const char *name, ServiceFile *
 			return r;
 		}
 		if (r < 0)
-			log_warning_errno(r, "Cannot register activatable name %s: %m", name);
+			log_debug("Cannot register activatable name %s: %s", name, strerror(-r));
 	}
 	a->file = file;
 	a->listed = file != NULL;
@@ -638,7 +639,6 @@ static void launch_fail(Launch *l, const char *error_name, const char *text) {
 	ServiceRegistry *reg = a->reg;
 	Starter *st;
 
-	log_info("Activated service '%s' failed: %s", a->name, text);
 	launch_detach(l);
 	list_for_each_entry(st, &l->starters, link)
 		starter_reply_error(reg, st, error_name, text);
@@ -758,7 +758,7 @@ static void registry_watch_removals(ServiceRegistry *reg, bool on) {
 	it->id_change.id = KDBUS_MATCH_ID_ANY;
 	if (kdbus_cmd_match_add(reg->watcher, &mt.cmd) < 0) {
 		/* without it the next instance starts after the grace period */
-		log_warning("Cannot watch disconnections for activation");
+		log_debug("Cannot watch disconnections for activation");
 		return;
 	}
 	reg->watching_removals = true;
@@ -1006,7 +1006,9 @@ static void child_exited(Child *ch, int status) {
 		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
 		return;
 	}
-	/* dbus-daemon: every pending activation with the same Exec fails */
+	/* dbus-daemon: every pending activation with the same Exec fails;
+	 * only this one is logged */
+	log_info("Activated service '%s' failed: %s", l->a->name, text);
 	exec = l->exec ? strdup(l->exec) : NULL;
 	launch_fail(l, error_name, text);
 	if (exec)
@@ -1110,8 +1112,8 @@ static int launch_spawn(Launch *l, const char *helper, const char **ret_error, c
 			uid = pw->pw_uid;
 			gid = pw->pw_gid;
 		} else if (pw->pw_uid != geteuid())
-			log_warning("Not running as root: activating %s as uid %u, not as user %s", a->name,
-				    (unsigned) geteuid(), a->file->user);
+			log_debug("Not running as root: activating %s as uid %u, not as user %s", a->name,
+				  (unsigned) geteuid(), a->file->user);
 	}
 
 	r = registry_build_env(reg, &envp);
@@ -1214,6 +1216,17 @@ static void activatable_first_sender(Activatable *a, char buf[static 24]) {
 	(void) kdbus_cmd_free(a->conn, &f);
 }
 
+/* the loginfo of the connection named @unique, as in dbus-daemon's
+ * "requested by ':1.N' (uid=...)" */
+static const char *registry_loginfo(ServiceRegistry *reg, const char *unique) {
+	uint64_t id;
+	Client *c;
+
+	if (!message_unique_name_to_id(unique, strlen(unique), &id) || !(c = bus_find_client(reg->bus, id)))
+		return "inactive";
+	return client_loginfo(c);
+}
+
 static int send_activation_request(ServiceRegistry *reg, const char *unit) {
 	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, "org.freedesktop.systemd1.Activator",
 								"ActivationRequest");
@@ -1270,7 +1283,7 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 
 	if (bus->systemd_activation && activatable_is_systemd(a)) {
 		/* systemd is not on the bus yet: wait for it to connect */
-		log_info("Waiting for systemd to connect to the bus (requested by '%s')", requested_by);
+		log_debug("Waiting for systemd to connect to the bus (requested by '%s')", requested_by);
 		return;
 	}
 
@@ -1280,11 +1293,12 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 			return;
 		}
 		bool systemd_there = registry_owner_id(reg, SYSTEMD_NAME) != 0;
-		log_info("%s: service name='%s' unit='%s' requested by '%s'",
+		log_info("%s: service name='%s' unit='%s' requested by '%s' (%s)",
 			 systemd_there ? "Activating via systemd" : "Activating systemd to hand-off", a->name,
-			 l->unit, requested_by);
+			 l->unit, requested_by, registry_loginfo(reg, requested_by));
 		r = send_activation_request(reg, l->unit);
 		if (r < 0) {
+			log_info("Failed to activate via systemd: service name='%s' unit='%s'", a->name, l->unit);
 			if (asprintf(&text, "Failed to activate via systemd: service name='%s' unit='%s': %s", a->name,
 				     l->unit, strerror(-r)) < 0)
 				text = NULL;
@@ -1306,8 +1320,8 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 		launch_fail(l, DBUS_ERR("Spawn.FileInvalid"), "Cannot do system-bus activation with no user\n");
 		return;
 	}
-	log_info("Activating service name='%s' requested by '%s'%s", a->name, requested_by,
-		 helper ? " (using servicehelper)" : "");
+	log_info("Activating service name='%s' requested by '%s' (%s)%s", a->name, requested_by,
+		 registry_loginfo(reg, requested_by), helper ? " (using servicehelper)" : "");
 	r = launch_spawn(l, helper, &error_name, &text);
 	if (r < 0) {
 		if (!error_name || !text) {
@@ -1755,7 +1769,7 @@ void service_registry_forward_environment(Bus *bus, DBusMessage *msg) {
 	else
 		r = driver_send_message_to_name(bus->driver, SYSTEMD_NAME, m);
 	if (r < 0)
-		log_warning_errno(r, "Cannot forward the activation environment to systemd: %m");
+		log_debug("Cannot forward the activation environment to systemd: %s", strerror(-r));
 }
 
 static bool launch_has_unit(Launch *l, const void *data) {
@@ -1771,8 +1785,17 @@ static void registry_activation_failure(Bus *bus, Client *sender, DBusMessage *m
 
 	if (!reg || !sender)
 		return;
-	if (!client_is_privileged(sender) || registry_owner_id(reg, SYSTEMD_NAME) != sender->id) {
-		log_notice("Ignoring ActivationFailure message from %s: only systemd may send it", sender->unique_name);
+	if (!client_is_privileged(sender)) {
+		char uid[24] = "unknown uid";
+		if (sender->is_unix && sender->creds.uid != (uid_t) -1)
+			snprintf(uid, sizeof(uid), "uid %u", (unsigned) sender->creds.uid);
+		log_security("rejected attempt to call ActivationFailure by connection %s (%s) with %s",
+			     sender->unique_name, client_loginfo(sender), uid);
+		return;
+	}
+	if (registry_owner_id(reg, SYSTEMD_NAME) != sender->id) {
+		log_security("Ignoring forged ActivationFailure message from connection %s (%s)", sender->unique_name,
+			     client_loginfo(sender));
 		return;
 	}
 	if (!dbus_message_get_args(msg, NULL, DBUS_TYPE_STRING, &unit, DBUS_TYPE_STRING, &code, DBUS_TYPE_STRING,
@@ -1794,6 +1817,11 @@ void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uin
 		return;
 	registry_activation_failure(bus, sender, m);
 	dbus_message_unref(m);
+}
+
+void service_registry_name_taken(Bus *bus) {
+	if (bus->services)
+		registry_drain_watcher(bus->services);
 }
 
 void service_registry_before_send(Bus *bus, Client *sender, const char *name) {

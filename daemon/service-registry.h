@@ -127,6 +127,15 @@ void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uin
 void service_registry_before_send(Bus *bus, Client *sender, const char *name);
 
 /**
+ * service_registry_name_taken() - an activatable name was just taken: the
+ * activation ends now ("Successfully activated service", the replies to
+ * StartServiceByName), before the new owner's NameAcquired and the reply
+ * to its RequestName, in dbus-daemon's order
+ * @bus:	the bus
+ */
+void service_registry_name_taken(Bus *bus);
+
+/**
  * service_registry_is_activatable() - whether @name has a .service file
  * (and so an activator in the core)
  */

@@ -63,6 +63,7 @@ struct PolicySnapshot {
 	size_t n_rules;
 	bool receives_all;	/* policy_snapshot_receives_all() */
 	bool sends_all;		/* policy_snapshot_sends_all() */
+	bool logs_sends;	/* policy_snapshot_logs_sends() */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -512,7 +513,12 @@ int policy_snapshot_new(PolicySnapshot **ret, Policy *p, const PolicyIdentity *i
 
 	snapshot_optimize(s);
 	s->receives_all = snapshot_allows_all(s, BUS_CONFIG_RULE_RECEIVE);
-	s->sends_all = snapshot_allows_all(s, BUS_CONFIG_RULE_SEND);
+	for (size_t i = 0; i < s->n_rules; i++)
+		if (s->rules[i]->type == BUS_CONFIG_RULE_SEND && s->rules[i]->allow && s->rules[i]->log)
+			s->logs_sends = true;
+	/* a message that an allow rule with log="true" lets through is
+	 * logged: it has to be looked at */
+	s->sends_all = !s->logs_sends && snapshot_allows_all(s, BUS_CONFIG_RULE_SEND);
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -532,6 +538,10 @@ bool policy_snapshot_receives_all(const PolicySnapshot *s) {
 
 bool policy_snapshot_sends_all(const PolicySnapshot *s) {
 	return s && s->sends_all;
+}
+
+bool policy_snapshot_logs_sends(const PolicySnapshot *s) {
+	return s && s->logs_sends;
 }
 
 Policy *policy_snapshot_get_policy(const PolicySnapshot *s) {

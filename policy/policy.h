@@ -207,6 +207,14 @@ bool policy_snapshot_receives_all(const PolicySnapshot *s);
 bool policy_snapshot_sends_all(const PolicySnapshot *s);
 
 /**
+ * policy_snapshot_logs_sends() - whether an allow send rule has
+ * log="true": a message it lets through is logged ("Would reject
+ * message"), so every send has to be checked
+ * @s: the snapshot
+ */
+bool policy_snapshot_logs_sends(const PolicySnapshot *s);
+
+/**
  * policy_snapshot_get_policy() - the policy a snapshot was made from
  * @s: the snapshot
  *
