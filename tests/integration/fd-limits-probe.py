@@ -20,8 +20,8 @@ def nfds():
     return len(os.listdir('/proc/%d/fd' % pid))
 
 
-def connect_as(uid):
-    """a socket connected by a process of @uid (SO_PEERCRED is the
+def connect_many(uid, n):
+    """@n sockets connected by a process of @uid (SO_PEERCRED is the
     connecting process's), handed back to us"""
     a, b = socket.socketpair()
     child = os.fork()
@@ -31,23 +31,33 @@ def connect_as(uid):
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(path)
-            socket.send_fds(b, [b'x'], [s.fileno()])
+            for i in range(n):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                socket.send_fds(b, [b'x'], [s.fileno()])
+                s.close()
         finally:
             os._exit(0)
     b.close()
-    _, fds, _, _ = socket.recv_fds(a, 1, 1)
+    out = []
+    for i in range(n):
+        _, fds, _, _ = socket.recv_fds(a, 1, 1)
+        s = socket.socket(fileno=fds[0])
+        s.settimeout(10)
+        out.append(s)
     os.waitpid(child, 0)
     a.close()
-    s = socket.socket(fileno=fds[0])
-    s.settimeout(10)
-    return s
+    return out
+
+
+def connect_as(uid):
+    return connect_many(uid, 1)[0]
 
 
 class Peer(W.Conn):
-    def __init__(self, uid=NOBODY, unix_fd=True, hello=True):
+    def __init__(self, uid=NOBODY, unix_fd=True, hello=True, timeout=10):
         self.s = connect_as(uid)
+        self.s.settimeout(timeout)
         self.rbuf = b''
         self.serial = 0
         self.unique = None
@@ -113,7 +123,7 @@ def root_exchange():
     """root connects and sends itself a message with an fd: does it
     arrive with its fd?"""
     try:
-        r = Peer(uid=0)
+        r = Peer(uid=0, timeout=3)
         r.send_fds(fd_call(r.next_serial(), r.unique, 1), 1)
         r.s.settimeout(5)
         buf, fds = b'', []
@@ -136,7 +146,7 @@ def root_exchange():
                     return 'fd received' if ok else 'no fd'
         return 'nothing'
     except (OSError, EOFError) as e:
-        return 'failed: %s' % e
+        return 'failed: %s' % (e or type(e).__name__)
 
 
 base = nfds()
@@ -255,5 +265,29 @@ p.close()
 p = Peer()
 print('Hello in time, still open after auth_timeout: %s' % yn(not closed(p.s, 2.5)))
 p.close()
+
+# 8. (not compared) many connections with fds pending, more than
+# RLIMIT_NOFILE (2048) allows: root still connects and passes an fd
+t0 = time.monotonic()
+peers = connect_many(NOBODY, 140)
+sent = 0
+hello = W.driver_call(1, 'Hello') + big_header(2, 'a.b', nfd=16)
+for s in peers:
+    # SASL, Hello and the start of a message, answers unread
+    s.sendall(b'\0AUTH EXTERNAL ' + str(NOBODY).encode().hex().encode() + b'\r\nNEGOTIATE_UNIX_FD\r\nBEGIN\r\n' +
+              hello)
 time.sleep(0.3)
+for s in peers:
+    # then fds (sent along with SASL, a read would take and drop them)
+    try:
+        socket.send_fds(s, [b'\0'], [NULL] * 16)
+        sent += 1
+    except OSError:
+        pass
+time.sleep(0.3)
+print('RESERVE: %d connections in %.1f s, %d fds, root: %s' % (sent, time.monotonic() - t0, nfds(), root_exchange()),
+      file=sys.stderr)
+for s in peers:
+    s.close()
+time.sleep(0.5)
 print('at the end, held within 16: %s' % yn(held(base, 16)))
