@@ -14,11 +14,13 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -347,6 +349,78 @@ static void bus_expire_oldest_incomplete(Bus *bus) {
 	}
 }
 
+/* ---- file descriptors ------------------------------------------------------ */
+
+#define BUS_ENOUGH_FDS 65536	/* dbus-sysdeps-util-unix.c ENOUGH_FDS */
+
+static struct rlimit bus_initial_nofile;
+static bool bus_initial_nofile_saved;
+
+/* _dbus_rlimit_save_fd_limit() and _dbus_rlimit_raise_fd_limit() */
+void bus_raise_fd_limit(void) {
+	struct rlimit lim;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0) {
+		log_info("Failed to get fd limit: %m");
+		return;
+	}
+	bus_initial_nofile = lim;
+	bus_initial_nofile_saved = true;
+	if (getuid() == 0) {
+		if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < BUS_ENOUGH_FDS)
+			lim.rlim_cur = BUS_ENOUGH_FDS;
+		if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < lim.rlim_cur)
+			lim.rlim_max = lim.rlim_cur;
+	}
+	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < lim.rlim_max)
+		lim.rlim_cur = lim.rlim_max;
+	if (lim.rlim_cur == bus_initial_nofile.rlim_cur && lim.rlim_max == bus_initial_nofile.rlim_max)
+		return;
+	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+		log_info("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
+			 errno == EPERM || errno == EACCES ? "AccessDenied" : "Failed", (unsigned long) lim.rlim_cur);
+}
+
+void bus_restore_fd_limit(void) {
+	if (bus_initial_nofile_saved)
+		(void) setrlimit(RLIMIT_NOFILE, &bus_initial_nofile);
+}
+
+/* the reserve: the last sixteenth of the table, 16 to 1024 fds */
+static void bus_fd_reserve_init(Bus *bus) {
+	struct rlimit lim;
+	rlim_t n, reserve;
+
+	bus->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	bus->fd_reserve_start = INT_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0 || lim.rlim_cur == RLIM_INFINITY)
+		return;
+	n = lim.rlim_cur < INT_MAX ? lim.rlim_cur : INT_MAX;
+	reserve = n / 16 < 16 ? 16 : n / 16 > 1024 ? 1024 : n / 16;
+	bus->fd_reserve_start = n > reserve ? (int) (n - reserve) : 0;
+}
+
+/*
+ * accept() failed for want of fds: the reserve fd makes room to accept
+ * one waiting connection and close it, so that the listener does not
+ * spin or leave connections waiting in the backlog.  Return: true if one
+ * was refused.
+ */
+static bool bus_refuse_one(Bus *bus, int listen_fd) {
+	int cfd;
+
+	if (bus->reserve_fd < 0)
+		return false;
+	bus->reserve_fd = safe_close(bus->reserve_fd);
+	cfd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (cfd >= 0) {
+		log_warning("Cannot accept connection: too many open files; refusing it");
+		safe_close(cfd);
+	}
+	bus->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return cfd >= 0;
+}
+
 static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 	Listener *l = userdata;
 	Bus *bus = l->bus;
@@ -356,6 +430,8 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 		if (cfd < 0) {
 			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
 				return;
+			if ((errno == EMFILE || errno == ENFILE) && bus_refuse_one(bus, fd))
+				continue;
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				log_debug("Cannot accept connection: %s; pausing until a connection closes",
 					  strerror(errno));
@@ -696,6 +772,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus = calloc(1, sizeof(*bus));
 	if (!bus)
 		return -ENOMEM;
+	bus->reserve_fd = -1;
 	bus->base = base;
 	list_init(&bus->clients);
 	list_init(&bus->ready);
@@ -706,6 +783,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	if (config_file && !(bus->config_file = strdup(config_file)))
 		return -ENOMEM;
 	bus_limits_from_config(&bus->limits, config);
+	bus_fd_reserve_init(bus);
 
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return -errno;
@@ -797,6 +875,7 @@ Bus *bus_free(Bus *bus) {
 	policy_unref(bus->policy);
 	bus_config_free(bus->config);
 	free(bus->config_file);
+	safe_close(bus->reserve_fd);
 	free(bus);
 	return NULL;
 }

@@ -95,6 +95,13 @@ typedef struct Bus {
 	uint64_t timeout_deadline;
 	struct event *ev_sigterm, *ev_sigint, *ev_sighup;
 
+	/* fds at or above fd_reserve_start come out of the last part of
+	 * RLIMIT_NOFILE, kept for accept(), the driver and activation: a
+	 * client other than root may not leave its fds there; and one fd on
+	 * /dev/null, closed to accept (and refuse) a connection on EMFILE */
+	int fd_reserve_start;
+	int reserve_fd;
+
 	unsigned n_incomplete;	/* connections before Hello */
 	unsigned n_complete;	/* connections after Hello */
 	char **activation_env;	/* UpdateActivationEnvironment */
@@ -197,6 +204,12 @@ bool bus_is_internal_id(Bus *bus, uint64_t id);
  */
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
+
+/* as dbus-daemon at startup: RLIMIT_NOFILE raised (root: to at least
+ * 65536), the initial value kept for activated services */
+void bus_raise_fd_limit(void);
+/* in an activated service's process: the limit the daemon started with */
+void bus_restore_fd_limit(void);
 /* a client was freed: give memory back to the system soon (bus_on_trim) */
 void bus_client_gone(Bus *bus);
 

@@ -1500,7 +1500,22 @@ static void client_release_rbuf(Client *c) {
 	c->rcap = 0;
 }
 
-/* read once; 0 on EOF, -EAGAIN when drained, > 0 bytes read */
+static void client_close_fds(int *fds, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		safe_close(fds[i]);
+}
+
+/*
+ * read once; 0 on EOF, -EAGAIN when drained, > 0 bytes read.
+ *
+ * File descriptors are taken as libdbus's transport and loader take
+ * them (dbus-transport-socket.c do_reading(), dbus-message.c
+ * _dbus_message_loader_get_buffer()): not at all before authentication
+ * or without NEGOTIATE_UNIX_FD (a plain read, the kernel closes them);
+ * at most max_message_unix_fds pending at a time, more in one read is an
+ * error; and while fds are pending, only the rest of the current message
+ * is read, without fds.
+ */
 static ssize_t client_read_once(Client *c, size_t want) {
 	union {
 		struct cmsghdr cm;
@@ -1508,33 +1523,73 @@ static ssize_t client_read_once(Client *c, size_t want) {
 	} control;
 	struct iovec iov;
 	struct msghdr mh = {};
+	size_t room;
+	bool take_fds;
 	ssize_t k;
 	int r;
 
 	r = client_reserve(c, want);
 	if (r < 0)
 		return r;
+	room = c->rcap - c->rlen;
+	take_fds = c->unix_fd && (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE ||
+				  c->state == CLIENT_MONITOR);
+	if (take_fds && c->n_in_fds && c->rlen) {
+		size_t total = 0;
+
+		if (c->rlen < WIRE_FIXED_HEADER_SIZE)
+			total = WIRE_FIXED_HEADER_SIZE;
+		else if (wire_frame_size(c->rbuf, c->rlen, c->bus->limits.max_message_size, &total) < 0)
+			total = 0;	/* invalid: the connection goes anyway */
+		if (total > c->rlen) {
+			room = MIN(room, total - c->rlen);
+			take_fds = false;
+		}
+	}
 	iov.iov_base = c->rbuf + c->rlen;
-	iov.iov_len = c->rcap - c->rlen;
+	iov.iov_len = room;
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (c->is_unix) {
+	if (take_fds) {
+		uint64_t max = c->bus->limits.max_message_unix_fds;
+		size_t space = max > c->n_in_fds ? MIN(max - c->n_in_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
+
 		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * space);
 	}
 	k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (k < 0)
 		return errno == EINTR ? -EAGAIN : -errno;
+	if (!take_fds)
+		goto done;	/* fds that came along are closed: MSG_CTRUNC says so */
 
 	for (struct cmsghdr *cm = mh.msg_controllen ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		int *fds = (int *) CMSG_DATA(cm);
-		int *nf = realloc(c->in_fds, (c->n_in_fds + n) * sizeof(int));
+		int *nf;
+
+		/* more than there was room for: libdbus closes what it got
+		 * and takes the read as failed (CVE-2020-12049) */
+		if (mh.msg_flags & MSG_CTRUNC) {
+			client_close_fds(fds, n);
+			continue;
+		}
+		/* the last part of the fd table is kept for new connections,
+		 * the driver and root: the lowest free fd is taken, so an fd
+		 * there means the rest is full */
+		for (size_t i = 0; i < n; i++)
+			if (fds[i] >= c->bus->fd_reserve_start && !(c->is_unix && c->creds.uid == 0)) {
+				log_warning("Connection \"%s\" (uid=%u pid=%d) sent unix fds while the daemon is "
+					    "short of fds, closing it", client_name(c), (unsigned) c->creds.uid,
+					    (int) c->creds.pid);
+				client_close_fds(fds, n);
+				return -EMFILE;
+			}
+		nf = realloc(c->in_fds, (c->n_in_fds + n) * sizeof(int));
 		if (!nf) {
-			for (size_t i = 0; i < n; i++)
-				safe_close(fds[i]);
+			client_close_fds(fds, n);
 			return -ENOMEM;
 		}
 		c->in_fds = nf;
@@ -1542,7 +1597,8 @@ static ssize_t client_read_once(Client *c, size_t want) {
 		c->n_in_fds += n;
 	}
 	if (mh.msg_flags & MSG_CTRUNC)
-		return -EMFILE;
+		return -ENOSPC;
+done:
 	c->rlen += k;
 	return k;
 }
@@ -1577,9 +1633,9 @@ static int client_auth_step(Client *c) {
 			return -EACCES;
 		c->unix_fd = auth_unix_fd_negotiated(c->auth);
 		c->auth = auth_free(c->auth);
+		/* auth_timeout runs on until Hello, as dbus-daemon's
+		 * expiry of incomplete connections */
 		c->state = CLIENT_AWAIT_HELLO;
-		if (c->ev_timeout)
-			event_del(c->ev_timeout);
 	}
 	return 0;
 }
@@ -2237,20 +2293,65 @@ void client_wakeup(KdbusConn *conn, void *userdata) {
 	bus_schedule_ready(c->bus, c);
 }
 
+/* a limit in ms as µs, saturating far beyond any real deadline */
+static uint64_t client_ms_to_us(uint64_t ms) {
+	return ms > UINT64_C(1) << 52 ? UINT64_C(1) << 62 : ms * 1000;
+}
+
+static uint64_t client_now(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* arm ev_timeout for the earliest deadline, or disarm it */
+static void client_arm_timer(Client *c, uint64_t now) {
+	uint64_t d = c->hello_deadline;
+
+	if (c->fd_deadline && (!d || c->fd_deadline < d))
+		d = c->fd_deadline;
+	if (c->stall_deadline && (!d || c->stall_deadline < d))
+		d = c->stall_deadline;
+	if (d == c->timer_at || !c->ev_timeout)
+		return;
+	c->timer_at = d;
+	if (!d) {
+		event_del(c->ev_timeout);
+		return;
+	}
+	if (!now)
+		now = client_now();
+	d = d > now ? d - now : 0;
+	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
+	evtimer_add(c->ev_timeout, &tv);
+}
+
 static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
+	uint64_t now = client_now();
 
-	if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double elapsed = (double) (now.tv_sec - c->connect_time.tv_sec) * 1000 +
-				 (double) (now.tv_nsec - c->connect_time.tv_nsec) / 1e6;
+	c->timer_at = 0;
+	if (c->hello_deadline && c->hello_deadline <= now) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double elapsed = (double) (ts.tv_sec - c->connect_time.tv_sec) * 1000 +
+				 (double) (ts.tv_nsec - c->connect_time.tv_nsec) / 1e6;
 		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64
 			    "ms, elapsed: %.0fms)", c->bus->limits.auth_timeout, elapsed);
 		client_close(c, "authentication timed out");
 		return;
 	}
-	if (c->n_in_fds == 0 || (c->is_unix && c->creds.uid == 0)) {
+	if (c->fd_deadline && c->fd_deadline <= now) {
+		/* dbus-daemon: a connection that keeps fds without the rest
+		 * of their message for pending_fd_timeout is dropped */
+		log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
+			    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
+			    client_loginfo(c), c->bus->limits.pending_fd_timeout);
+		client_close(c, "file descriptors pending for too long");
+		return;
+	}
+	if (c->stall_deadline && c->stall_deadline <= now) {
 		/* not a dbus-daemon message: debug only */
 		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
 			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
@@ -2258,39 +2359,38 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		client_close(c, "partial message pending for too long");
 		return;
 	}
-	/* dbus-daemon: a connection that keeps fds without the rest of their
-	 * message for pending_fd_timeout is dropped */
-	log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
-		    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
-		    client_loginfo(c), c->bus->limits.pending_fd_timeout);
-	client_close(c, "file descriptors pending for too long");
+	client_arm_timer(c, now);
 }
 
 /*
- * arm or disarm pending_fd_timeout after the input was processed: fds
- * without the rest of their message (dbus-daemon; root is immune), and
- * (an extension) a partial message that makes no progress, for which
- * the timer restarts whenever input arrives: a peer that stops in the
- * middle of a message does not keep its buffer forever
+ * the deadlines after the input was processed: pending fds get
+ * pending_fd_timeout from when they arrived (dbus-daemon's
+ * check_pending_fds_cb(): the timer starts when the count leaves 0 and
+ * stops when it is 0 again; uid 0 is immune); and (an extension) a
+ * partial message that makes no progress for as long is dropped, so that
+ * a peer that stops in the middle of a message does not keep its buffer
+ * forever.  Hello ends the auth_timeout.
  */
 static void client_update_fd_timer(Client *c) {
 	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0);
 	bool partial = c->rlen > 0;
 	bool progress = partial && (c->rlen != c->stall_rlen || c->stats_in_messages != c->stall_msgs);
+	uint64_t now = 0;
 
-	if ((fds && !c->fd_timer_armed) || progress) {
-		struct timeval tv = {
-			.tv_sec = c->bus->limits.pending_fd_timeout / 1000,
-			.tv_usec = (c->bus->limits.pending_fd_timeout % 1000) * 1000,
-		};
-		evtimer_add(c->ev_timeout, &tv);
-		c->fd_timer_armed = true;
-	} else if (!fds && !partial && c->fd_timer_armed) {
-		event_del(c->ev_timeout);
-		c->fd_timer_armed = false;
-	}
+	if (c->hello_deadline && c->state != CLIENT_AWAIT_HELLO)
+		c->hello_deadline = 0;
+	if (fds && !c->fd_deadline)
+		c->fd_deadline = (now = client_now()) + client_ms_to_us(c->bus->limits.pending_fd_timeout);
+	else if (!fds)
+		c->fd_deadline = 0;
+	if (progress)
+		c->stall_deadline = (now ? now : (now = client_now())) +
+				   client_ms_to_us(c->bus->limits.pending_fd_timeout);
+	else if (!partial)
+		c->stall_deadline = 0;
 	c->stall_rlen = c->rlen;
 	c->stall_msgs = c->stats_in_messages;
+	client_arm_timer(c, now);
 }
 
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce) {
@@ -2349,11 +2449,12 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	if (!c->ev || !c->ev_timeout)
 		return -ENOMEM;
 	event_add(c->ev, NULL);
-	struct timeval tv = {
-		.tv_sec = bus->limits.auth_timeout / 1000,
-		.tv_usec = (bus->limits.auth_timeout % 1000) * 1000,
-	};
-	evtimer_add(c->ev_timeout, &tv);
+	/* dbus-daemon closes a connection that has not said Hello
+	 * auth_timeout after it was accepted */
+	c->hello_deadline = client_now() + client_ms_to_us(bus->limits.auth_timeout);
+	if (!c->hello_deadline)
+		c->hello_deadline = 1;
+	client_arm_timer(c, 0);
 
 	*ret = TAKE_PTR(c);
 	return 0;

@@ -74,8 +74,12 @@ struct Client {
 	bool is_unix;
 	bool unix_fd;		/* NEGOTIATE_UNIX_FD agreed */
 	struct event *ev;	/* EV_READ (| EV_WRITE while output is blocked) */
-	struct event *ev_timeout;	/* auth_timeout, then pending_fd_timeout */
-	bool fd_timer_armed;
+	struct event *ev_timeout;	/* fires at the earliest deadline below */
+	/* CLOCK_MONOTONIC µs, 0: none */
+	uint64_t hello_deadline;	/* auth_timeout from accept, until Hello */
+	uint64_t fd_deadline;		/* pending_fd_timeout from when fds arrived */
+	uint64_t stall_deadline;	/* a partial message that makes no progress */
+	uint64_t timer_at;		/* when ev_timeout is armed for, 0: not armed */
 	size_t stall_rlen;	/* rlen and stats_in_messages when the timer was */
 	uint64_t stall_msgs;	/* last looked at: progress restarts it */
 	bool want_write;

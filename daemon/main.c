@@ -194,16 +194,6 @@ static int write_pidfile(const char *path) {
 	return write_all(fd, buf);
 }
 
-static void raise_fd_limit(void) {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void) setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* daemonize: the parent exits once the child is serving (or fails) */
 static int become_daemon(int *ret_notify_fd, bool keep_umask) {
 	int p[2];
@@ -381,7 +371,7 @@ int main(int argc, char **argv) {
 		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
 	log_set_bus_type(config->type);
 
-	raise_fd_limit();
+	bus_raise_fd_limit();
 	base = event_base_new();
 	if (!base)
 		return 1;

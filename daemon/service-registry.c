@@ -869,6 +869,7 @@ static _noreturn_ void child_exec(char **argv, char **envp, const char *user, ui
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void) signal(sig, SIG_DFL);
 	(void) setsid();
+	bus_restore_fd_limit();
 
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0)
