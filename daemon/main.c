@@ -370,6 +370,10 @@ int main(int argc, char **argv) {
 	else if (o.syslog == 1 || (o.syslog < 0 && config->syslog))
 		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
 	log_set_bus_type(config->type);
+	/* lines dbus-daemon does not write (why a connection was closed, what
+	 * failed under memory pressure) only when asked for */
+	if (secure_getenv("BUSBRIDGE_DEBUG"))
+		log_set_max_level(LOG_DEBUG);
 
 	bus_raise_fd_limit();
 	base = event_base_new();

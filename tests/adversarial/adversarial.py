@@ -721,7 +721,7 @@ def main():
         if r.returncode != 0:
             skip('enomem: cannot build the shim: %s' % r.stderr[:200])
         else:
-            env = dict(os.environ, LD_PRELOAD=shim, FAILMALLOC_FILE=os.path.join(tmp, 'failmalloc.on'),
+            env = dict(os.environ, LD_PRELOAD=shim, BUSBRIDGE_DEBUG='1', FAILMALLOC_FILE=os.path.join(tmp, 'failmalloc.on'),
                        FAILMALLOC_EVERY='97', FAILMALLOC_LOG=os.path.join(tmp, 'failmalloc.count'))
             d3 = Daemon(tmp, 'enomem', env=env)
             try:
