@@ -13,10 +13,44 @@
 #      every system.d file): a receiver owning every name root may own,
 #      then one owning each pair of them, with the calls, unicast signals
 #      and broadcasts the rules of those names talk about, from root and
-#      from an unprivileged user, and signals from the receiver.
+#      from an unprivileged user, and signals from the receiver;
+#  (c) six service files with one Name in a service directory: the one
+#      readdir() returns first is the one activation starts.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
+
+# (c)
+# names such that readdir() does not return the first by name first
+for try in 0 1 2 3 4 5 6 7 8 9; do
+	rm -rf "$T/svc"; mkdir -p "$T/svc"
+	for f in a b c d e f; do
+		printf '[D-BUS Service]\nName=com.example.Dup\nExec=/bin/sh -c "echo %s >> %s/ran"\n' \
+			$f$try "$T" >"$T/svc/$f$try.service"
+	done
+	[ "$(ls -U "$T/svc" | head -n 1)" != "$(ls "$T/svc" | head -n 1)" ] && break
+done
+cat >"$T/svc.conf" <<EOF
+<busconfig><type>session</type><listen>unix:path=$T/svc.sock</listen><servicedir>$T/svc</servicedir>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+</busconfig>
+EOF
+activated() { # DAEMON NAME: which service file activation ran
+	rm -f "$T/ran"
+	start_bus "$2" "$T/svc.conf" "$1" 2>/dev/null || { echo "bus did not start"; return; }
+	dbus-send --bus="$OWN_ADDR" --dest=org.freedesktop.DBus --print-reply / \
+		org.freedesktop.DBus.StartServiceByName string:com.example.Dup uint32:0 >/dev/null 2>&1
+	wait_grep . "$T/ran" 5
+	cat "$T/ran" 2>/dev/null
+	stop "$OWN_PID"
+}
+ours=$(activated "$BUS_DAEMON" ours-svc)
+ref=$(activated /usr/bin/dbus-daemon ref-svc)
+if [ -n "$ref" ] && [ "$ours" = "$ref" ]; then
+	ok "service files of one Name: the first one readdir() returns wins ($ref.service of $(ls -U "$T/svc" | xargs))"
+else
+	not_ok "service files of one Name: busbridged ran [$ours], dbus-daemon [$ref] ($(ls -U "$T/svc" | xargs))"
+fi
 
 if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1; then
 	skip "needs root and the user nobody (clients of two uids)"
