@@ -3,8 +3,9 @@
 """
 policy-order-probe.py - the probe of test-policy-order.sh.
 
-  policy-order-probe.py dir ADDRESS         the eight-file <includedir> bus
-  policy-order-probe.py system ADDRESS      the whole system configuration
+  policy-order-probe.py dir-conf OUT SOCKET DIR  write the eight-file <includedir> config
+  policy-order-probe.py dir ADDRESS         probe the eight-file <includedir> bus
+  policy-order-probe.py system ADDRESS [MAX_PAIRS]  probe the whole system configuration
   policy-order-probe.py system-conf OUT SOCKET   write the system config for SOCKET
 
 Prints one line "TITLE: OUTCOME" per probe; the test runs it against
@@ -17,7 +18,6 @@ the bus sees the child's credentials.
 import array
 import os
 import pwd
-import select
 import socket
 import struct
 import sys
