@@ -508,10 +508,6 @@ int service_file_load_full(const char *path, unsigned flags, ServiceFile **ret, 
 /* ---------------------------------------------------------------------- */
 /* directories */
 
-static int cmp_str(const void *a, const void *b) {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int list_service_files(const char *dir, char ***ret, size_t *ret_n) {
 	char **names = NULL;
 	size_t n = 0;
@@ -538,8 +534,8 @@ static int list_service_files(const char *dir, char ***ret, size_t *ret_n) {
 		names[++n] = NULL;
 	}
 	closedir(d);
-	if (n > 1)
-		qsort(names, n, sizeof(char *), cmp_str);
+	/* readdir() order, as dbus-daemon: of two files with one Name, the
+	 * first one read wins */
 	*ret = names;
 	*ret_n = n;
 	return 0;

@@ -119,7 +119,7 @@ ServiceFile **service_files_free(ServiceFile **files, size_t n);
  * @ret:    array of services, one per Name, in directory order
  * @ret_n:  its length
  *
- * Every "*.service" file of each directory (sorted by file name; missing
+ * Every "*.service" file of each directory (in readdir() order; missing
  * or unreadable directories are skipped) is loaded; files that fail to
  * load are skipped, and the first file providing a Name wins, as in
  * dbus-daemon's bus_activation_reload().

@@ -832,11 +832,9 @@ static int parser_include(Parser *p, const char *path, bool ignore_missing) {
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b) {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* include_dir(): every *.conf, errors in them are warnings */
+/* include_dir(): every *.conf in readdir() order, as dbus-daemon reads
+ * them (the order decides which of two rules of different files comes
+ * last); errors in them are warnings */
 static int parser_include_dir(Parser *p, const char *dir) {
 	_cleanup_strv_free_ char **files = NULL;
 	size_t n_files = 0;
@@ -885,9 +883,6 @@ static int parser_include_dir(Parser *p, const char *dir) {
 		}
 	}
 	closedir(d);
-
-	if (n_files > 1)
-		qsort(files, n_files, sizeof(char *), cmp_str);
 
 	for (size_t i = 0; i < n_files; i++) {
 		char *error = NULL;

@@ -10,8 +10,6 @@
  * files and every validation follow dbus-daemon 1.14 (bus/config-parser.c,
  * bus/config-loader-expat.c).  Known, deliberate differences:
  *
- *  - <includedir> reads its *.conf files sorted by name (strcmp);
- *    dbus-daemon uses readdir() order, which is unspecified.
  *  - include loops are detected by file identity (device and inode) as
  *    well as by name, so "dir/./x.conf" loops are caught at once;
  *    dbus-daemon only compares path strings.

@@ -7,8 +7,9 @@ probe.py - differential policy test: dbus-daemon against busbridged.
   probe.py service ADDRESS        (internal: a service owning names, replying to everything)
   probe.py client ADDRESS         (internal: one identity's probe client)
 
-The driver runs every scenario (the system configuration of this machine
-and the synthetic configurations in --configs) once on each daemon with
+The driver runs every scenario (the system configuration of this machine,
+once with a connection per name and once with each service's names on one
+connection, and the synthetic configurations in --configs) once on each daemon with
 the same configuration (<user>, <fork>, <pidfile>, <syslog>, service
 directories and activation helper removed, <listen> replaced by a private
 socket), with the same services and the same probe clients run as root,
@@ -222,7 +223,23 @@ def service_main(address):
 
     def handle(cmd):
         op = cmd["op"]
-        if op == "own":
+        if op == "own" and cmd.get("together"):
+            # one more connection owning every name it may: its names come
+            # from several files of the configuration
+            res = {}
+            c = connect(address)
+            rc = Recorder(c, reply=True)
+            rc.names = []
+            rc.label = "(together)"
+            for n in cmd["names"]:
+                r = request_name(c, n, 4)
+                res[n] = r
+                if r == "1":
+                    rc.names.append(n)
+            add_match(c, "type='signal'")
+            conns.append((c, rc))
+            jsend({"owned": res})
+        elif op == "own":
             res = {}
             for n in cmd["names"]:
                 c = connect(address)
@@ -401,7 +418,7 @@ def parse_config(path, seen=None):
             if not os.path.isabs(d):
                 d = os.path.join(base, d)
             if os.path.isdir(d):
-                for f in sorted(os.listdir(d)):
+                for f in os.listdir(d):     # readdir() order, as dbus-daemon
                     if f.endswith(".conf"):
                         rules += parse_config(os.path.join(d, f), seen)
     return rules
@@ -686,7 +703,7 @@ def build_plans(an, owned, services):
     return plans, sig_meta
 
 
-def run_scenario(binary, label, conf_text, an, tmp, script, details):
+def run_scenario(binary, label, conf_text, an, tmp, script, details, together=False):
     """Run one scenario on one daemon: {probe key: outcome}; sets behind outcomes in @details."""
     d = os.path.join(tmp, label)
     os.makedirs(d)
@@ -702,6 +719,7 @@ def run_scenario(binary, label, conf_text, an, tmp, script, details):
         # services: root first, then the users that may own names
         services = []
         owned = {}
+        conn_of = {}    # name -> the label of the service connection owning it
         specs = [(u, names, "service-%s-%d" % (u, i)) for i, (u, names) in enumerate(an.extra_services)] + \
                 [(u, None, "service-" + u) for u in an.service_users]
         for user, names, label in specs:
@@ -710,11 +728,12 @@ def run_scenario(binary, label, conf_text, an, tmp, script, details):
             hello = svc.recv(START_TIMEOUT)
             out[("match", label)] = hello["match"]
             want = [n for n in (names if names is not None else an.names) if n not in owned]
-            res = svc.call({"op": "own", "names": want})["owned"]
+            res = svc.call({"op": "own", "names": want, "together": together})["owned"]
             for n, r in res.items():
                 out[("svc-own", label, n)] = r
                 if r == "1":
                     owned[n] = label
+                    conn_of[n] = "(together)" if together else n
             services.append((label, svc, hello["unique"]))
         clients = {}
         for ident in IDENTITIES:
@@ -756,7 +775,7 @@ def run_scenario(binary, label, conf_text, an, tmp, script, details):
             r = rp.call({"op": "sync"})
             seen[rname] = set(r["seen"])
             eseen[rname] = set(r.get("eavesdropped", ()))
-        svc_conns = {label: ["(primary)"] + sorted(n for n, l in owned.items() if l == label)
+        svc_conns = {label: ["(primary)"] + sorted({conn_of[n] for n, l in owned.items() if l == label})
                      for label, _, _ in services}
         for t, (what, sender, target) in sig_meta.items():
             for rname, _ in receivers:
@@ -767,7 +786,7 @@ def run_scenario(binary, label, conf_text, an, tmp, script, details):
                 if rname in svc_conns:
                     # every connection of the service process on its own
                     for cn in svc_conns[rname]:
-                        if target and what.startswith("unicast ") and cn != what.split()[1]:
+                        if target and what.startswith("unicast ") and cn != conn_of.get(what.split()[1]):
                             continue
                         out[("signal", what, "->", rname + "/" + cn)] = \
                             "seen" if (t + "@" + cn) in seen[rname] else "not seen"
@@ -857,6 +876,9 @@ def driver_main(argv):
                       lambda m: "<include%s>%s</include>" % (m.group(1), os.path.join(base, m.group(2).strip()))
                       if "selinux_root_relative" not in m.group(1) else m.group(0), text)
         scenarios.append(("system", text, parse_config(a.system_conf), []))
+        # each service owning all its names on one connection: the rules of
+        # several files meet (last match over all of them, in file order)
+        scenarios.append(("system-together", text, parse_config(a.system_conf), []))
     for f in sorted(os.listdir(a.configs)) if os.path.isdir(a.configs) else []:
         if not f.endswith(".conf"):
             continue
@@ -883,8 +905,9 @@ def driver_main(argv):
         an = Analysis(rules, extra)
         try:
             dref, dgot = {}, {}
-            ref = run_scenario(a.reference, name + "-ref", text, an, tmp, script, dref)
-            got = run_scenario(a.busbridged, name + "-bb", text, an, tmp, script, dgot)
+            tog = name.endswith("-together")
+            ref = run_scenario(a.reference, name + "-ref", text, an, tmp, script, dref, tog)
+            got = run_scenario(a.busbridged, name + "-bb", text, an, tmp, script, dgot, tog)
         except Exception as e:
             results.append((False, "%s: scenario failed: %s" % (name, e), None))
             continue

@@ -12,6 +12,7 @@
 #endif
 #undef NDEBUG
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,10 +323,36 @@ static void test_dir_scan(void) {
 
 	assert(service_dir_scan_full(dirs, flags, 0, &files, &n, &warnings) == 0);
 	assert(n == 6);
-	/* d1 sorted: .service, a.service, b.service (dup), broken, org.test.One */
-	assert(streq(files[0]->name, "org.test.DotService") && files[0]->dir_index == 0);
-	assert(streq(files[1]->name, "org.test.Dup") && streq(files[1]->exec, "/d1/a"));
-	assert(streq(files[2]->name, "org.test.One") && streq(files[2]->exec, "/d1/one"));
+	/* d1 in readdir() order, as dbus-daemon: of a.service and b.service
+	 * (one Name) the first one read wins */
+	{
+		const char *first_dup = NULL;
+		const char *want[3];
+		size_t k = 0;
+		DIR *d = opendir(d1);
+		struct dirent *de;
+
+		assert(d);
+		while ((de = readdir(d))) {
+			if (streq(de->d_name, ".service"))
+				want[k++] = "org.test.DotService";
+			else if (streq(de->d_name, "org.test.One.service"))
+				want[k++] = "org.test.One";
+			else if (!first_dup && (streq(de->d_name, "a.service") || streq(de->d_name, "b.service"))) {
+				first_dup = streq(de->d_name, "a.service") ? "/d1/a" : "/d1/b";
+				want[k++] = "org.test.Dup";
+			}
+		}
+		closedir(d);
+		assert(k == 3);
+		for (size_t i = 0; i < 3; i++) {
+			assert(streq(files[i]->name, want[i]) && files[i]->dir_index == 0);
+			if (streq(want[i], "org.test.Dup"))
+				assert(streq(files[i]->exec, first_dup));
+			if (streq(want[i], "org.test.One"))
+				assert(streq(files[i]->exec, "/d1/one"));
+		}
+	}
 	assert(streq(files[3]->name, "org.test.Two") && files[3]->dir_index == 1);
 	assert(strstr(files[3]->path, "/d2/org.test.Two.service") && !strstr(files[3]->path, "//"));
 	assert(streq(files[4]->name, "org.test.Strict") && files[4]->dir_index == 2);
