@@ -16,9 +16,6 @@
  *  - bus names in DESTINATION and SENDER: libdbus accepts unique names
  *    without a dot (":", ":1") and with empty elements (":.a"); we require
  *    the specification's syntax.
- *  - UNIX_FD values in the body: libdbus does not check them at load time;
- *    we require index < UNIX_FDS (values inside unknown header fields are
- *    not checked: those fields are dropped).
  *  - PATH /org/freedesktop/DBus/Local and INTERFACE org.freedesktop.DBus.Local:
  *    libdbus refuses to load them; we parse them and let the daemon decide
  *    (wire_header_is_local()).
@@ -436,9 +433,7 @@ typedef struct Validator {
 	const uint8_t *base;	/* alignment is relative to this (8-aligned in the message) */
 	size_t end;		/* offset of the end of the data */
 	bool be;
-	bool no_fd_check;	/* header fields: don't check UNIX_FD indices */
 	bool trusted;		/* strings were validated before: structure only */
-	uint32_t unix_fds;
 } Validator;
 
 /* skip zero padding up to alignment @a; fail if it would pass @end */
@@ -516,9 +511,8 @@ static int validate_fixed(const Validator *v, char type, size_t *pos, size_t end
 		return -EBADMSG;
 	if (type == 'b' && rd32(v->base + p, v->be) > 1)
 		return -EBADMSG;
-	if (type == 'h' && !libdbus_compat && !v->no_fd_check &&
-	    rd32(v->base + p, v->be) >= v->unix_fds)
-		return -EBADMSG;
+	/* as libdbus, a UNIX_FD value is not checked against UNIX_FDS: the
+	 * receiver finds out when it uses the index */
 	*pos = p + size;
 	return 0;
 }
@@ -548,13 +542,10 @@ static int validate_array(const Validator *v, const char **sig, const char *sig_
 	if (size > 0) {
 		if (len % size != 0)
 			return -EBADMSG;
-		if (*elem == 'b' || (*elem == 'h' && !libdbus_compat && !v->no_fd_check)) {
-			for (; p < array_end; p += 4) {
-				uint32_t x = rd32(v->base + p, v->be);
-
-				if (*elem == 'b' ? x > 1 : x >= v->unix_fds)
+		if (*elem == 'b') {
+			for (; p < array_end; p += 4)
+				if (rd32(v->base + p, v->be) > 1)
 					return -EBADMSG;
-			}
 		}
 		p = array_end;
 	} else if (len > 0) {
@@ -679,7 +670,6 @@ int wire_body_validate(const WireHeader *h, const uint8_t *body, size_t body_len
 		.base = body,
 		.end = body_len,
 		.be = h->big_endian,
-		.unix_fds = h->unix_fds,
 	};
 
 	if (!h->signature.s)
@@ -743,7 +733,7 @@ static const char field_types[] = {
 
 static int header_parse(const uint8_t *msg, size_t len, WireHeader *ret, bool trusted) {
 	/* UNIX_FD values in unknown fields are not checked: they are dropped */
-	Validator v = { .base = msg, .no_fd_check = true, .trusted = trusted };
+	Validator v = { .base = msg, .trusted = trusted };
 	WireHeader h = {};
 	size_t total, pos, fend;
 	unsigned seen = 0;

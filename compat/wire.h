@@ -128,7 +128,8 @@ int wire_header_parse_trusted(const uint8_t *msg, size_t len, WireHeader *ret);
  * lengths with NUL and valid UTF-8 (no embedded NUL), object paths,
  * signatures, array lengths (<= 64 MiB, element alignment), nesting depth
  * (32 arrays, 32 structs, 64 total), variants (one complete type),
- * dict entries, UNIX_FD indices < h->unix_fds, and no trailing bytes.
+ * dict entries, and no trailing bytes (as libdbus, UNIX_FD values are not
+ * checked against h->unix_fds).
  *
  * Return: 0, -EBADMSG.
  */
@@ -216,8 +217,7 @@ bool wire_bus_name_is_valid_libdbus(const char *p, size_t len, bool is_namespace
  * wire_set_libdbus_compat() - test hook: emulate libdbus's laxness
  * @enable:	true to accept what libdbus 1.14 accepts although the
  *		specification does not (see "DOC: validation rules" in wire.c:
- *		dot-less unique names in DESTINATION/SENDER, unchecked UNIX_FD
- *		indices)
+ *		dot-less unique names in DESTINATION/SENDER)
  *
  * Only for differential tests against libdbus; the daemon never calls it.
  * Process-global, not thread safe.

@@ -1085,7 +1085,87 @@ typedef struct PolicyRefusal {
 	bool receive;
 	PolicyDecision d;
 	const Client *recipient;	/* NULL: the driver, or a name being activated */
+	bool reply;		/* a reply, refused knowing whether it was asked for */
+	bool requested_reply;
 } PolicyRefusal;
+
+/*
+ * client_policy_refused() - answer @c's message @h that @f refused: as
+ * dbus-daemon, every refused message is answered with AccessDenied,
+ * replies too (their text says whether the receiver had asked for them).
+ */
+static void client_policy_refused(Client *c, const WireHeader *h, const PolicyRefusal *f) {
+	_cleanup_free_ char *text = NULL;
+
+	if (!f->reply) {
+		client_policy_complain(c, h, f->receive, &f->d, f->recipient);
+		return;
+	}
+	text = client_refusal_text(f->receive ? "Rejected receive message" : "Rejected send message", f->d.n_matched,
+				   c, h, f->requested_reply, f->recipient);
+	if (!text)
+		return;
+	log_security("%s", text);
+	driver_send_error(c->bus->driver, c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s", text);
+}
+
+/* the connection a unicast @h goes to: 0 if none (or an activator) */
+static uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTarget *t) {
+	uint64_t id = 0;
+
+	if (t->dst_id != KDBUS_DST_ID_NAME)
+		return t->dst_id;
+	return bus_name_owner(c->conn, h->destination.s, &id) < 0 ? 0 : id;
+}
+
+/*
+ * client_policy_unrequested() - the policy for a reply @h from @c that no
+ * call of its receiver @dst waits for: @c's send rules and @dst's receive
+ * rules with requested_reply false.  dbus-daemon delivers such a reply
+ * when they allow it (session.conf's eavesdrop="true" rules do, and
+ * send_requested_reply="false" ones), and answers AccessDenied otherwise.
+ * Return: true if it may go; else @f says why.
+ */
+static bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t dst, PolicyRefusal *f) {
+	Client *dc = dst ? bus_find_client(c->bus, dst) : NULL;
+	PolicyMessage pm;
+
+	*f = (PolicyRefusal) { .recipient = dc, .reply = true };
+	if (!c->policy)
+		return false;
+	client_policy_message(h, c->unique_name, &pm);
+	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
+	if (policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, false, &f->d) == 0)
+		return false;
+	if (dc && dc->policy) {
+		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
+		f->receive = true;
+		memset(&f->d, 0, sizeof(f->d));
+		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn.v, false, false, &f->d) == 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * client_policy_refused_reply() - client_policy_send() refused reply @h as
+ * a requested one.  dbus-daemon decides so only if the receiver asked for
+ * it (and then forgets the call, as the reply would have); else it
+ * decides as for an unrequested reply, which may let it through.
+ * Return: true if it may go, as an unrequested reply.
+ */
+static bool client_policy_refused_reply(Client *c, const WireHeader *h, const MessageTarget *t, PolicyRefusal *f) {
+	uint64_t dst = client_target_id(c, h, t);
+	/* the ioctl backend cannot tell: a requested reply, as assumed */
+	int r = dst ? kdbus_reply_pending(c->conn, dst, h->reply_serial, true) : 0;
+
+	f->reply = true;
+	if (r != 0) {
+		f->requested_reply = true;
+		return false;
+	}
+	return client_policy_unrequested(c, h, dst, f);
+}
 
 /*
  * client_policy_send() - the policy for a unicast or driver-bound message
@@ -1935,6 +2015,106 @@ static const Client *client_send_recipient(Client *c, const WireHeader *h, const
 	return id ? bus_find_client(c->bus, id) : NULL;
 }
 
+/*
+ * client_capture_unsent() - monitors see a message the bus did not deliver
+ * (no such destination, or a refused reply) before the error that answers
+ * it, as with dbus-daemon's bus_transaction_capture(): it goes to the
+ * monitors' sink.  Only with monitors on the bus.
+ */
+static void client_capture_unsent(Client *c, const WireHeader *h, const uint8_t *body, const int *fds, size_t n_fds) {
+	Bus *bus = c->bus;
+	MessageTarget t = {};
+	_cleanup_free_ uint8_t *hbuf = NULL;
+	size_t hmax, hlen;
+
+	if (!bus->n_monitors || !(t.dst_id = monitor_sink_id(bus)))
+		return;
+	hmax = wire_header_rewrite_size(h, c->unique_name_len);
+	hbuf = malloc(hmax);
+	if (!hbuf || wire_header_rewrite(h, c->unique_name, c->unique_name_len, hbuf, hmax, &hlen) < 0)
+		return;
+	MessageSendParts parts = {
+		.header = hbuf,
+		.header_len = hlen,
+		.body = body,
+		.body_len = h->body_len,
+		.fds = fds,
+		.n_fds = n_fds,
+	};
+	_Alignas(8) uint8_t kbuf[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];
+	struct kdbus_msg *km = message_kmsg_build(h, &t, &parts, kbuf);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
+
+	km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
+	km->cookie_reply = 0;
+	(void) kdbus_cmd_send(c->conn, &cmd);
+}
+
+/*
+ * client_routing_error() - answer @c's message @h that the core could not
+ * deliver (@r, KDBUS_CMD_SEND's error).  As dbus-daemon, whatever the
+ * message's type and NO_REPLY_EXPECTED: signals and replies to a name
+ * nobody holds are answered as method calls are.
+ */
+static void client_routing_error(Client *c, const WireHeader *h, const MessageTarget *t, int r) {
+	Bus *bus = c->bus;
+	const char *err = driver_error_for_send(r);
+
+	switch (r) {
+	case -ESRCH:
+	case -ENXIO:
+	case -EADDRNOTAVAIL:
+		/* as dbus-daemon: without NO_AUTO_START it would have been
+		 * activated, but no service file provides it (an activatable
+		 * name's activator holds it: -EADDRNOTAVAIL) */
+		if (h->flags & WIRE_FLAG_NO_AUTO_START)
+			driver_send_error(bus->driver, c, h->serial, "org.freedesktop.DBus.Error.NameHasNoOwner",
+					  "Name \"%s\" does not exist", strempty(h->destination.s));
+		else
+			driver_send_error(bus->driver, c, h->serial, "org.freedesktop.DBus.Error.ServiceUnknown",
+					  "The name %s was not provided by any .service files",
+					  h->destination.s ? h->destination.s : "(none)");
+		break;
+	case -EMLINK:
+		/* dbus-daemon logs this one */
+		log_security("The maximum number of pending replies for \"%s\" (%s) has been reached "
+			     "(max_replies_per_connection=%" PRIu64 ")", c->unique_name, client_loginfo(c),
+			     bus->limits.max_replies_per_connection);
+		driver_send_error(bus->driver, c, h->serial, err,
+				  "The maximum number of pending replies per connection has been reached");
+		break;
+	case -ENOBUFS:
+	case -EXFULL:
+	case -EPERM: {
+		/* as dbus-daemon's complain_about_message(), logged */
+		_cleanup_free_ char *text = client_refusal_text(
+			r == -EPERM ? "Rejected send message" : "Rejected: destination has a full message queue",
+			0, c, h, false, client_send_recipient(c, h, t));
+		if (!text)
+			break;
+		log_security("%s", text);
+		driver_send_error(bus->driver, c, h->serial, err, "%s", text);
+		break;
+	}
+	case -EDQUOT:
+		driver_send_error(bus->driver, c, h->serial, err,
+				  "The destination %s has too many messages queued from uid %u "
+				  "(the user's share of max_outgoing_bytes/max_outgoing_unix_fds)",
+				  h->destination.s, (unsigned) c->creds.uid);
+		break;
+	case -ECOMM:
+		/* (sic: dbus-daemon's text has no space there) */
+		driver_send_error(bus->driver, c, h->serial, err,
+				  "Tried to send message with Unix file descriptors"
+				  "to a client that doesn't support that.");
+		break;
+	default:
+		driver_send_error(bus->driver, c, h->serial, err, "Cannot deliver the message to %s: %s",
+				  h->destination.s ? h->destination.s : "(broadcast)", strerror(-r));
+		break;
+	}
+}
+
 /* handle one complete, framed message from the client */
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
@@ -2036,9 +2216,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		if (r == 0 && t.dst_id == driver_id(bus->driver))
 			r = -ENXIO;	/* the driver has no unique name */
 		if (r < 0) {
-			if (h.type == WIRE_TYPE_METHOD_CALL && !(h.flags & WIRE_FLAG_NO_REPLY_EXPECTED))
-				driver_send_error(bus->driver, c, h.serial, "org.freedesktop.DBus.Error.ServiceUnknown",
-						  "The name %s was not provided by any .service files", h.destination.s);
+			/* as dbus-daemon: no such name, whatever the type */
+			client_capture_unsent(c, &h, msg + h.header_len, fds, n_fds);
+			client_routing_error(c, &h, &t, -ENXIO);
 			for (size_t i = 0; i < n_fds; i++)
 				safe_close(fds[i]);
 			return 0;
@@ -2048,10 +2228,14 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	PolicyRefusal refusal;
 	/* as dbus-daemon, Hello is not subject to the send policy */
 	bool allowed = is_hello || client_policy_send(c, &h, &t, to_driver, &refusal);
+	/* a reply refused as a requested one: was it asked for? */
+	bool unrequested = false;
+	if (!allowed && !to_driver && (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR))
+		allowed = unrequested = client_policy_refused_reply(c, &h, &t, &refusal);
 	if (!allowed && !bus->n_monitors) {
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
+		client_policy_refused(c, &h, &refusal);
 		return 0;
 	}
 
@@ -2144,7 +2328,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
-	if (!allowed) {
+	/* (an unrequested reply that the policy allows is an ordinary
+	 * unicast: it consumes no tracker) */
+	if (!allowed || unrequested) {
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}
@@ -2160,6 +2346,28 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (r == -EBADSLT) {
+		/*
+		 * A reply no call waits for (kdbus' EBADSLT: the core only
+		 * takes a reply that consumes a tracker).  dbus-daemon
+		 * decides it with requested_reply false; if that allows it,
+		 * it goes again as an ordinary unicast, without cookie_reply
+		 * (the dbus1 header keeps its REPLY_SERIAL), which on kdbus
+		 * too is a plain message.  The offer of our read buffer
+		 * still holds: the failed send took nothing.
+		 */
+		if (client_policy_unrequested(c, &h, client_target_id(c, &h, &t), &refusal)) {
+			km->cookie_reply = 0;
+			r = kdbus_cmd_send(c->conn, &cmd);
+		} else {
+			allowed = false;
+			client_capture_unsent(c, &h, body, fds, n_fds);
+			r = 0;
+		}
+	} else if (r < 0 && r != -EBADSLT && allowed && !to_driver) {
+		/* monitors see what could not be routed, then the error */
+		client_capture_unsent(c, &h, body, fds, n_fds);
+	}
 	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
 		c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
 	for (size_t i = 0; i < n_fds; i++)
@@ -2167,7 +2375,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
 		client_policy_broadcast_capture(c, &h, msg + h.header_len);
 	if (!allowed) {
-		client_policy_complain(c, &h, refusal.receive, &refusal.d, refusal.recipient);
+		client_policy_refused(c, &h, &refusal);
 		return 0;
 	}
 
@@ -2178,59 +2386,9 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (r >= 0)
 		return 0;
 
-	/* routing failed */
-	if (h.type == WIRE_TYPE_METHOD_CALL && !(h.flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
-		const char *err = driver_error_for_send(r);
-		switch (r) {
-		case -ESRCH:
-		case -ENXIO:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The name %s was not provided by any .service files",
-					  h.destination.s ? h.destination.s : "(none)");
-			break;
-		case -EADDRNOTAVAIL:
-			/* as dbus-daemon: auto-start was not allowed */
-			driver_send_error(bus->driver, c, h.serial, "org.freedesktop.DBus.Error.NameHasNoOwner",
-					  "Name \"%s\" does not exist", h.destination.s);
-			break;
-		case -EMLINK:
-			/* dbus-daemon logs this one */
-			log_security("The maximum number of pending replies for \"%s\" (%s) has been reached "
-				     "(max_replies_per_connection=%" PRIu64 ")", c->unique_name, client_loginfo(c),
-				     bus->limits.max_replies_per_connection);
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The maximum number of pending replies per connection has been reached");
-			break;
-		case -ENOBUFS:
-		case -EXFULL:
-		case -EPERM: {
-			/* as dbus-daemon's complain_about_message(), logged */
-			_cleanup_free_ char *text = client_refusal_text(
-				r == -EPERM ? "Rejected send message" : "Rejected: destination has a full message queue",
-				0, c, &h, false, client_send_recipient(c, &h, &t));
-			if (!text)
-				break;
-			log_security("%s", text);
-			driver_send_error(bus->driver, c, h.serial, err, "%s", text);
-			break;
-		}
-		case -EDQUOT:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The destination %s has too many messages queued from uid %u "
-					  "(the user's share of max_outgoing_bytes/max_outgoing_unix_fds)",
-					  h.destination.s, (unsigned) c->creds.uid);
-			break;
-		case -ECOMM:
-			driver_send_error(bus->driver, c, h.serial, err,
-					  "The destination %s does not accept file descriptors", h.destination.s);
-			break;
-		default:
-			driver_send_error(bus->driver, c, h.serial, err, "Cannot deliver the message to %s: %s",
-					  h.destination.s ? h.destination.s : "(broadcast)", strerror(-r));
-			break;
-		}
-	}
-	/* EBADSLT: a reply nobody asked for is not delivered */
+	/* routing failed (a broadcast fails only as a whole: not answered) */
+	if (t.dst_id != KDBUS_DST_ID_BROADCAST)
+		client_routing_error(c, &h, &t, r);
 	return 0;
 }
 

@@ -415,6 +415,8 @@ int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *
 	if (!text || !m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
 	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
 		return -ENOMEM;
+	/* as dbus_message_new_error(), which dbus-daemon's errors come from */
+	dbus_message_set_no_reply(m, TRUE);
 	/* no tracker: the failed send created none */
 	return driver_send_message(d, to, m, 0, NULL, 0);
 }

@@ -435,6 +435,20 @@ int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 
 /**
+ * kdbus_reply_pending() - does @conn owe connection @dst_id the reply to
+ * its call @cookie (a tracker a reply with that cookie_reply would
+ * consume)
+ * @drop: if so, forget the call, as such a reply would (the tracker of a
+ *        synchronous sender stays)
+ *
+ * Userspace-backend extension: a bus daemon that refuses a reply still
+ * needs to know whether it was asked for, as dbus-daemon does.
+ *
+ * Return: 1 if so, 0 if not, -EOPNOTSUPP (ioctl backend), -ECONNRESET.
+ */
+int kdbus_reply_pending(KdbusConn *conn, uint64_t dst_id, uint64_t cookie, bool drop);
+
+/**
  * kdbus_name_owner() - who holds @name: the id and flags that
  * kdbus_cmd_conn_info() by name reports (the primary owner, else the
  * activator, whose flags have KDBUS_HELLO_ACTIVATOR), without a pool

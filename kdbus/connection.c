@@ -880,6 +880,25 @@ void kdbus_us_payload_release(KdbusBus *bus, void *handle) {
 	kdbus_bus_unlock(bus);
 }
 
+int kdbus_us_reply_pending(KdbusConn *conn, uint64_t dst_id, uint64_t cookie, bool drop) {
+	KdbusBus *bus = conn->bus;
+	KdbusReply *r;
+	int ret;
+
+	kdbus_bus_lock(bus);
+	if (!conn->connected) {
+		ret = -ECONNRESET;
+	} else {
+		r = kdbus_reply_find(bus, conn, dst_id, cookie);
+		ret = !!r;
+		/* a synchronous sender waits for its tracker: it stays */
+		if (r && drop && !r->sync)
+			kdbus_reply_free(bus, r);
+	}
+	kdbus_bus_unlock(bus);
+	return ret;
+}
+
 /* ---- CONN_INFO, LIST ---- */
 
 int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags) {

@@ -161,6 +161,7 @@ bool kdbus_us_payload_unshared(KdbusBus *bus, void *handle);
 int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
 int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags);
+int kdbus_us_reply_pending(KdbusConn *conn, uint64_t dst_id, uint64_t cookie, bool drop);
 int kdbus_us_list(KdbusConn *conn, struct kdbus_cmd_list *cmd);
 int kdbus_us_name_acquire(KdbusConn *conn, struct kdbus_cmd *cmd);
 int kdbus_us_name_release(KdbusConn *conn, struct kdbus_cmd *cmd);

@@ -210,6 +210,13 @@ int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	DISPATCH(conn, cmd, KDBUS_CMD_CONN_INFO, kdbus_us_conn_info);
 }
 
+int kdbus_reply_pending(KdbusConn *conn, uint64_t dst_id, uint64_t cookie, bool drop) {
+	assert_return(conn, -EINVAL);
+	if (IS_IOCTL(conn))
+		return -EOPNOTSUPP;
+	return kdbus_us_reply_pending(conn, dst_id, cookie, drop);
+}
+
 int kdbus_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags) {
 	struct {
 		struct kdbus_cmd_info cmd;
