@@ -803,6 +803,9 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	r = kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
 	if (r < 0)
 		return r;
+	/* dbus1 signals may carry fds (the ioctl backend refuses them:
+	 * client_dispatch() then sends them without) */
+	(void) kdbus_bus_set_broadcast_fds(bus->kbus, true);
 
 	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);

@@ -333,6 +333,24 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 	return r;
 }
 
+int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds) {
+	ClientOut o = {
+		.owned = msg,
+		.iov[0] = { .iov_base = msg, .iov_len = len },
+		.n_iov = 1,
+		.len = len,
+		.fds = fds,
+		.n_fds = n_fds,
+	};
+	int r = client_out_push(c, &o);
+	if (r < 0) {
+		for (unsigned i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		free(msg);
+	}
+	return r;
+}
+
 /* write as much of the output ring as the socket takes; -EPIPE etc. on error */
 static int client_write(Client *c) {
 	while (c->out_n) {
@@ -2268,12 +2286,6 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		} else {
 			bloom_size = BLOOM_DEFAULT_SIZE;
 			client_bloom(c, &h, hbuf, hlen, msg + h.header_len, bloom, keys, &n_keys);
-			if (n_fds) {
-				/* kdbus refuses fds on broadcasts (ENOTUNIQ); dbus1 allows them */
-				for (size_t i = 0; i < n_fds; i++)
-					safe_close(fds[i]);
-				n_fds = 0;
-			}
 		}
 	}
 
@@ -2364,6 +2376,13 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 			client_capture_unsent(c, &h, body, fds, n_fds);
 			r = 0;
 		}
+	} else if (r == -ENOTUNIQ && n_fds && t.dst_id == KDBUS_DST_ID_BROADCAST) {
+		/* kdbus refuses fds on broadcasts (our core takes them, see
+		 * kdbus_bus_set_broadcast_fds()): the signal goes without */
+		parts.n_fds = 0;
+		km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
+		cmd.msg_address = (uintptr_t) km;
+		r = kdbus_cmd_send(c->conn, &cmd);
 	} else if (r < 0 && r != -EBADSLT && allowed && !to_driver) {
 		/* monitors see what could not be routed, then the error */
 		client_capture_unsent(c, &h, body, fds, n_fds);

@@ -195,6 +195,9 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
+/* ... with @n_fds fds, which it closes once written; @fds must live in
+ * @msg's allocation (it is freed with @msg) */
+int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds);
 
 const char *client_name(const Client *c);
 

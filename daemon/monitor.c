@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,29 +168,11 @@ static Eavesdrop *eavesdrop_of(Bus *bus) {
 	return bus->eavesdrop;
 }
 
-static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
+/* eavesdrop_deliver() of the message @data (@fds stay the caller's) */
+static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, const uint8_t *data, size_t len,
+				 const WireHeader *hp, const int *fds, size_t n_fds) {
 	Eavesdrop *e = eavesdrop_of(bus);
-	struct kdbus_item *it;
-	const uint8_t *data = NULL;
-	size_t len = 0;
-	WireHeader h;
-
-	/* as dbus-daemon: neither what is sent to or by the driver nor a
-	 * refused message (sent to the sink) reaches eavesdroppers */
-	if (km->payload_type != KDBUS_PAYLOAD_DBUS || km->dst_id == KDBUS_DST_ID_BROADCAST ||
-	    bus_is_internal_id(bus, km->dst_id) || bus_is_internal_id(bus, km->src_id))
-		return;
-	KDBUS_ITEM_FOREACH(it, km, items) {
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
-			data = kdbus_pool_ptr(e->conn, it->vec.offset);
-			len = it->vec.size;
-		} else if (it->type == KDBUS_ITEM_FDS) {
-			for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
-				safe_close(it->fds[i]);
-		}
-	}
-	if (!data || wire_header_parse(data, len, &h) < 0)
-		return;
+	const WireHeader h = *hp;
 
 	for (size_t i = 0; i < e->n_clients; i++) {
 		Client *c = e->clients[i];
@@ -198,16 +181,59 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, km->dst_id) ||
 		    !client_policy_eavesdrop(c, &h, km->src_id))
 			continue;
-		/* fds are not passed to eavesdroppers, as with dbus-daemon */
-		if (h.unix_fds)
+		/* as dbus-daemon, an eavesdropper that takes fds gets its
+		 * own copies; one that does not, not the message */
+		if (n_fds && !c->unix_fd)
 			continue;
-		uint8_t *copy = malloc(len);
+		size_t at = ALIGN_TO(len, sizeof(int));
+		uint8_t *copy = malloc(at + n_fds * sizeof(int));
 		if (!copy)
 			continue;
 		memcpy(copy, data, len);
-		client_queue_owned(c, copy, len);
+		int *cfds = (int *) (void *) (copy + at);
+		size_t n = 0;
+		for (; n < n_fds; n++) {
+			cfds[n] = fcntl(fds[n], F_DUPFD_CLOEXEC, 3);
+			if (cfds[n] < 0)
+				break;
+		}
+		if (n < n_fds) {
+			for (size_t k = 0; k < n; k++)
+				safe_close(cfds[k]);
+			free(copy);
+			continue;
+		}
+		client_queue_owned_fds(c, copy, len, cfds, n_fds);
 		bus_schedule_ready(bus, c);
 	}
+}
+
+static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
+	Eavesdrop *e = eavesdrop_of(bus);
+	struct kdbus_item *it;
+	const uint8_t *data = NULL;
+	size_t len = 0;
+	int *fds = NULL;
+	size_t n_fds = 0;
+	WireHeader h;
+
+	KDBUS_ITEM_FOREACH(it, km, items) {
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
+			data = kdbus_pool_ptr(e->conn, it->vec.offset);
+			len = it->vec.size;
+		} else if (it->type == KDBUS_ITEM_FDS && !fds) {
+			fds = it->fds;
+			n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
+		}
+	}
+	/* as dbus-daemon: neither what is sent to or by the driver nor a
+	 * refused message (sent to the sink) reaches eavesdroppers */
+	if (km->payload_type == KDBUS_PAYLOAD_DBUS && km->dst_id != KDBUS_DST_ID_BROADCAST &&
+	    !bus_is_internal_id(bus, km->dst_id) && !bus_is_internal_id(bus, km->src_id) && data &&
+	    wire_header_parse(data, len, &h) >= 0)
+		eavesdrop_deliver_to(bus, km, data, len, &h, fds, n_fds);
+	for (size_t i = 0; i < n_fds; i++)
+		safe_close(fds[i]);
 }
 
 static void eavesdrop_wakeup(KdbusConn *conn, void *userdata) {

@@ -366,6 +366,17 @@ int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits) {
 	return 0;
 }
 
+int kdbus_bus_set_broadcast_fds(KdbusBus *bus, bool enable) {
+	assert_return(bus, -EINVAL);
+	if (bus->backend != KDBUS_BACKEND_USERSPACE)
+		return -EOPNOTSUPP;
+
+	kdbus_bus_lock(bus);
+	bus->broadcast_fds = enable;
+	kdbus_bus_unlock(bus);
+	return 0;
+}
+
 int kdbus_bus_set_policy_fallback(KdbusBus *bus, int access) {
 	assert_return(bus, -EINVAL);
 	assert_return(access >= -1 && access <= KDBUS_POLICY_OWN, -EINVAL);

@@ -205,6 +205,22 @@ int kdbus_bus_set_limits(KdbusBus *bus, const KdbusLimits *limits);
 int kdbus_bus_set_policy_fallback(KdbusBus *bus, int access);
 
 /**
+ * kdbus_bus_set_broadcast_fds() - let broadcasts carry fds (userspace
+ * extension)
+ * @enable:	false for the kernel's behaviour, and the default: SEND of a
+ *		broadcast with KDBUS_ITEM_FDS fails with -ENOTUNIQ
+ *
+ * dbus1 signals may carry fds.  When enabled, every receiver that
+ * accepts fds (KDBUS_HELLO_ACCEPT_FD) gets its own copies, charged to
+ * its quotas as for a unicast; a receiver that does not accept fds does
+ * not get the broadcast at all, as with dbus-daemon.  Monitors get the
+ * fds as for unicasts.
+ *
+ * Return: 0, -EINVAL, -EOPNOTSUPP on the ioctl backend.
+ */
+int kdbus_bus_set_broadcast_fds(KdbusBus *bus, bool enable);
+
+/**
  * kdbus_bus_set_timer() - register the callback that (re)arms the caller's
  * timer for the earliest reply deadline of the bus.  It is called whenever
  * that deadline moves earlier; a deadline of 0 means none.

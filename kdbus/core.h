@@ -58,6 +58,7 @@ struct KdbusBus {
 	KdbusMeta creator_meta;
 	KdbusLimits limits;
 	int policy_fallback;		/* kdbus_bus_set_policy_fallback(), -1: none */
+	bool broadcast_fds;		/* kdbus_bus_set_broadcast_fds() */
 	bool closed;
 
 	uint64_t last_conn_id;

@@ -226,7 +226,11 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 	/* a receiver needs TALK access to the sender */
 	if (!kdbus_conn_policy_talk(c, s->src))
 		return;
-	if (kdbus_entry_build(bus, c, s, false, &e) < 0)
+	/* fds on a broadcast (kdbus_bus_set_broadcast_fds()): only for
+	 * receivers that take them */
+	if (s->n_fds && !(c->flags & KDBUS_HELLO_ACCEPT_FD))
+		return;
+	if (kdbus_entry_build(bus, c, s, s->n_fds != 0, &e) < 0)
 		c->lost_count++;
 	else
 		kdbus_conn_enqueue(c, e);
@@ -422,7 +426,7 @@ static int kdbus_msg_examine(KdbusBus *bus, const struct kdbus_msg *msg,
 		return -EBADMSG;
 	if (msg->dst_id == KDBUS_DST_ID_NAME && !s->dst_name)
 		return -EDESTADDRREQ;
-	if (msg->dst_id == KDBUS_DST_ID_BROADCAST && fds)
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST && fds && !bus->broadcast_fds)
 		return -ENOTUNIQ;
 
 	*ret_payload_size = vec_size;
