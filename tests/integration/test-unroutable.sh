@@ -1,0 +1,74 @@
+#!/bin/bash
+# Messages the bus cannot simply deliver, on busbridged and on dbus-daemon
+# with the same configurations (unroutable-probe.py has the cases):
+#  - every message type, NO_REPLY_EXPECTED or not, to a name nobody holds
+#    or a unique name that does not exist: ServiceUnknown, or
+#    NameHasNoOwner with NO_AUTO_START, and monitors see both;
+#  - replies nobody asked for: delivered where the policy allows them
+#    (session.conf's eavesdrop="true", send_requested_reply="false"), else
+#    AccessDenied with requested_reply="0"; a requested reply the policy
+#    refuses gets requested_reply="1";
+#  - fds: signals with fds reach the receivers and eavesdroppers that take
+#    fds (not the others), a unicast to a receiver without fds is
+#    NotSupported, UNIX_FD values beyond UNIX_FDS are not checked, a
+#    message announcing more fds than it carries closes the sender.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/helpers.sh"
+
+own_config "$T/session.conf" "$T/session.sock"
+# a system bus's default policy (system.conf), calls allowed
+system_config() { # OUT EXTRA-RULES
+	cat >"$1" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$T/$(basename "$1" .conf).sock</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+    <allow send_type="method_call"/>
+    $2
+  </policy>
+</busconfig>
+EOF
+}
+system_config "$T/system.conf" ""
+# unrequested replies allowed by the sender's rules, not the receiver's
+system_config "$T/send-unrequested.conf" \
+	'<allow send_requested_reply="false" send_type="method_return"/><allow send_requested_reply="false" send_type="error"/>'
+# ... and by both
+system_config "$T/both-unrequested.conf" \
+	'<allow send_requested_reply="false" send_type="method_return"/><allow send_requested_reply="false" send_type="error"/>
+    <allow receive_requested_reply="false" receive_type="method_return"/><allow receive_requested_reply="false" receive_type="error"/>'
+# a deny rule: by default for unrequested replies only
+system_config "$T/deny-return.conf" '<deny send_type="method_return"/>'
+# ... and one for requested replies too
+system_config "$T/deny-requested.conf" '<deny send_requested_reply="true" send_type="method_return"/>'
+
+run_probe() { # DAEMON CONFIG NAME PART: the probe's lines on stdout
+	start_bus "$3" "$2" "$1" 2>/dev/null || { echo "bus did not start: $(head -c 200 "$T/$3.log")"; return; }
+	timeout -k 2 60 python3 "$here/unroutable-probe.py" "$OWN_ADDR" "$4" 2>&1
+	stop "$OWN_PID"
+}
+
+for run in session:names session:replies session:fds system:replies send-unrequested:replies \
+	both-unrequested:replies deny-return:replies deny-requested:replies; do
+	conf=${run%%:*} part=${run#*:}
+	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" "$part" | sed "s/^/$conf $part, /")
+	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" "$part" | sed "s/^/$conf $part, /")
+	compare_with_reference "$ours" "$ref" 5
+done
+echo "1..$n"
