@@ -196,7 +196,7 @@ uint64_t kt_now_ns(void);
 	X(policy_duplicate) X(policy_invalid_names) X(policy_update) \
 	X(policy_holder_disconnect) X(policy_broadcast_receiver_talk) \
 	X(policy_reply_bypass) X(policy_activator_talk) X(policy_fallback) \
-	X(fd_passing) X(fd_no_accept) X(fd_dropped_closed) X(fd_broadcast) \
+	X(fd_passing) X(fd_no_accept) X(fd_dropped_closed) X(fd_broadcast) X(fd_broadcast_enabled) X(reply_pending) \
 	X(sync_reply) X(sync_timeout) X(sync_peer_close) X(sync_drop) X(sync_cancel) \
 	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
 	X(metadata_mask) X(metadata_timestamp) X(metadata_names) \

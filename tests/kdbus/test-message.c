@@ -852,6 +852,75 @@ int test_fd_broadcast(Env *env) {
 	return TEST_OK;
 }
 
+/* kdbus_bus_set_broadcast_fds(): a copy for each receiver that takes fds,
+ * nothing for the others */
+int test_fd_broadcast_enabled(Env *env) {
+	KdbusConn *a, *b, *n;
+	int p[2];
+	char ch;
+	KtMsg m = KT_MSG(.dst_id = KDBUS_DST_ID_BROADCAST, .cookie = 3, .flags = KDBUS_MSG_SIGNAL,
+			 .fds = &p[1], .n_fds = 1);
+
+	USERSPACE_ONLY(env);
+	a = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	b = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	n = kt_hello(env, 0);
+	ASSERT_RETURN(a && b && n);
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	ASSERT_EQ(kt_match_empty(a, 1), 0);
+	ASSERT_EQ(kt_match_empty(b, 1), 0);
+	ASSERT_EQ(kt_match_empty(n, 1), 0);
+	ASSERT_EQ(kdbus_bus_set_broadcast_fds(env->bus, true), 0);
+	ASSERT_EQ(kt_send_msg(env->conn, &m), 0);
+	close(p[1]);
+	KdbusConn *rc[] = { a, b };
+	for (size_t i = 0; i < sizeof(rc) / sizeof(rc[0]); i++) {
+		struct kdbus_msg *msg;
+		struct kdbus_item *it;
+		uint64_t off;
+
+		ASSERT_EQ(kt_recv(rc[i], &msg, &off), 0);
+		ASSERT_EQ(msg->cookie, 3);
+		it = kt_msg_item(msg, KDBUS_ITEM_FDS, 0);
+		ASSERT_RETURN(it && it->size == KDBUS_ITEM_HEADER_SIZE + sizeof(int) && it->fds[0] >= 0);
+		ASSERT_EQ(write(it->fds[0], "x", 1), 1);
+		close(it->fds[0]);
+		ASSERT_EQ(kt_free(rc[i], off), 0);
+	}
+	ASSERT_EQ(kt_recv(n, NULL, NULL), -EAGAIN);
+	ASSERT_EQ(read(p[0], &ch, 1), 1);
+	ASSERT_EQ(read(p[0], &ch, 1), 1);
+	ASSERT_EQ(read(p[0], &ch, 1), 0);	/* no copy left anywhere */
+	close(p[0]);
+	ASSERT_EQ(kdbus_bus_set_broadcast_fds(env->bus, false), 0);
+	kdbus_conn_close(a);
+	kdbus_conn_close(b);
+	kdbus_conn_close(n);
+	return TEST_OK;
+}
+
+/* kdbus_reply_pending(): whether a reply would find a tracker; dropping it */
+int test_reply_pending(Env *env) {
+	uint64_t me = kdbus_conn_get_id(env->conn);
+	KdbusConn *c;
+
+	USERSPACE_ONLY(env);
+	c = kt_hello(env, 0);
+	ASSERT_RETURN(c);
+	ASSERT_EQ(kdbus_reply_pending(c, me, 9, false), 0);
+	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 9, kt_now_ns() + 10000000000ULL), 0);
+	ASSERT_EQ(kt_drain(c), 1);
+	ASSERT_EQ(kdbus_reply_pending(c, me, 9, false), 1);
+	ASSERT_EQ(kdbus_reply_pending(env->conn, kdbus_conn_get_id(c), 9, false), 0);
+	ASSERT_EQ(kdbus_reply_pending(c, me, 9, true), 1);
+	ASSERT_EQ(kdbus_reply_pending(c, me, 9, false), 0);
+	ASSERT_EQ(kt_reply(c, me, 1, 9), -EBADSLT);
+	kdbus_conn_close(c);
+	/* no REPLY_DEAD for a call that was forgotten */
+	ASSERT_EQ(kt_drain(env->conn), 0);
+	return TEST_OK;
+}
+
 /* ---- synchronous calls ---- */
 
 typedef struct SyncPeer {
