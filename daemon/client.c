@@ -1218,8 +1218,11 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	}
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
 		/* as dbus-daemon, a name nobody holds is ServiceUnknown before
-		 * any policy is looked at: the core answers ESRCH */
-		if (bus_name_owner(c->conn, h->destination.s, &dst) == -ESRCH)
+		 * any policy is looked at: the core answers ESRCH; and one
+		 * only an activator holds, with NO_AUTO_START, NameHasNoOwner
+		 * (EADDRNOTAVAIL) */
+		if (bus_name_owner(c->conn, h->destination.s, &dst) == -ESRCH ||
+		    (dst == 0 && (h->flags & WIRE_FLAG_NO_AUTO_START)))
 			return true;
 	} else {
 		dst = t->dst_id;
@@ -2246,10 +2249,18 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	PolicyRefusal refusal;
 	/* as dbus-daemon, Hello is not subject to the send policy */
 	bool allowed = is_hello || client_policy_send(c, &h, &t, to_driver, &refusal);
-	/* a reply refused as a requested one: was it asked for? */
+	/* a reply refused as a requested one: was it asked for?  One to a
+	 * name an activator holds never was (and is decided before it can
+	 * start the service) */
 	bool unrequested = false;
-	if (!allowed && !to_driver && (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR))
-		allowed = unrequested = client_policy_refused_reply(c, &h, &t, &refusal);
+	if (!to_driver && (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR)) {
+		uint64_t owner;
+		if (!allowed)
+			allowed = unrequested = client_policy_refused_reply(c, &h, &t, &refusal);
+		else if (t.dst_name && !(h.flags & WIRE_FLAG_NO_AUTO_START) &&
+			 bus_name_owner(c->conn, h.destination.s, &owner) == 0 && owner == 0)
+			allowed = unrequested = client_policy_unrequested(c, &h, 0, &refusal);
+	}
 	if (!allowed && !bus->n_monitors) {
 		for (size_t i = 0; i < n_fds; i++)
 			safe_close(fds[i]);

@@ -438,7 +438,7 @@ bool service_registry_consume_reply_dead(Bus *bus, uint64_t requester_id, uint64
 /*
  * answer every message queued on @a's activator with @error_name, as
  * dbus-daemon answers every entry of a failed pending activation (method
- * calls and signals alike), and drop it.  Messages from the bus itself
+ * calls, signals and unrequested replies alike), and drop it.  Messages from the bus itself
  * (ActivationRequest, SetEnvironment) are dropped.
  */
 static void activatable_fail_queued(Activatable *a, const char *error_name, const char *text) {
@@ -471,7 +471,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 
 		/* the error first: the tracker's death (DROP) comes after it */
 		Client *c = bus_find_client(bus, src_id);
-		if (c && have_header && (h.type == WIRE_TYPE_METHOD_CALL || h.type == WIRE_TYPE_SIGNAL)) {
+		if (c && have_header) {
 			(void) driver_send_error(bus->driver, c, h.serial, error_name, "%s", text);
 			if (expect_reply)
 				registry_add_answered(a->reg, src_id, cookie);

@@ -8,6 +8,9 @@
 #    (session.conf's eavesdrop="true", send_requested_reply="false"), else
 #    AccessDenied with requested_reply="0"; a requested reply the policy
 #    refuses gets requested_reply="1";
+#  - the same to a name only a service file provides, whose service exits:
+#    activation for every type (without NO_AUTO_START), and replies are
+#    decided as unrequested before;
 #  - fds: signals with fds reach the receivers and eavesdroppers that take
 #    fds (not the others), a unicast to a receiver without fds is
 #    NotSupported, UNIX_FD values beyond UNIX_FDS are not checked, a
@@ -16,14 +19,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
 
+# an activatable service that exits at once
+mkdir -p "$T/services"
+printf '[D-BUS Service]\nName=org.example.Unroutable.Exits\nExec=/bin/false\n' \
+	>"$T/services/org.example.Unroutable.Exits.service"
 own_config "$T/session.conf" "$T/session.sock"
+sed -i "s|<servicedir>[^<]*</servicedir>|<servicedir>$T/services</servicedir>|" "$T/session.conf"
 # a system bus's default policy (system.conf), calls allowed
-system_config() { # OUT EXTRA-RULES
+system_config() { # OUT EXTRA-RULES [TYPE]
 	cat >"$1" <<EOF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
-  <type>system</type>
+  <type>${3:-system}</type>
+  <servicedir>$T/services</servicedir>
   <listen>unix:path=$T/$(basename "$1" .conf).sock</listen>
   <auth>EXTERNAL</auth>
   <policy context="default">
@@ -53,6 +62,9 @@ system_config "$T/send-unrequested.conf" \
 system_config "$T/both-unrequested.conf" \
 	'<allow send_requested_reply="false" send_type="method_return"/><allow send_requested_reply="false" send_type="error"/>
     <allow receive_requested_reply="false" receive_type="method_return"/><allow receive_requested_reply="false" receive_type="error"/>'
+# system.conf's policy on a session bus (which activates without a helper),
+# calls denied
+system_config "$T/system-policy.conf" '<deny send_type="method_call"/><allow send_destination="org.freedesktop.DBus"/>' session
 # a deny rule: by default for unrequested replies only
 system_config "$T/deny-return.conf" '<deny send_type="method_return"/>'
 # ... and one for requested replies too
@@ -64,11 +76,11 @@ run_probe() { # DAEMON CONFIG NAME PART: the probe's lines on stdout
 	stop "$OWN_PID"
 }
 
-for run in session:names session:replies session:fds system:replies send-unrequested:replies \
-	both-unrequested:replies deny-return:replies deny-requested:replies; do
+for run in session:names,replies,fds,activation system-policy:activation,replies system:replies \
+	send-unrequested:replies both-unrequested:replies deny-return:replies deny-requested:replies; do
 	conf=${run%%:*} part=${run#*:}
-	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" "$part" | sed "s/^/$conf $part, /")
-	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" "$part" | sed "s/^/$conf $part, /")
+	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" "$part" | sed "s/^/$conf, /")
+	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" "$part" | sed "s/^/$conf, /")
 	compare_with_reference "$ours" "$ref" 5
 done
 echo "1..$n"

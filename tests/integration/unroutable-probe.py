@@ -1,4 +1,4 @@
-# unroutable-probe.py ADDRESS PART: what the bus does with messages it
+# unroutable-probe.py ADDRESS PART[,PART...]: what the bus does with messages it
 # cannot simply deliver, one line "TITLE: what each connection received"
 # per case (run by test-unroutable.sh against busbridged and dbus-daemon).
 #   names    every message type, with and without NO_REPLY_EXPECTED and
@@ -6,6 +6,8 @@
 #            unique name that does not exist; a monitor watches
 #   replies  replies nobody asked for, a reply that was asked for, and the
 #            same reply again (the configuration decides)
+#   activation  every message type to a name only a service file provides
+#            (the service exits at once), with and without NO_AUTO_START
 #   fds      signals and calls with fds to receivers that take fds and to
 #            one that does not, an eavesdropper, UNIX_FD values beyond
 #            UNIX_FDS, and a message announcing more fds than it carries
@@ -20,7 +22,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import dbuswire as W  # noqa: E402
 
 path = W.parse_address(sys.argv[1])
-part = sys.argv[2]
 
 
 class FdConn(W.Conn):
@@ -84,7 +85,7 @@ def is_sync(m):
     f = m[3]
     if m[0] == W.METHOD_CALL:
         return (f.get(W.F_SENDER), m[2]) in sync_serials and f.get(W.F_MEMBER) == 'GetId'
-    return m[0] == W.METHOD_RETURN and f.get(W.F_SENDER) == W.DRIVER[0] and \
+    return m[0] in (W.METHOD_RETURN, W.ERROR) and f.get(W.F_SENDER) == W.DRIVER[0] and \
         (f.get(W.F_DESTINATION), f.get(W.F_REPLY_SERIAL)) in sync_serials
 
 
@@ -94,8 +95,10 @@ def describe(m):
     what = f.get(W.F_MEMBER) or f.get(W.F_ERROR_NAME) or ''
     arg = W.first_string(body) if body and f.get(W.F_SIGNATURE, '').startswith('s') else ''
     # connections are described as (uid=U pid=P comm=...) by dbus-daemon,
-    # as (uid=U pid=P) by busbridged, when at all (doc/deviations.md)
+    # as (uid=U pid=P) by busbridged, when at all; a service being
+    # activated as (bus) by dbus-daemon only (doc/deviations.md)
     arg = re.sub(r' \(uid=\d+ pid=\d+[^)]*\)', '', arg or '')
+    arg = re.sub(r'(destination="[^"]*") \(bus\)$', r'\1', arg)
     s = '%s %s flags=%d reply_serial=%s sender=%s dest=%s unix_fds=%s arg=%s' % (
         kind, what, flags, f.get(W.F_REPLY_SERIAL), f.get(W.F_SENDER), f.get(W.F_DESTINATION),
         f.get(W.F_UNIX_FDS), arg)
@@ -128,7 +131,7 @@ def until_sync_seen(mon, c):
         m = mon.recv_msg(10)
         out.append(m)
         f = m[3]
-        if m[0] == W.METHOD_RETURN and f.get(W.F_SENDER) == W.DRIVER[0] and \
+        if m[0] in (W.METHOD_RETURN, W.ERROR) and f.get(W.F_SENDER) == W.DRIVER[0] and \
                 (f.get(W.F_DESTINATION), f.get(W.F_REPLY_SERIAL)) == last:
             return out + mon.drain(0.01)
 
@@ -153,7 +156,7 @@ def show(title, conns):
         n = c.take_fds() if isinstance(c, FdConn) else 0
         if n:
             got.append('%s got %d fds' % (who, n))
-    print('%s: %s' % (title, ' | '.join(got) if got else '(nothing)'))
+    print('%s, %s: %s' % (current, title, ' | '.join(got) if got else '(nothing)'))
 
 
 def become_monitor():
@@ -166,17 +169,37 @@ def become_monitor():
     return mon
 
 
-if part == 'names':
-    mon = become_monitor()
-    a = W.Conn(path)
-    sync(a)
-    mon.drain(0.05)
-    names[':A'] = a.unique
-    conns = (('A', a), ('monitor', mon))
-    for dest in ('no.such.Name', ':1.9999'):
+def run(part):
+    global names, current
+    names = {}
+    current = part
+    if part == 'names':
+        mon = become_monitor()
+        a = W.Conn(path)
+        sync(a)
+        mon.drain(0.05)
+        names[':A'] = a.unique
+        conns = (('A', a), ('monitor', mon))
+        for dest in ('no.such.Name', ':1.9999'):
+            for typ in (W.METHOD_CALL, W.SIGNAL, W.METHOD_RETURN, W.ERROR):
+                for flags, fname in ((0, ''), (1, ' NO_REPLY_EXPECTED'), (2, ' NO_AUTO_START'), (3, ' both flags')):
+                    f = {W.F_DESTINATION: dest}
+                    if typ in (W.METHOD_CALL, W.SIGNAL):
+                        f.update({W.F_PATH: '/x', W.F_INTERFACE: 'x.y', W.F_MEMBER: 'M'})
+                    else:
+                        f[W.F_REPLY_SERIAL] = 77
+                    if typ == W.ERROR:
+                        f[W.F_ERROR_NAME] = 'x.y.Err'
+                    a.send(W.marshal(typ, a.next_serial(), f, flags=flags))
+                    show('type %d%s to %s' % (typ, fname, dest), conns)
+
+    elif part == 'activation':
+        a = W.Conn(path)
+        sync(a)
+        names[':A'] = a.unique
         for typ in (W.METHOD_CALL, W.SIGNAL, W.METHOD_RETURN, W.ERROR):
-            for flags, fname in ((0, ''), (1, ' NO_REPLY_EXPECTED'), (2, ' NO_AUTO_START'), (3, ' both flags')):
-                f = {W.F_DESTINATION: dest}
+            for flags, fname in ((0, ''), (1, ' NO_REPLY_EXPECTED'), (2, ' NO_AUTO_START')):
+                f = {W.F_DESTINATION: 'org.example.Unroutable.Exits'}
                 if typ in (W.METHOD_CALL, W.SIGNAL):
                     f.update({W.F_PATH: '/x', W.F_INTERFACE: 'x.y', W.F_MEMBER: 'M'})
                 else:
@@ -184,65 +207,81 @@ if part == 'names':
                 if typ == W.ERROR:
                     f[W.F_ERROR_NAME] = 'x.y.Err'
                 a.send(W.marshal(typ, a.next_serial(), f, flags=flags))
-                show('type %d%s to %s' % (typ, fname, dest), conns)
+                # the activation's error comes once the service exited
+                got = []
+                try:
+                    while True:
+                        m = a.recv_msg(5)
+                        if m[0] == W.SIGNAL:
+                            continue
+                        got.append('A got ' + describe(m))
+                        break
+                except socket.timeout:
+                    pass
+                got += ['A got ' + describe(m) for m in a.drain(0.1) if m[0] != W.SIGNAL]
+                print('%s, type %d%s to an activatable name: %s' % (current, typ, fname, ' | '.join(got) or '(nothing)'))
 
-elif part == 'replies':
-    a = W.Conn(path)
-    b = W.Conn(path)
-    sync(a)
-    sync(b)
-    names.update({':A': a.unique, ':B': b.unique})
-    conns = (('A', a), ('B', b))
-    for typ in (W.METHOD_RETURN, W.ERROR):
-        f = {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: 77}
-        if typ == W.ERROR:
-            f[W.F_ERROR_NAME] = 'x.y.Err'
-        a.send(W.marshal(typ, a.next_serial(), f))
-        show('unrequested %s' % ('method return' if typ == W.METHOD_RETURN else 'error'), conns)
-    s = b.next_serial()
-    b.send(W.call(s, a.unique, '/x', 'x.y', 'M'))
-    show('B calls A', conns)
-    a.send(W.marshal(W.METHOD_RETURN, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: s}))
-    show('A replies', conns)
-    a.send(W.marshal(W.METHOD_RETURN, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: s}))
-    show('A replies again', conns)
-    # with a monitor watching
-    mon = become_monitor()
-    conns = (('A', a), ('B', b), ('monitor', mon))
-    a.send(W.marshal(W.ERROR, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: 78,
-                                                 W.F_ERROR_NAME: 'x.y.Err'}))
-    show('unrequested error, monitored', conns)
+    elif part == 'replies':
+        a = W.Conn(path)
+        b = W.Conn(path)
+        sync(a)
+        sync(b)
+        names.update({':A': a.unique, ':B': b.unique})
+        conns = (('A', a), ('B', b))
+        for typ in (W.METHOD_RETURN, W.ERROR):
+            f = {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: 77}
+            if typ == W.ERROR:
+                f[W.F_ERROR_NAME] = 'x.y.Err'
+            a.send(W.marshal(typ, a.next_serial(), f))
+            show('unrequested %s' % ('method return' if typ == W.METHOD_RETURN else 'error'), conns)
+        s = b.next_serial()
+        b.send(W.call(s, a.unique, '/x', 'x.y', 'M'))
+        show('B calls A', conns)
+        a.send(W.marshal(W.METHOD_RETURN, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: s}))
+        show('A replies', conns)
+        a.send(W.marshal(W.METHOD_RETURN, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: s}))
+        show('A replies again', conns)
+        # with a monitor watching
+        mon = become_monitor()
+        conns = (('A', a), ('B', b), ('monitor', mon))
+        a.send(W.marshal(W.ERROR, a.next_serial(), {W.F_DESTINATION: b.unique, W.F_REPLY_SERIAL: 78,
+                                                     W.F_ERROR_NAME: 'x.y.Err'}))
+        show('unrequested error, monitored', conns)
 
-elif part == 'fds':
-    a, b, c, e = FdConn(), FdConn(), FdConn(fds=False), FdConn()
-    conns = (('A', a), ('B', b), ('C', c), ('E', e))
-    names.update({':A': a.unique, ':B': b.unique, ':C': c.unique, ':E': e.unique})
-    for x in (b, c):
-        x.call_driver('AddMatch', 's', W.body_s("type='signal',interface='x.y'"))
-    e.call_driver('AddMatch', 's', W.body_s("eavesdrop=true,interface='x.y'"))
-    for _, x in conns:
-        sync(x)
-        x.take_fds()
-    r, w = os.pipe()
-    sig = {W.F_PATH: '/x', W.F_INTERFACE: 'x.y', W.F_MEMBER: 'S'}
+    elif part == 'fds':
+        a, b, c, e = FdConn(), FdConn(), FdConn(fds=False), FdConn()
+        conns = (('A', a), ('B', b), ('C', c), ('E', e))
+        names.update({':A': a.unique, ':B': b.unique, ':C': c.unique, ':E': e.unique})
+        for x in (b, c):
+            x.call_driver('AddMatch', 's', W.body_s("type='signal',interface='x.y'"))
+        e.call_driver('AddMatch', 's', W.body_s("eavesdrop=true,interface='x.y'"))
+        for _, x in conns:
+            sync(x)
+            x.take_fds()
+        r, w = os.pipe()
+        sig = {W.F_PATH: '/x', W.F_INTERFACE: 'x.y', W.F_MEMBER: 'S'}
 
-    def send(title, typ, fields, index, unix_fds, fds, flags=0):
-        f = [(k, W.FIELD_SIG.get(k, 's'), v) for k, v in fields.items()]
-        if unix_fds is not None:
-            f.append((W.F_UNIX_FDS, 'u', unix_fds))
-        a.send_fds(W.marshal(typ, a.next_serial(), f, struct.pack('<I', index), 'h', flags=flags), fds)
-        show(title, conns)
+        def send(title, typ, fields, index, unix_fds, fds, flags=0):
+            f = [(k, W.FIELD_SIG.get(k, 's'), v) for k, v in fields.items()]
+            if unix_fds is not None:
+                f.append((W.F_UNIX_FDS, 'u', unix_fds))
+            a.send_fds(W.marshal(typ, a.next_serial(), f, struct.pack('<I', index), 'h', flags=flags), fds)
+            show(title, conns)
 
-    send('broadcast signal with an fd', W.SIGNAL, sig, 0, 1, [r])
-    send('broadcast signal with an fd, NO_REPLY_EXPECTED', W.SIGNAL, sig, 0, 1, [r], flags=1)
-    send('broadcast signal with two fds', W.SIGNAL, sig, 1, 2, [r, w])
-    send('unicast signal with an fd to B', W.SIGNAL, {**sig, W.F_DESTINATION: b.unique}, 0, 1, [r])
-    send('unicast signal with an fd to C (no fds)', W.SIGNAL, {**sig, W.F_DESTINATION: c.unique}, 0, 1, [r])
-    send('method call with an fd to C (no fds)', W.METHOD_CALL, {**sig, W.F_DESTINATION: c.unique}, 0, 1, [r])
-    send('method call with an fd to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 1, [r])
-    send('method call with h=5 and one fd to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 5, 1, [r])
-    send('method call with h=0 and no fds to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, None, [])
-    send('broadcast signal with h=3 and no fds', W.SIGNAL, sig, 3, None, [])
-    send('method call announcing two fds with one', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 2, [r])
-    os.close(r)
-    os.close(w)
+        send('broadcast signal with an fd', W.SIGNAL, sig, 0, 1, [r])
+        send('broadcast signal with an fd, NO_REPLY_EXPECTED', W.SIGNAL, sig, 0, 1, [r], flags=1)
+        send('broadcast signal with two fds', W.SIGNAL, sig, 1, 2, [r, w])
+        send('unicast signal with an fd to B', W.SIGNAL, {**sig, W.F_DESTINATION: b.unique}, 0, 1, [r])
+        send('unicast signal with an fd to C (no fds)', W.SIGNAL, {**sig, W.F_DESTINATION: c.unique}, 0, 1, [r])
+        send('method call with an fd to C (no fds)', W.METHOD_CALL, {**sig, W.F_DESTINATION: c.unique}, 0, 1, [r])
+        send('method call with an fd to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 1, [r])
+        send('method call with h=5 and one fd to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 5, 1, [r])
+        send('method call with h=0 and no fds to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, None, [])
+        send('broadcast signal with h=3 and no fds', W.SIGNAL, sig, 3, None, [])
+        send('method call announcing two fds with one', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 2, [r])
+        os.close(r)
+        os.close(w)
+
+
+for p in sys.argv[2].split(','):
+    run(p)
