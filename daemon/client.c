@@ -1050,7 +1050,8 @@ static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sende
  * (bus_transaction_capture_error_reply(); the sender gets none).  With
  * monitors on the bus, the receivers whose match rules take @h are looked
  * at now, and the errors go to the monitors' sink; the receivers' own
- * check still happens at delivery.
+ * check still happens at delivery.  The same for a signal with fds and
+ * each receiver that takes no fds, with NotSupported.
  */
 static void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8_t *body) {
 	Bus *bus = c->bus;
@@ -1065,14 +1066,23 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		_cleanup_free_ uint8_t *msg = NULL;
 		size_t len;
 
+		const char *error = "org.freedesktop.DBus.Error.AccessDenied";
+
 		if (rc == c || rc->state != CLIENT_ACTIVE || !rc->policy || !rc->conn ||
-		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false) ||
-		    client_policy_decide(rc, h, c->id, true, &d, &receive))
+		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false))
 			continue;
-		text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message", d.n_matched,
-					   c, h, false, rc);
-		if (text && driver_build_error(c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
-					       &len) >= 0)
+		if (!client_policy_decide(rc, h, c->id, true, &d, &receive))
+			text = client_refusal_text(receive ? "Rejected receive message" : "Rejected send message",
+						   d.n_matched, c, h, false, rc);
+		else if (h->unix_fds && !rc->unix_fd) {
+			/* ... and for each one that takes no fds (the core skips
+			 * it, kdbus_bus_set_broadcast_fds()) a NotSupported */
+			error = "org.freedesktop.DBus.Error.NotSupported";
+			text = format("broadcast cannot be delivered to %s (%s) because it does not support "
+				      "receiving Unix fds", rc->unique_name, client_loginfo(rc));
+		} else
+			continue;
+		if (text && driver_build_error(c, h->serial, error, text, &msg, &len) >= 0)
 			driver_capture(bus->driver, msg, len);
 	}
 }

@@ -9,7 +9,7 @@
 #   activation  every message type to a name only a service file provides
 #            (the service exits at once), with and without NO_AUTO_START
 #   fds      signals and calls with fds to receivers that take fds and to
-#            one that does not, an eavesdropper, UNIX_FD values beyond
+#            one that does not, an eavesdropper, monitors, UNIX_FD values beyond
 #            UNIX_FDS, and a message announcing more fds than it carries
 import array
 import os
@@ -138,19 +138,21 @@ def until_sync_seen(mon, c):
 
 def show(title, conns):
     got = []
+    first_closed = False
     for i, (who, c) in enumerate(conns):
         try:
             # the bus handles a connection's messages in order: what the
             # case caused reached the others before their own sync() ends
             # (a monitor cannot call: it waits); the first connection sent
             # the messages of the case
-            if who == 'monitor':
+            if who.startswith('monitor'):
                 # it sees the first connection's sync() last
-                msgs = until_sync_seen(c, conns[0][1])
+                msgs = c.drain(0.2) if first_closed else until_sync_seen(c, conns[0][1])
             else:
                 msgs = sync(c) + c.drain(0.02 if i == 0 else 0.05)
         except (EOFError, ConnectionError):
             got.append('%s closed' % who)
+            first_closed = first_closed or i == 0
             continue
         got += ['%s got %s' % (who, describe(m)) for m in msgs if not is_sync(m)]
         n = c.take_fds() if isinstance(c, FdConn) else 0
@@ -159,8 +161,8 @@ def show(title, conns):
     print('%s, %s: %s' % (current, title, ' | '.join(got) if got else '(nothing)'))
 
 
-def become_monitor():
-    mon = W.Conn(path)
+def become_monitor(fds=None):
+    mon = W.Conn(path) if fds is None else FdConn(fds)
     s = mon.next_serial()
     mon.send(W.call(s, W.DRIVER[0], W.DRIVER[1], 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor', 'asu',
                     bytes(8)))
@@ -249,24 +251,30 @@ def run(part):
         show('unrequested error, monitored', conns)
 
     elif part == 'fds':
+        # monitors that take fds and that do not see everything, and
+        # what the bus could not deliver
+        m1, m2 = become_monitor(True), become_monitor(False)
         a, b, c, e = FdConn(), FdConn(), FdConn(fds=False), FdConn()
-        conns = (('A', a), ('B', b), ('C', c), ('E', e))
+        conns = (('A', a), ('B', b), ('C', c), ('E', e), ('monitor with fds', m1), ('monitor without fds', m2))
         names.update({':A': a.unique, ':B': b.unique, ':C': c.unique, ':E': e.unique})
         for x in (b, c):
             x.call_driver('AddMatch', 's', W.body_s("type='signal',interface='x.y'"))
         e.call_driver('AddMatch', 's', W.body_s("eavesdrop=true,interface='x.y'"))
-        for _, x in conns:
-            sync(x)
+        for who, x in conns:
+            if who.startswith('monitor'):
+                x.drain(0.1)
+            else:
+                sync(x)
             x.take_fds()
         r, w = os.pipe()
         sig = {W.F_PATH: '/x', W.F_INTERFACE: 'x.y', W.F_MEMBER: 'S'}
 
-        def send(title, typ, fields, index, unix_fds, fds, flags=0):
+        def send(title, typ, fields, index, unix_fds, fds, flags=0, to=None):
             f = [(k, W.FIELD_SIG.get(k, 's'), v) for k, v in fields.items()]
             if unix_fds is not None:
                 f.append((W.F_UNIX_FDS, 'u', unix_fds))
             a.send_fds(W.marshal(typ, a.next_serial(), f, struct.pack('<I', index), 'h', flags=flags), fds)
-            show(title, conns)
+            show(title, to or conns)
 
         send('broadcast signal with an fd', W.SIGNAL, sig, 0, 1, [r])
         send('broadcast signal with an fd, NO_REPLY_EXPECTED', W.SIGNAL, sig, 0, 1, [r], flags=1)
@@ -278,7 +286,10 @@ def run(part):
         send('method call with h=5 and one fd to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 5, 1, [r])
         send('method call with h=0 and no fds to B', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, None, [])
         send('broadcast signal with h=3 and no fds', W.SIGNAL, sig, 3, None, [])
-        send('method call announcing two fds with one', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 2, [r])
+        # (not shown to monitors: what they see of a disconnection is
+        # not this test's)
+        send('method call announcing two fds with one', W.METHOD_CALL, {**sig, W.F_DESTINATION: b.unique}, 0, 2, [r],
+             to=conns[:4])
         os.close(r)
         os.close(w)
 
