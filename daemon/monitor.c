@@ -12,6 +12,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
+#include "util/format.h"
 #include "util/macro.h"
 
 static int monitor_hello(Bus *bus, KdbusConn **ret) {
@@ -168,6 +169,23 @@ static Eavesdrop *eavesdrop_of(Bus *bus) {
 	return bus->eavesdrop;
 }
 
+/* monitors see that @c could not get @h's fds (dbus-daemon's
+ * send_one_message()); the sender does not */
+static void eavesdrop_capture_no_fds(Bus *bus, const struct kdbus_msg *km, const WireHeader *h, Client *c) {
+	Client *sender = bus_find_client(bus, km->src_id);
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+
+	if (!bus->n_monitors || !sender)
+		return;
+	text = format("broadcast cannot be delivered to %s (uid=%u pid=%d) because it does not support receiving "
+		      "Unix fds", c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid);
+	if (text && driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.NotSupported", text, &msg,
+				       &len) >= 0)
+		driver_capture(bus->driver, msg, len);
+}
+
 /* eavesdrop_deliver() of the message @data (@fds stay the caller's) */
 static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, const uint8_t *data, size_t len,
 				 const WireHeader *hp, const int *fds, size_t n_fds) {
@@ -182,9 +200,12 @@ static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, const uin
 		    !client_policy_eavesdrop(c, &h, km->src_id))
 			continue;
 		/* as dbus-daemon, an eavesdropper that takes fds gets its
-		 * own copies; one that does not, not the message */
-		if (n_fds && !c->unix_fd)
+		 * own copies; one that does not, not the message, which
+		 * monitors see answered with NotSupported */
+		if (n_fds && !c->unix_fd) {
+			eavesdrop_capture_no_fds(bus, km, &h, c);
 			continue;
+		}
 		size_t at = ALIGN_TO(len, sizeof(int));
 		uint8_t *copy = malloc(at + n_fds * sizeof(int));
 		if (!copy)

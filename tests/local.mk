@@ -38,7 +38,8 @@ EXTRA_DIST += tests/integration/test-policy-reload.py tests/integration/test-pol
 	tests/integration/test-system-bus.sh tests/integration/test-launch-helper.sh \
 	tests/integration/test-log-texts.sh tests/integration/test-fd-limits.sh tests/integration/fd-limits-probe.py
 EXTRA_DIST += tests/integration/test-policy-order.sh tests/integration/policy-order-probe.py
-EXTRA_DIST += tests/integration/test-unroutable.sh tests/integration/unroutable-probe.py
+EXTRA_DIST += tests/integration/test-unroutable.sh tests/integration/unroutable-probe.py \
+	tests/integration/test-unrequested-replies.sh
 # robustness: per-user quotas (root), the adversarial test (tools/run-tests.sh)
 EXTRA_DIST += doc/fuzzing.md doc/robustness.md
 EXTRA_DIST += tests/integration/test-quota.sh tests/integration/quota-peer.py \

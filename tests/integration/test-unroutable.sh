@@ -76,8 +76,14 @@ run_probe() { # DAEMON CONFIG NAME PART: the probe's lines on stdout
 	stop "$OWN_PID"
 }
 
-for run in session:names,replies,fds,activation system-policy:activation,replies system:replies \
-	send-unrequested:replies both-unrequested:replies deny-return:replies deny-requested:replies; do
+# (test-unrequested-replies.sh runs the second half: each part stays well
+# within run.sh's time limit)
+if [ "${UNROUTABLE_SET:-}" = replies ]; then
+	runs="system:replies send-unrequested:replies both-unrequested:replies deny-return:replies deny-requested:replies"
+else
+	runs="session:names,replies,fds,activation system-policy:activation,replies"
+fi
+for run in $runs; do
 	conf=${run%%:*} part=${run#*:}
 	ours=$(run_probe "$BUS_DAEMON" "$T/$conf.conf" "ours-$conf" "$part" | sed "s/^/$conf, /")
 	ref=$(run_probe /usr/bin/dbus-daemon "$T/$conf.conf" "ref-$conf" "$part" | sed "s/^/$conf, /")
