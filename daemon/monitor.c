@@ -179,8 +179,8 @@ static void eavesdrop_capture_no_fds(Bus *bus, const struct kdbus_msg *km, const
 
 	if (!bus->n_monitors || !sender)
 		return;
-	text = format("broadcast cannot be delivered to %s (uid=%u pid=%d) because it does not support receiving "
-		      "Unix fds", c->unique_name, (unsigned) c->creds.uid, (int) c->creds.pid);
+	text = format("broadcast cannot be delivered to %s (%s) because it does not support receiving Unix fds",
+		      c->unique_name, client_loginfo(c));
 	if (text && driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.NotSupported", text, &msg,
 				       &len) >= 0)
 		driver_capture(bus->driver, msg, len);
