@@ -137,24 +137,53 @@ const char *client_name(const Client *c) {
 	return c->unique_name_len ? c->unique_name : "(not registered)";
 }
 
+static char *client_make_loginfo(const Client *c);
+
 const char *client_loginfo(const Client *c) {
-	return c->loginfo ? c->loginfo : "inactive";
+	if (!c->said_hello)
+		return "inactive";
+	/* made when first needed (a refusal, a log line): the cache is
+	 * the only thing set here */
+	if (!c->loginfo)
+		((Client *) c)->loginfo = client_make_loginfo(c);
+	return c->loginfo ? c->loginfo : "(out of memory)";
 }
 
-/* dbus-daemon's cache_peer_loginfo_string(), when the client says Hello */
+/* dbus-daemon's cache_peer_loginfo_string(), when the client says Hello:
+ * uid=U pid=P comm="..." label="...", each part only when known (built
+ * without printf: every connection pays for it) */
 static char *client_make_loginfo(const Client *c) {
-	char comm[PEER_COMMAND_MAX + 1], uid[24] = "", pid[48] = "";
-	_cleanup_free_ char *label = NULL;
+	char comm[PEER_COMMAND_MAX + 1];
+	size_t n = 0;
+	size_t label_len = c->creds.label ? strlen(c->creds.label) : 0;
+	char *s = malloc(sizeof("uid= pid= comm=\"\" label=\"\"") + 2 * 20 + PEER_COMMAND_MAX + label_len);
+	char *p = s;
 
-	if (c->is_unix && c->creds.uid != (uid_t) -1)
-		snprintf(uid, sizeof(uid), "uid=%u", (unsigned) c->creds.uid);
-	if (c->creds.have_pid) {
-		peer_command_for_pid(c->creds.pid, comm);
-		snprintf(pid, sizeof(pid), "%spid=%d comm=\"", uid[0] ? " " : "", (int) c->creds.pid);
-	}
-	if (c->creds.label && asprintf(&label, "%slabel=\"%s\"", uid[0] || pid[0] ? " " : "", c->creds.label) < 0)
+	if (!s)
 		return NULL;
-	return format("%s%s%s%s%s", uid, pid, pid[0] ? comm : "", pid[0] ? "\"" : "", label ? label : "");
+	if (c->is_unix && c->creds.uid != (uid_t) -1)
+		p = format_decimal(stpcpy(p, "uid="), (uint64_t) c->creds.uid);
+	if (c->creds.have_pid) {
+		memcpy(comm, c->comm, c->comm_len);
+		n = peer_command_show(comm, c->comm_len);
+		if (p != s)
+			*p++ = ' ';
+		p = format_decimal(stpcpy(p, "pid="), (uint64_t) (unsigned) c->creds.pid);
+		p = stpcpy(p, " comm=\"");
+		memcpy(p, comm, n);
+		p += n;
+		*p++ = '"';
+	}
+	if (c->creds.label) {
+		if (p != s)
+			*p++ = ' ';
+		p = stpcpy(p, "label=\"");
+		memcpy(p, c->creds.label, label_len);
+		p += label_len;
+		*p++ = '"';
+	}
+	*p = '\0';
+	return s;
 }
 
 bool client_is_privileged(const Client *c) {
@@ -1927,9 +1956,11 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
-	c->loginfo = client_make_loginfo(c);
-	if (!c->loginfo)
-		return -ENOMEM;
+	/* dbus-daemon reads the command line at Hello: the process may be
+	 * gone when the description is first needed */
+	if (c->creds.have_pid)
+		c->comm_len = (uint8_t) peer_command_read(c->creds.pid, c->comm);
+	c->said_hello = true;
 	PolicySnapshot *snap;
 	r = client_policy_snapshot(c, bus->policy, &snap);
 	if (r < 0)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "compat/wire.h"
+#include "daemon/peer-creds.h"
 #include "kdbus/bus.h"
 #include "util/list.h"
 
@@ -86,7 +87,10 @@ struct Client {
 	const uint8_t *nonce;	/* nonce-tcp */
 
 	ClientCreds creds;
-	char *loginfo;		/* client_loginfo(), from Hello on */
+	char *loginfo;		/* client_loginfo(), made when first asked for */
+	bool said_hello;	/* ... which describes the client from Hello on */
+	uint8_t comm_len;	/* /proc/PID/cmdline as read at Hello */
+	char comm[PEER_COMMAND_MAX];
 	struct timespec connect_time;	/* CLOCK_MONOTONIC, for the auth_timeout log */
 	Auth *auth;
 	struct PolicySnapshot *policy;	/* the bus policy for this identity */

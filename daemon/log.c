@@ -9,7 +9,7 @@
 #include "daemon/log.h"
 
 static unsigned log_targets = LOG_TARGET_STDERR;
-static int log_max_level = LOG_INFO;
+int log_max_level = LOG_INFO;
 /* as dbus-daemon's _dbus_init_system_log("dbus-daemon", ...): the name on
  * stderr and the syslog identifier, so that searches for dbus-daemon's
  * lines find ours */

@@ -34,7 +34,10 @@ int log_full(int level, int error, const char *fmt, ...) _printf_(3, 4);
 /* a line without the bus type prefix (dbus-daemon's _dbus_warn()) */
 void log_unprefixed(int level, const char *fmt, ...) _printf_(2, 3);
 
-#define log_debug(...) log_full(LOG_DEBUG, 0, __VA_ARGS__)
+/* debug lines are off unless asked for: their arguments are not even
+ * computed then */
+extern int log_max_level;
+#define log_debug(...) ((void) (log_max_level >= LOG_DEBUG && log_full(LOG_DEBUG, 0, __VA_ARGS__)))
 #define log_info(...) log_full(LOG_INFO, 0, __VA_ARGS__)
 /* dbus-daemon's DBUS_SYSTEM_LOG_SECURITY: refusals (syslog auth.notice) */
 #define log_notice(...) log_full(LOG_NOTICE, 0, __VA_ARGS__)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon/peer-creds.h"
+#include "util/format.h"
 #include "util/macro.h"
 
 /* older headers lack these; the numbers are the same on every architecture
@@ -257,13 +258,12 @@ PeerCreds *peer_creds_free(PeerCreds *c) {
 	return NULL;
 }
 
-size_t peer_command_for_pid(pid_t pid, char *buf) {
-	char path[32];
-	ssize_t n = 0;
+size_t peer_command_read(pid_t pid, char *buf) {
+	char path[sizeof("/proc//cmdline") + 20];
+	ssize_t n;
 	int fd;
 
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) pid);
+	strcpy(format_decimal(stpcpy(path, "/proc/"), (uint64_t) (unsigned) pid), "/cmdline");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 0;
@@ -272,11 +272,13 @@ size_t peer_command_for_pid(pid_t pid, char *buf) {
 		n = read(fd, buf, PEER_COMMAND_MAX);
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	if (n <= 0)
-		return buf[0] = '\0', 0;
-	if (buf[n - 1] == '\0')
+	return n > 0 ? (size_t) n : 0;
+}
+
+size_t peer_command_show(char *buf, size_t n) {
+	if (n && buf[n - 1] == '\0')
 		n--;
-	for (ssize_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char) buf[i];
 		if (c == '\0')
 			buf[i] = ' ';
@@ -284,5 +286,5 @@ size_t peer_command_for_pid(pid_t pid, char *buf) {
 			buf[i] = '?';
 	}
 	buf[n] = '\0';
-	return (size_t) n;
+	return n;
 }

@@ -126,19 +126,29 @@ int peer_creds_get_basic(int fd, PeerCreds *ret);
  */
 void peer_creds_done(PeerCreds *c);
 
-/* the most peer_command_for_pid() writes, without the NUL */
+/* the most peer_command_read() reads */
 #define PEER_COMMAND_MAX 50
 
 /**
- * peer_command_for_pid() - the start of a process's command line, as
- * dbus-daemon shows it in comm="..." (_dbus_command_for_pid()): the first
- * PEER_COMMAND_MAX bytes of /proc/@pid/cmdline less a NUL that ends them,
- * each NUL a space, other bytes below 0x20 or above 0x7f a '?'
+ * peer_command_read() - the start of a process's command line as
+ * dbus-daemon reads it for comm="..." (_dbus_command_for_pid()): one read of
+ * at most PEER_COMMAND_MAX bytes of /proc/@pid/cmdline, raw
  * @pid:	the process
- * @buf:	PEER_COMMAND_MAX + 1 bytes; "" when the file cannot be read
+ * @buf:	PEER_COMMAND_MAX bytes
  *
- * Return: the length written.
+ * Return: the number of bytes read, 0 when the file cannot be read.
  */
-size_t peer_command_for_pid(pid_t pid, char *buf);
+size_t peer_command_read(pid_t pid, char *buf);
+
+/**
+ * peer_command_show() - what peer_command_read() got, as dbus-daemon shows
+ * it: less a NUL that ends it, each NUL a space, other bytes below 0x20 or
+ * above 0x7f a '?'
+ * @buf:	the bytes, rewritten in place and NUL-terminated (n + 1 bytes)
+ * @n:		how many
+ *
+ * Return: the length of the string.
+ */
+size_t peer_command_show(char *buf, size_t n);
 
 DEFINE_CLEANUP(PeerCreds *, peer_creds_free);

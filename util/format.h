@@ -6,6 +6,7 @@
  */
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "util/macro.h"
@@ -28,4 +29,18 @@ _printf_(1, 2) static inline char *format(const char *fmt, ...) {
 	s = format_v(fmt, ap);
 	va_end(ap);
 	return s;
+}
+
+/* the decimal digits of @v written at @p, without a NUL; returns the end
+ * (at most 20 bytes): for strings built on paths where printf costs */
+static inline char *format_decimal(char *p, uint64_t v) {
+	char t[20];
+	size_t n = 0;
+
+	do
+		t[n++] = (char) ('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		*p++ = t[--n];
+	return p;
 }
