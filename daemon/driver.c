@@ -227,6 +227,54 @@ int driver_build_error_to(Client *to, const char *destination, uint32_t reply_se
 	return r;
 }
 
+/*
+ * A method call without a destination is nobody's: dbus-daemon leaves it to
+ * its end of the connection (libdbus), which answers the Peer interface and
+ * Introspect (an empty node) and refuses anything else; these replies carry
+ * neither sender nor destination.  *ret_msg is NULL when no reply is due.
+ */
+int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret_msg, size_t *ret_len) {
+	static const char empty_node[] = DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n</node>\n";
+	const char *iface = h->interface.s, *member = h->member.s;
+	_cleanup_free_ char *text = NULL;
+	const char *error = NULL, *value = NULL;
+	WireBuilder b;
+	int r;
+
+	*ret_msg = NULL;
+	*ret_len = 0;
+	if (h->type != WIRE_TYPE_METHOD_CALL || !member)
+		return 0;
+	if (iface && streq(iface, "org.freedesktop.DBus.Peer")) {
+		if (streq(member, "GetMachineId"))
+			value = to->bus->machine_id;
+		else if (!streq(member, "Ping")) {
+			error = DBUS_ERR("UnknownMethod");
+			value = "Unknown method invoked on org.freedesktop.DBus.Peer interface";
+		}
+	} else if ((!iface || streq(iface, "org.freedesktop.DBus.Introspectable")) && streq(member, "Introspect")) {
+		value = empty_node;
+	} else {
+		if (asprintf(&text, "Method \"%s\" with signature \"%s\" on interface \"%s\" doesn't exist\n", member,
+			     strempty(h->signature.s), iface ? iface : "(null)") < 0)
+			return -ENOMEM;
+		error = DBUS_ERR("UnknownMethod");
+		value = text;
+	}
+	r = wire_builder_init(&b, error ? WIRE_TYPE_ERROR : WIRE_TYPE_METHOD_RETURN, WIRE_FLAG_NO_REPLY_EXPECTED,
+			      client_next_serial(to));
+	if (r < 0)
+		return r;
+	if (error)
+		wire_builder_set_error_name(&b, error);
+	wire_builder_set_reply_serial(&b, h->serial);
+	if (value)
+		wire_builder_append_string(&b, 's', value, strlen(value));
+	r = wire_builder_finish(&b, ret_msg, ret_len);
+	wire_builder_done(&b);
+	return r;
+}
+
 static int driver_build_signal(Client *to, const char *destination, const char *member, const char *const *args,
 			       size_t n_args, uint8_t **ret_msg, size_t *ret_len) {
 	WireBuilder b;
@@ -1781,11 +1829,26 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 
 	WireHeader h;
 	/* validated by the sender's client (bus_header_parse_shared()) */
-	if (wire_header_parse_trusted(data, len, &h) >= 0 && !c->hello_done && driver_is_plain_hello(&h)) {
-		r = driver_hello_fast(d, c, &h);
-		if (r < 0)
-			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
-		return;
+	if (wire_header_parse_trusted(data, len, &h) >= 0) {
+		if (!c->hello_done && driver_is_plain_hello(&h)) {
+			r = driver_hello_fast(d, c, &h);
+			if (r < 0)
+				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+			return;
+		}
+		if (!h.destination.s) {
+			/* through the driver only to keep its place among the
+			 * client's calls */
+			_cleanup_free_ uint8_t *reply = NULL;
+			size_t reply_len;
+			r = driver_build_undirected_reply(c, &h, &reply, &reply_len);
+			if (r >= 0 && reply)
+				r = driver_send_raw(d, c, reply, reply_len, h.serial);
+			if (r < 0)
+				log_debug("Cannot answer a call of %s without destination: %s", c->unique_name,
+					  strerror(-r));
+			return;
+		}
 	}
 
 	dbus_error_init(&err);
@@ -1859,7 +1922,7 @@ int driver_new(Driver **ret, Bus *bus) {
 	_cleanup_(driver_freep) Driver *d = NULL;
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
-		.flags = KDBUS_HELLO_ACCEPT_FD,
+		.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = 64 * 1024 * 1024,
 	};

@@ -18,7 +18,7 @@
 static int monitor_hello(Bus *bus, KdbusConn **ret) {
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
-		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD,
+		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = 64 * 1024 * 1024,
 	};
@@ -140,7 +140,7 @@ uint64_t monitor_sink_id(Bus *bus) {
 	if (!bus->sink) {
 		struct kdbus_cmd_hello h = {
 			.size = sizeof(h),
-			.flags = KDBUS_HELLO_ACCEPT_FD,
+			.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 			.attach_flags_send = _KDBUS_ATTACH_ALL,
 			.pool_size = 16 * 1024 * 1024,
 		};

@@ -510,7 +510,7 @@ static int activatable_register(Activatable *a) {
 	if (l > 255)
 		return -EINVAL;
 	h.cmd.size = sizeof(h.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD;
+	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID;
 	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
 	/* it holds what the service would receive: the quota of a client */
 	uint64_t pool = a->reg->bus->limits.max_outgoing_bytes;
@@ -812,6 +812,7 @@ static void watcher_wakeup(KdbusConn *conn, void *userdata) {
 static int registry_make_watcher(ServiceRegistry *reg) {
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
+		.flags = KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = WATCHER_POOL_SIZE,
 	};
