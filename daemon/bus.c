@@ -947,6 +947,8 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
 	(void) service_registry_load(bus);
+	if (bus->driver)
+		driver_broadcast_activatable_services_changed(bus->driver);
 	log_info("Reloaded configuration");
 	return 0;
 }

@@ -770,11 +770,11 @@ static int method_start_service_by_name(DriverCall *call) {
 	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
 				   DBUS_TYPE_INVALID))
 		return -EPROTO;
-	if (driver_lookup_owner(call->driver, name) || streq(name, DRIVER_NAME)) {
-		result = DBUS_START_REPLY_ALREADY_RUNNING;
-		return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
-	}
-	return service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+	int r = service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+	if (r != 1)
+		return r;
+	result = DBUS_START_REPLY_ALREADY_RUNNING;
+	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
 }
 
 static int method_update_activation_environment(DriverCall *call) {
@@ -853,6 +853,7 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 	struct kdbus_cmd_list cmd = q.cmd;
 	struct kdbus_info *base = kdbus_pool_ptr(d->conn, cmd.offset);
 	struct kdbus_info *info;
+	uint64_t last_id = 0;
 	KDBUS_FOREACH(info, base, cmd.list_size) {
 		char unique[24];
 		struct kdbus_item *it;
@@ -864,8 +865,11 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		if (!c || c->state != CLIENT_ACTIVE)
 			continue;
 		message_unique_name_format(unique, info->id);
-		if (!only_name && (r = strv_push(&l, &n, unique)) < 0)
+		/* one entry per name, a connection's entries in a row: its
+		 * unique name once, as dbus-daemon lists it */
+		if (!only_name && info->id != last_id && (r = strv_push(&l, &n, unique)) < 0)
 			break;
+		last_id = info->id;
 		KDBUS_ITEM_FOREACH(it, info, items) {
 			if (it->type != KDBUS_ITEM_OWNED_NAME)
 				continue;
@@ -1497,6 +1501,8 @@ static const DriverInterface driver_interfaces[] = {
 	  "    </signal>\n"
 	  "    <signal name=\"NameAcquired\">\n"
 	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"ActivatableServicesChanged\">\n"
 	  "    </signal>\n",
 	  IFACE_ANY_PATH | IFACE_UNINTERESTING, dbus_properties },
 	{ "org.freedesktop.DBus.Properties", properties_methods,
@@ -1521,8 +1527,9 @@ static bool append_property_value(Driver *d, const char *name, DBusMessageIter *
 	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
 		return false;
 	if (streq(name, "Features")) {
-		const char *hf = "HeaderFiltering", *sa = "SystemdActivation";
-		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
+		const char *asc = "ActivatableServicesChanged", *hf = "HeaderFiltering", *sa = "SystemdActivation";
+		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &asc) ||
+		    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
 			return false;
 		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
 			return false;
@@ -1768,6 +1775,51 @@ static int method_get_all_match_rules(DriverCall *call) {
 	if (!dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);
+}
+
+/*
+ * ActivatableServicesChanged: a broadcast of the driver, as dbus-daemon
+ * sends it whenever it has read the service directories again (ReloadConfig,
+ * a change in a directory), whether anything changed or not.
+ */
+void driver_broadcast_activatable_services_changed(Driver *d) {
+	_Alignas(8) uint8_t kbuf[MESSAGE_KMSG_BASE_SIZE];
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8] = {}, keys[MATCH_KEYS_MAX];
+	_cleanup_free_ uint8_t *msg = NULL;
+	WireBuilder b;
+	WireHeader h;
+	size_t len;
+	int r;
+
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, (uint32_t) ++d->serial ?: 1);
+	if (r < 0)
+		return;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, DRIVER_INTERFACE);
+	wire_builder_set_member(&b, "ActivatableServicesChanged");
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	r = wire_builder_finish(&b, &msg, &len);
+	wire_builder_done(&b);
+	if (r < 0 || wire_header_parse(msg, len, &h) < 0)
+		return;
+	bloom_add_message(bloom, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, &h, msg + h.header_len);
+	MessageTarget t = { .dst_id = KDBUS_DST_ID_BROADCAST };
+	MessageSendParts parts = {
+		.header = msg,
+		.header_len = h.header_len,
+		.body = msg + h.header_len,
+		.body_len = h.body_len,
+		.bloom = bloom,
+		.bloom_size = BLOOM_DEFAULT_SIZE,
+		.keys = keys,
+		.n_keys = kdbus_conn_is_userspace(d->conn) ? match_keys_of_signal(DRIVER_INTERFACE,
+										  "ActivatableServicesChanged", keys) : 0,
+	};
+	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
+	r = kdbus_cmd_send(d->conn, &cmd);
+	if (r < 0)
+		log_debug("Cannot broadcast ActivatableServicesChanged: %s", strerror(-r));
 }
 
 /* ---- dispatch ------------------------------------------------------------- */

@@ -1414,6 +1414,8 @@ static void registry_on_rescan(evutil_socket_t fd, short what, void *userdata) {
 
 	if (r < 0)
 		log_warning_errno(r, "Failed to re-read service directories: %m");
+	else if (reg->bus->driver)
+		driver_broadcast_activatable_services_changed(reg->bus->driver);
 }
 
 static void registry_on_inotify(evutil_socket_t fd, short what, void *userdata) {
@@ -1705,6 +1707,10 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 			       name);
 		return -EPROTO;
 	}
+	/* as dbus-daemon: a name is "already running" only if it is
+	 * activatable; one without a .service file is unknown, owned or not */
+	if (registry_owner_id(reg, name))
+		return 1;
 	if (registry_over_limit(reg, name, &text)) {
 		dbus_set_error(error, DBUS_ERR("LimitsExceeded"), "%s", text ? text : "");
 		return -EPROTO;
