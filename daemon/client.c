@@ -208,6 +208,8 @@ Client *client_free(Client *c) {
 		bus->n_incomplete--;
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
 		bus->n_complete--;
+	bus->stats_wk_names -= c->stats_wk_names;
+	bus->stats_match_rules -= c->n_matches;
 	if (c->state == CLIENT_MONITOR)
 		bus->n_monitors--;
 
@@ -2256,6 +2258,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		bus->n_incomplete--;
 		bus->n_complete++;
 		c->state = CLIENT_ACTIVE;
+		driver_stats_names(bus->driver, c, true);
 		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 		bus_resume_listeners(bus);
 		/* answered here, or else by the driver through the core */

@@ -62,6 +62,46 @@ static void dbus_message_unrefp(DBusMessage **m) {
 }
 #define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
 
+/* ---- Debug.Stats' bookkeeping -------------------------------------------------- */
+
+static void stats_peak(uint32_t *peak, uint64_t v) {
+	if (v > *peak)
+		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
+
+/* the well-known names @c owns or waits for, as the core has them */
+static uint32_t stats_count_names(Driver *d, Client *c) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
+	struct kdbus_item *it;
+	uint32_t n = 0;
+
+	if (kdbus_cmd_conn_info(d->conn, &q) < 0)
+		return c->stats_wk_names;
+	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.offset);
+	KDBUS_ITEM_FOREACH(it, info, items)
+		if (it->type == KDBUS_ITEM_OWNED_NAME && !(it->name.flags & KDBUS_NAME_ACTIVATOR))
+			n++;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+	(void) kdbus_cmd_free(d->conn, &f);
+	return n;
+}
+
+/*
+ * As dbus-daemon counts a connection's names: its unique name and every
+ * name it owns or is queued for; the peaks move when a name is added (at
+ * Hello, @fresh: no well-known name yet, and at RequestName).
+ */
+void driver_stats_names(Driver *d, Client *c, bool fresh) {
+	Bus *bus = d->bus;
+	uint32_t n = fresh ? 0 : stats_count_names(d, c);
+
+	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
+	c->stats_wk_names = n;
+	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+	stats_peak(&bus->peak_bus_names_per_conn, 1 + (uint64_t) n);
+	stats_peak(&bus->peak_bus_names, bus->n_complete + bus->stats_wk_names);
+}
+
 /* ---- sending ---------------------------------------------------------------- */
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
@@ -692,6 +732,7 @@ static int method_request_name(DriverCall *call) {
 	if (activatable)
 		kdbus_conn_defer_handover(c->conn);
 	r = name_acquire_or_release(call->driver, c, name, kflags, true, &ret_flags);
+	driver_stats_names(call->driver, c, false);
 	if (activatable && r != 0)
 		kdbus_conn_finish_handover(c->conn);	/* nothing was handed over */
 	switch (r) {
@@ -747,6 +788,7 @@ static int method_release_name(DriverCall *call) {
 				 "Cannot release the %s service because it is owned by the bus", DRIVER_NAME);
 
 	r = name_acquire_or_release(call->driver, c, name, 0, false, NULL);
+	driver_stats_names(call->driver, c, false);
 	switch (r) {
 	case 0:
 		result = DBUS_RELEASE_NAME_REPLY_RELEASED;
@@ -1290,12 +1332,14 @@ static int method_add_match(DriverCall *call) {
 	m->cookie = ++c->next_match_cookie;
 	list_link_tail(&c->matches, &m->link);
 	c->n_matches++;
+	bus->stats_match_rules++;
 	r = driver_install_match(call->driver, c, m);
 	if (r < 0) {
 		struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
 		(void) kdbus_cmd_match_remove(c->conn, &rm);
 		client_match_free(c, m);
 		c->n_matches--;
+		bus->stats_match_rules--;
 		return r == -EMFILE ? call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"",
 						c->unique_name)
 				    : r;
@@ -1306,6 +1350,9 @@ static int method_add_match(DriverCall *call) {
 		if (r < 0)
 			return r;
 	}
+	stats_peak(&c->peak_match_rules, c->n_matches);
+	stats_peak(&bus->peak_match_rules_per_conn, c->n_matches);
+	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -1332,6 +1379,7 @@ static int method_remove_match(DriverCall *call) {
 	(void) kdbus_cmd_match_remove(c->conn, &rm);
 	client_match_free(c, found);
 	c->n_matches--;
+	call->driver->bus->stats_match_rules--;
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -1687,31 +1735,50 @@ static int method_introspect(DriverCall *call) {
 	return call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
 }
 
-static int method_get_stats(DriverCall *call) {
-	Bus *bus = call->driver->bus;
-	DBusMessageIter iter, arr;
-	uint32_t serial = (uint32_t) call->driver->serial, active = bus->n_complete, incomplete = bus->n_incomplete;
-	uint32_t rules = 0, names = 0;
+/* the names and peaks of every client, brought up to date */
+static void stats_refresh(Driver *d) {
 	Client *c;
 
-	list_for_each_entry(c, &bus->clients, link)
-		rules += c->n_matches;
+	list_for_each_entry(c, &d->bus->clients, link)
+		if (c->state == CLIENT_ACTIVE && c->conn)
+			driver_stats_names(d, c, false);
+}
+
+static int method_get_stats(DriverCall *call) {
+	static uint32_t stats_serial;	/* as dbus-daemon: one per method */
+	Bus *bus = call->driver->bus;
+	DBusMessageIter iter, arr;
+	uint32_t serial = stats_serial++, zero = 0, active = bus->n_complete, incomplete = bus->n_incomplete;
+	uint32_t rules, names;
+
+	stats_refresh(call->driver);
+	rules = bus->stats_match_rules;
+	names = bus->n_complete + bus->stats_wk_names;
+	/* libdbus' list allocator's pools (ListMemPool*) have no equivalent */
 	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
 	if (!reply)
 		return -ENOMEM;
 	dbus_message_iter_init_append(reply, &iter);
 	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
 	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
+	    !asv_add_basic(&arr, "ListMemPoolUsedBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "ListMemPoolCachedBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "ListMemPoolAllocatedBytes", DBUS_TYPE_UINT32, &zero) ||
 	    !asv_add_basic(&arr, "ActiveConnections", DBUS_TYPE_UINT32, &active) ||
 	    !asv_add_basic(&arr, "IncompleteConnections", DBUS_TYPE_UINT32, &incomplete) ||
 	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
+	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &bus->peak_match_rules) ||
+	    !asv_add_basic(&arr, "PeakMatchRulesPerConnection", DBUS_TYPE_UINT32, &bus->peak_match_rules_per_conn) ||
 	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
+	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &bus->peak_bus_names) ||
+	    !asv_add_basic(&arr, "PeakBusNamesPerConnection", DBUS_TYPE_UINT32, &bus->peak_bus_names_per_conn) ||
 	    !dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);
 }
 
 static int method_get_connection_stats(DriverCall *call) {
+	static uint32_t stats_serial;
 	DBusMessageIter iter, arr;
 	const char *name;
 	Client *peer = NULL;
@@ -1720,24 +1787,41 @@ static int method_get_connection_stats(DriverCall *call) {
 	case FOUND_PEER:
 		break;
 	case FOUND_SELF:
-		return call_fail(call, DBUS_ERR("InvalidArgs"), "Cannot get statistics of the bus driver");
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "GetConnectionStats is not meaningful for the message bus \"%s\" itself", DRIVER_NAME);
 	default:
 		return -EPROTO;
 	}
+	driver_stats_names(call->driver, peer, false);
+	/* what dbus-daemon reads from its DBusConnection: messages and bytes
+	 * it holds for the peer now, and the peaks of those; it has read and
+	 * routed whatever the peer sent, so nothing is held incoming */
 	const char *unique = peer->unique_name;
-	uint32_t rules = peer->n_matches, in = peer->stats_in_messages, out = peer->stats_out_messages;
-	uint32_t out_bytes = peer->out_bytes, peak = peer->peak_out_bytes;
+	uint32_t serial = stats_serial++, zero = 0, rules = peer->n_matches, names = 1 + peer->stats_wk_names;
+	uint32_t out = peer->out_n, out_bytes = peer->out_bytes, out_fds = 0, peak = peer->peak_out_bytes;
+	for (size_t i = 0; i < peer->out_n; i++)
+		out_fds += peer->out[(peer->out_head + i) % peer->out_cap].n_fds;
 	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
 	if (!reply)
 		return -ENOMEM;
 	dbus_message_iter_init_append(reply, &iter);
 	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
-	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
+	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
 	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
-	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &in) ||
+	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &peer->peak_match_rules) ||
+	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
+	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &peer->peak_bus_names) ||
+	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
+	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "IncomingBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "IncomingFDs", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "PeakIncomingBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "PeakIncomingFDs", DBUS_TYPE_UINT32, &zero) ||
 	    !asv_add_basic(&arr, "OutgoingMessages", DBUS_TYPE_UINT32, &out) ||
 	    !asv_add_basic(&arr, "OutgoingBytes", DBUS_TYPE_UINT32, &out_bytes) ||
+	    !asv_add_basic(&arr, "OutgoingFDs", DBUS_TYPE_UINT32, &out_fds) ||
 	    !asv_add_basic(&arr, "PeakOutgoingBytes", DBUS_TYPE_UINT32, &peak) ||
+	    !asv_add_basic(&arr, "PeakOutgoingFDs", DBUS_TYPE_UINT32, &zero) ||
 	    !dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);

@@ -90,6 +90,9 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		match_rule_free(m->rule);
 		free(m);
 	}
+	bus->stats_match_rules -= c->n_matches;
+	bus->stats_wk_names -= c->stats_wk_names;
+	c->stats_wk_names = 0;
 	c->n_matches = 0;
 	c->n_noc_rules = 0;
 
