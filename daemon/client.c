@@ -2156,7 +2156,24 @@ static void client_routing_error(Client *c, const WireHeader *h, const MessageTa
  * client was disconnected (a message for anyone else, a signal without
  * destination).
  */
-static int client_before_hello(Client *c, const WireHeader *h) {
+/* monitors see what a client sends before Hello with the sender
+ * ":not.active.yet", as dbus-daemon shows it */
+static void client_capture_before_hello(Client *c, const WireHeader *h, const uint8_t *body) {
+	static const char sender[] = ":not.active.yet";
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t max, hlen;
+
+	if (!c->bus->n_monitors)
+		return;
+	max = wire_header_rewrite_size(h, strlen(sender));
+	buf = malloc(max + h->body_len);
+	if (!buf || wire_header_rewrite(h, sender, strlen(sender), buf, max, &hlen) < 0)
+		return;
+	memcpy(buf + hlen, body, h->body_len);
+	driver_capture(c->bus->driver, buf, hlen + h->body_len);
+}
+
+static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *body) {
 	_cleanup_free_ char *text = NULL;
 	const char *name;
 	uint8_t *msg;
@@ -2166,6 +2183,7 @@ static int client_before_hello(Client *c, const WireHeader *h) {
 	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL) {
 		r = driver_build_undirected_reply(c, h, &msg, &len);
 	} else if (!h->destination.s || !streq(h->destination.s, DRIVER_NAME)) {
+		client_capture_before_hello(c, h, body);
 		client_close(c, "first message was not Hello");
 		return -EPERM;
 	} else {
@@ -2182,7 +2200,10 @@ static int client_before_hello(Client *c, const WireHeader *h) {
 			if (!text)
 				return -ENOMEM;
 		}
+		client_capture_before_hello(c, h, body);
 		r = driver_build_error_to(c, ":not.active.yet", h->serial, name, text, &msg, &len);
+		if (r >= 0)
+			driver_capture(c->bus->driver, msg, len);
 	}
 	if (r < 0)
 		return r;
@@ -2233,7 +2254,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 
 	bool is_hello = c->state == CLIENT_AWAIT_HELLO;
 	if (c->state == CLIENT_AWAIT_HELLO) {
-		r = client_before_hello(c, &h);
+		r = client_before_hello(c, &h, msg + h.header_len);
 		if (r <= 0) {
 			for (size_t i = 0; i < n_fds; i++)
 				safe_close(fds[i]);

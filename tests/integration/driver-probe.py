@@ -553,6 +553,27 @@ _c = W.Conn(path)
 BUS_ID[0] = W.first_string(_c.call_driver('GetId')[4])
 _c.close()
 @section
+def monitored_before_hello():
+    # a monitor sees what a client sends before Hello, with the sender
+    # ":not.active.yet", and the driver's answer
+    mon = connect()
+    s = mon.next_serial()
+    mon.send(W.call(s, DBUS, DPATH, 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor', 'asu', enc('asu', [], 0)))
+    drain(mon)
+    for title, kw in (('monitored prehello GetId', dict(member='GetId')),
+                      ('monitored prehello Hello with an argument', dict(member='Hello', sig='s', body=W.body_s('x'))),
+                      ('monitored prehello call to a name', dict(dest='com.example.Nobody', member='Foo',
+                                                                 iface='com.example.I'))):
+        c = connect(hello=False)
+        send(c, **kw)
+        show(title, drain(c))
+        show(title + ', the monitor', [m for m in drain(mon) if m[0] == 'closed' or
+                                       m[3].get(W.F_MEMBER) not in ('NameOwnerChanged', 'NameAcquired', 'NameLost')])
+        c.close()
+    mon.close()
+
+
+@section
 def activatable_services():
     # ActivatableServicesChanged: broadcast whenever the bus read its
     # service directories again, and before the ReloadConfig reply
