@@ -21,9 +21,11 @@ bool message_unique_name_to_id(const char *s, size_t len, uint64_t *ret_id) {
 		if (MUL_OVERFLOW(id, 10, &id) || ADD_OVERFLOW(id, (uint64_t) (s[i] - '0'), &id))
 			return false;
 	}
-	if (id == 0 || id == KDBUS_DST_ID_BROADCAST)
+	/* ":1.N" is connection N + 1 (kdbus ids start at 1, dbus-daemon's
+	 * names at :1.0); the bus's own helpers have no name */
+	if (id >= KDBUS_ID_HIDDEN_BASE - 1)
 		return false;
-	*ret_id = id;
+	*ret_id = id + 1;
 	return true;
 }
 
@@ -31,6 +33,7 @@ size_t message_unique_name_format(char *buf, uint64_t id) {
 	char tmp[21];
 	size_t n = 0;
 
+	id--;
 	do {
 		tmp[n++] = '0' + id % 10;
 		id /= 10;

@@ -33,12 +33,13 @@ typedef struct MessageTarget {
 /**
  * message_unique_name_to_id() - parse ":1.N"
  *
- * Return: true and *ret_id = N if @s is a unique name of this bus.
+ * Return: true and *ret_id = N + 1 if @s is ":1.N", the unique name of
+ * connection N + 1 of this bus (not one of KDBUS_HELLO_HIDDEN_ID).
  */
 bool message_unique_name_to_id(const char *s, size_t len, uint64_t *ret_id);
 
 /**
- * message_unique_name_format() - write ":1.N" for connection @id
+ * message_unique_name_format() - write ":1.N" for connection @id = N + 1
  * Return: the length written (without NUL); @buf must hold 24 bytes.
  */
 size_t message_unique_name_format(char *buf, uint64_t id);

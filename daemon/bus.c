@@ -670,7 +670,7 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 		return -ENOMEM;
 	struct kdbus_cmd_hello *h = (struct kdbus_cmd_hello *) buf;
 	h->size = sizeof(*h) + size;
-	h->flags = KDBUS_HELLO_POLICY_HOLDER;
+	h->flags = KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_HIDDEN_ID;
 	h->pool_size = 64 * 1024;
 	memcpy(h->items, items, size);
 	KdbusConn *conn = NULL;
@@ -947,6 +947,8 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
 	(void) service_registry_load(bus);
+	if (bus->driver)
+		driver_broadcast_activatable_services_changed(bus->driver);
 	log_info("Reloaded configuration");
 	return 0;
 }

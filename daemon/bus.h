@@ -144,6 +144,10 @@ typedef struct Bus {
 	uint64_t policy_generation;	/* bumped when the policy is reloaded */
 
 	uint64_t stats_messages;
+	/* Debug.Stats (driver_stats_*()): well-known names owned or queued
+	 * for and match rules of all clients, and the peaks */
+	uint64_t stats_wk_names, stats_match_rules;
+	uint32_t peak_bus_names, peak_bus_names_per_conn, peak_match_rules, peak_match_rules_per_conn;
 } Bus;
 
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);

@@ -237,6 +237,8 @@ Client *client_free(Client *c) {
 		bus->n_incomplete--;
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
 		bus->n_complete--;
+	bus->stats_wk_names -= c->stats_wk_names;
+	bus->stats_match_rules -= c->n_matches;
 	if (c->state == CLIENT_MONITOR)
 		bus->n_monitors--;
 
@@ -2177,6 +2179,77 @@ static void client_routing_error(Client *c, const WireHeader *h, const MessageTa
 	}
 }
 
+/*
+ * A message before Hello, as dbus-daemon takes it: 1 for a Hello that
+ * registers the client; 0 for a message answered (a call without
+ * destination as any other, anything else to the driver with an error to
+ * ":not.active.yet") after which the client may go on; -EPERM when the
+ * client was disconnected (a message for anyone else, a signal without
+ * destination).
+ */
+/* monitors see what a client sends before Hello with the sender
+ * ":not.active.yet", as dbus-daemon shows it */
+static void client_capture_before_hello(Client *c, const WireHeader *h, const uint8_t *body) {
+	static const char sender[] = ":not.active.yet";
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t max, hlen;
+
+	if (!c->bus->n_monitors)
+		return;
+	max = wire_header_rewrite_size(h, strlen(sender));
+	buf = malloc(max + h->body_len);
+	if (!buf || wire_header_rewrite(h, sender, strlen(sender), buf, max, &hlen) < 0)
+		return;
+	memcpy(buf + hlen, body, h->body_len);
+	driver_capture(c->bus->driver, buf, hlen + h->body_len);
+}
+
+static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *body) {
+	_cleanup_free_ char *text = NULL;
+	const char *name;
+	uint8_t *msg;
+	size_t len;
+	int r;
+
+	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL) {
+		r = driver_build_undirected_reply(c, h, &msg, &len);
+	} else if (!h->destination.s || !streq(h->destination.s, DRIVER_NAME)) {
+		client_capture_before_hello(c, h, body);
+		client_close(c, "first message was not Hello");
+		return -EPERM;
+	} else {
+		if (h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "Hello") &&
+		    (!h->interface.s || streq(h->interface.s, DRIVER_INTERFACE))) {
+			if (!h->signature.s || !h->signature.s[0])
+				return 1;
+			name = "org.freedesktop.DBus.Error.InvalidArgs";
+			if (asprintf(&text, "Call to Hello has wrong args (%s, expected )\n", h->signature.s) < 0)
+				return -ENOMEM;
+		} else {
+			name = "org.freedesktop.DBus.Error.AccessDenied";
+			text = strdup("Client tried to send a message other than Hello without being registered");
+			if (!text)
+				return -ENOMEM;
+		}
+		client_capture_before_hello(c, h, body);
+		r = driver_build_error_to(c, ":not.active.yet", h->serial, name, text, &msg, &len);
+		if (r >= 0)
+			driver_capture(c->bus->driver, msg, len);
+	}
+	if (r < 0)
+		return r;
+	if (!msg)
+		return 0;
+	r = client_queue_owned(c, msg, len);
+	if (r < 0)
+		return r;
+	r = client_write(c);
+	if (r < 0)
+		return r;
+	client_update_events(c);
+	return 0;
+}
+
 /* handle one complete, framed message from the client */
 static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	Bus *bus = c->bus;
@@ -2212,12 +2285,11 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 
 	bool is_hello = c->state == CLIENT_AWAIT_HELLO;
 	if (c->state == CLIENT_AWAIT_HELLO) {
-		if (h.type != WIRE_TYPE_METHOD_CALL || !h.destination.s || !streq(h.destination.s, DRIVER_NAME) ||
-		    !h.member.s || !streq(h.member.s, "Hello") || (h.interface.s && !streq(h.interface.s, DRIVER_INTERFACE))) {
+		r = client_before_hello(c, &h, msg + h.header_len);
+		if (r <= 0) {
 			for (size_t i = 0; i < n_fds; i++)
 				safe_close(fds[i]);
-			client_close(c, "first message was not Hello");
-			return -EPERM;
+			return r;
 		}
 		r = client_check_limits(c, h.serial);
 		if (r <= 0) {
@@ -2238,6 +2310,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		bus->n_incomplete--;
 		bus->n_complete++;
 		c->state = CLIENT_ACTIVE;
+		driver_stats_names(bus->driver, c, true);
 		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 		bus_resume_listeners(bus);
 		/* answered here, or else by the driver through the core */

@@ -144,6 +144,8 @@ struct Client {
 
 	uint64_t stats_in_messages, stats_out_messages;
 	uint64_t peak_out_bytes;
+	uint32_t stats_wk_names;	/* well-known names owned or queued for */
+	uint32_t peak_bus_names, peak_match_rules;
 };
 
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce);

@@ -62,6 +62,46 @@ static void dbus_message_unrefp(DBusMessage **m) {
 }
 #define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
 
+/* ---- Debug.Stats' bookkeeping -------------------------------------------------- */
+
+static void stats_peak(uint32_t *peak, uint64_t v) {
+	if (v > *peak)
+		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
+
+/* the well-known names @c owns or waits for, as the core has them */
+static uint32_t stats_count_names(Driver *d, Client *c) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
+	struct kdbus_item *it;
+	uint32_t n = 0;
+
+	if (kdbus_cmd_conn_info(d->conn, &q) < 0)
+		return c->stats_wk_names;
+	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.offset);
+	KDBUS_ITEM_FOREACH(it, info, items)
+		if (it->type == KDBUS_ITEM_OWNED_NAME && !(it->name.flags & KDBUS_NAME_ACTIVATOR))
+			n++;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+	(void) kdbus_cmd_free(d->conn, &f);
+	return n;
+}
+
+/*
+ * As dbus-daemon counts a connection's names: its unique name and every
+ * name it owns or is queued for; the peaks move when a name is added (at
+ * Hello, @fresh: no well-known name yet, and at RequestName).
+ */
+void driver_stats_names(Driver *d, Client *c, bool fresh) {
+	Bus *bus = d->bus;
+	uint32_t n = fresh ? 0 : stats_count_names(d, c);
+
+	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
+	c->stats_wk_names = n;
+	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+	stats_peak(&bus->peak_bus_names_per_conn, 1 + (uint64_t) n);
+	stats_peak(&bus->peak_bus_names, bus->n_complete + bus->stats_wk_names);
+}
+
 /* ---- sending ---------------------------------------------------------------- */
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
@@ -222,6 +262,54 @@ int driver_build_error_to(Client *to, const char *destination, uint32_t reply_se
 	if (destination)
 		wire_builder_set_destination(&b, destination);
 	wire_builder_append_string(&b, 's', text, strlen(text));
+	r = wire_builder_finish(&b, ret_msg, ret_len);
+	wire_builder_done(&b);
+	return r;
+}
+
+/*
+ * A method call without a destination is nobody's: dbus-daemon leaves it to
+ * its end of the connection (libdbus), which answers the Peer interface and
+ * Introspect (an empty node) and refuses anything else; these replies carry
+ * neither sender nor destination.  *ret_msg is NULL when no reply is due.
+ */
+int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret_msg, size_t *ret_len) {
+	static const char empty_node[] = DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n</node>\n";
+	const char *iface = h->interface.s, *member = h->member.s;
+	_cleanup_free_ char *text = NULL;
+	const char *error = NULL, *value = NULL;
+	WireBuilder b;
+	int r;
+
+	*ret_msg = NULL;
+	*ret_len = 0;
+	if (h->type != WIRE_TYPE_METHOD_CALL || !member)
+		return 0;
+	if (iface && streq(iface, "org.freedesktop.DBus.Peer")) {
+		if (streq(member, "GetMachineId"))
+			value = to->bus->machine_id;
+		else if (!streq(member, "Ping")) {
+			error = DBUS_ERR("UnknownMethod");
+			value = "Unknown method invoked on org.freedesktop.DBus.Peer interface";
+		}
+	} else if ((!iface || streq(iface, "org.freedesktop.DBus.Introspectable")) && streq(member, "Introspect")) {
+		value = empty_node;
+	} else {
+		if (asprintf(&text, "Method \"%s\" with signature \"%s\" on interface \"%s\" doesn't exist\n", member,
+			     strempty(h->signature.s), iface ? iface : "(null)") < 0)
+			return -ENOMEM;
+		error = DBUS_ERR("UnknownMethod");
+		value = text;
+	}
+	r = wire_builder_init(&b, error ? WIRE_TYPE_ERROR : WIRE_TYPE_METHOD_RETURN, WIRE_FLAG_NO_REPLY_EXPECTED,
+			      client_next_serial(to));
+	if (r < 0)
+		return r;
+	if (error)
+		wire_builder_set_error_name(&b, error);
+	wire_builder_set_reply_serial(&b, h->serial);
+	if (value)
+		wire_builder_append_string(&b, 's', value, strlen(value));
 	r = wire_builder_finish(&b, ret_msg, ret_len);
 	wire_builder_done(&b);
 	return r;
@@ -644,6 +732,7 @@ static int method_request_name(DriverCall *call) {
 	if (activatable)
 		kdbus_conn_defer_handover(c->conn);
 	r = name_acquire_or_release(call->driver, c, name, kflags, true, &ret_flags);
+	driver_stats_names(call->driver, c, false);
 	if (activatable && r != 0)
 		kdbus_conn_finish_handover(c->conn);	/* nothing was handed over */
 	switch (r) {
@@ -699,6 +788,7 @@ static int method_release_name(DriverCall *call) {
 				 "Cannot release the %s service because it is owned by the bus", DRIVER_NAME);
 
 	r = name_acquire_or_release(call->driver, c, name, 0, false, NULL);
+	driver_stats_names(call->driver, c, false);
 	switch (r) {
 	case 0:
 		result = DBUS_RELEASE_NAME_REPLY_RELEASED;
@@ -722,11 +812,11 @@ static int method_start_service_by_name(DriverCall *call) {
 	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
 				   DBUS_TYPE_INVALID))
 		return -EPROTO;
-	if (driver_lookup_owner(call->driver, name) || streq(name, DRIVER_NAME)) {
-		result = DBUS_START_REPLY_ALREADY_RUNNING;
-		return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
-	}
-	return service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+	int r = service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+	if (r != 1)
+		return r;
+	result = DBUS_START_REPLY_ALREADY_RUNNING;
+	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
 }
 
 static int method_update_activation_environment(DriverCall *call) {
@@ -805,6 +895,7 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 	struct kdbus_cmd_list cmd = q.cmd;
 	struct kdbus_info *base = kdbus_pool_ptr(d->conn, cmd.offset);
 	struct kdbus_info *info;
+	uint64_t last_id = 0;
 	KDBUS_FOREACH(info, base, cmd.list_size) {
 		char unique[24];
 		struct kdbus_item *it;
@@ -816,8 +907,11 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		if (!c || c->state != CLIENT_ACTIVE)
 			continue;
 		message_unique_name_format(unique, info->id);
-		if (!only_name && (r = strv_push(&l, &n, unique)) < 0)
+		/* one entry per name, a connection's entries in a row: its
+		 * unique name once, as dbus-daemon lists it */
+		if (!only_name && info->id != last_id && (r = strv_push(&l, &n, unique)) < 0)
 			break;
+		last_id = info->id;
 		KDBUS_ITEM_FOREACH(it, info, items) {
 			if (it->type != KDBUS_ITEM_OWNED_NAME)
 				continue;
@@ -1098,9 +1192,145 @@ static int method_get_id(DriverCall *call) {
 	return call_reply_args(call, DBUS_TYPE_STRING, &id, DBUS_TYPE_INVALID);
 }
 
+#define MATCH_WHITE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
+
+/*
+ * Why dbus-daemon's bus_match_rule_parse() refuses @text, in its words:
+ * the rule is read again its way, only on this error path.
+ */
 static int match_rule_error(DriverCall *call, int r, const char *text) {
+	const char *p = text;
+	unsigned n_tokens = 0, flags = 0;
+	bool args[MATCH_RULE_MAX_ARGS] = {};
+
 	if (r == -ENOMEM)
 		return r;
+	if (strlen(text) > MATCH_RULE_MAX_LENGTH)
+		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Match rule text is %zu bytes, maximum is %d",
+				 strlen(text), MATCH_RULE_MAX_LENGTH);
+	while (n_tokens < 16 && *p) {
+		_cleanup_free_ char *key = NULL, *value = NULL;
+		const char *ks, *ke;
+		size_t vlen = 0;
+		char quote = 0;
+
+		n_tokens++;
+		while (*p && MATCH_WHITE(*p))
+			p++;
+		ks = p;
+		while (*p && *p != '=' && !MATCH_WHITE(*p))
+			p++;
+		ke = p;
+		while (*p && MATCH_WHITE(*p))
+			p++;
+		if (ks == ke)
+			continue;
+		if (*p != '=')
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+					 "Match rule has a key with no subsequent '=' character");
+		p++;
+		key = strndup(ks, ke - ks);
+		value = malloc(2 * strlen(p) + 1);
+		if (!key || !value)
+			return -ENOMEM;
+		for (; *p; p++) {
+			if (quote == 0) {
+				if (*p == '\'')
+					quote = '\'';
+				else if (*p == ',') {
+					p++;
+					break;
+				} else if (*p == '\\')
+					quote = '\\';
+				else
+					value[vlen++] = *p;
+			} else if (quote == '\\') {
+				if (*p != '\'')
+					value[vlen++] = '\\';
+				value[vlen++] = *p;
+				quote = 0;
+			} else if (*p == '\'')
+				quote = 0;
+			else
+				value[vlen++] = *p;
+		}
+		if (quote == '\\')
+			value[vlen++] = '\\';
+		else if (quote == '\'')
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unbalanced quotation marks in match rule");
+		value[vlen] = 0;
+
+		static const char *const keys[] = { "type", "sender", "interface", "member", "destination" };
+		size_t k;
+		for (k = 0; k < ELEMENTSOF(keys) && !streq(key, keys[k]); k++)
+			;
+		if (k < ELEMENTSOF(keys)) {
+			if (flags & (1u << k))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Key %s specified twice in match rule\n",
+						 key);
+			flags |= 1u << k;
+			if (k == 0 && wire_type_from_string(value) == WIRE_TYPE_INVALID)
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid message type (%s) in match rule\n",
+						 value);
+			if (k == 1 && !wire_bus_name_is_valid_libdbus(value, vlen, false))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Sender name '%s' is invalid\n", value);
+			if (k == 2 && !wire_interface_is_valid(value, vlen))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Interface name '%s' is invalid\n", value);
+			if (k == 3 && !wire_member_is_valid(value, vlen))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Member name '%s' is invalid\n", value);
+			if (k == 4 && !wire_bus_name_is_valid_libdbus(value, vlen, false))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Destination name '%s' is invalid\n",
+						 value);
+		} else if (streq(key, "path") || streq(key, "path_namespace")) {
+			if (flags & (1u << 8))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "path or path_namespace specified twice in match rule\n");
+			flags |= 1u << 8;
+			if (!wire_object_path_is_valid(value, vlen))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Path '%s' is invalid\n", value);
+		} else if (streq(key, "eavesdrop")) {
+			if (!streq(value, "true") && !streq(value, "false"))
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "eavesdrop='%s' is invalid, it should be 'true' or 'false'\n", value);
+		} else if (strncmp(key, "arg", 3) == 0) {
+			char *end;
+			unsigned long arg;
+
+			if (strlen(key) < 4)
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "Key '%s' in match rule starts with 'arg' but lacks an arg number. Should be "
+						 "'arg0' or 'arg7' for example.\n", key);
+			errno = 0;
+			arg = strtoul(key + 3, &end, 10);
+			if (end == key + 3 || errno != 0)
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "Key '%s' in match rule starts with 'arg' but could not parse arg number. "
+						 "Should be 'arg0' or 'arg7' for example.\n", key);
+			if (*end) {
+				if (streq(end, "path"))
+					;
+				else if (streq(key, "arg0namespace")) {
+					if (!wire_bus_name_is_valid_libdbus(value, vlen, true))
+						return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+								 "arg0namespace='%s' is not a valid prefix of a bus name", value);
+				} else
+					return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+							 "Key '%s' in match rule contains junk after argument number (%lu). "
+							 "Only 'arg%lupath' (for example) or 'arg0namespace' are valid", key, arg,
+							 arg);
+			}
+			if (arg >= MATCH_RULE_MAX_ARGS)
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "Key '%s' in match rule has arg number %lu but the maximum is %d.\n", key, arg,
+						 MATCH_RULE_MAX_ARGS - 1);
+			if (args[arg])
+				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+						 "Argument %s matched more than once in match rule\n", key);
+			args[arg] = true;
+		} else
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unknown key \"%s\" in match rule", key);
+	}
+	/* not refused by dbus-daemon's reading */
 	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
 }
 
@@ -1238,12 +1468,14 @@ static int method_add_match(DriverCall *call) {
 	m->cookie = ++c->next_match_cookie;
 	list_link_tail(&c->matches, &m->link);
 	c->n_matches++;
+	bus->stats_match_rules++;
 	r = driver_install_match(call->driver, c, m);
 	if (r < 0) {
 		struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
 		(void) kdbus_cmd_match_remove(c->conn, &rm);
 		client_match_free(c, m);
 		c->n_matches--;
+		bus->stats_match_rules--;
 		return r == -EMFILE ? call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"",
 						c->unique_name)
 				    : r;
@@ -1254,6 +1486,9 @@ static int method_add_match(DriverCall *call) {
 		if (r < 0)
 			return r;
 	}
+	stats_peak(&c->peak_match_rules, c->n_matches);
+	stats_peak(&bus->peak_match_rules_per_conn, c->n_matches);
+	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -1280,6 +1515,7 @@ static int method_remove_match(DriverCall *call) {
 	(void) kdbus_cmd_match_remove(c->conn, &rm);
 	client_match_free(c, found);
 	c->n_matches--;
+	call->driver->bus->stats_match_rules--;
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -1449,6 +1685,8 @@ static const DriverInterface driver_interfaces[] = {
 	  "    </signal>\n"
 	  "    <signal name=\"NameAcquired\">\n"
 	  "      <arg type=\"s\"/>\n"
+	  "    </signal>\n"
+	  "    <signal name=\"ActivatableServicesChanged\">\n"
 	  "    </signal>\n",
 	  IFACE_ANY_PATH | IFACE_UNINTERESTING, dbus_properties },
 	{ "org.freedesktop.DBus.Properties", properties_methods,
@@ -1473,8 +1711,9 @@ static bool append_property_value(Driver *d, const char *name, DBusMessageIter *
 	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
 		return false;
 	if (streq(name, "Features")) {
-		const char *hf = "HeaderFiltering", *sa = "SystemdActivation";
-		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
+		const char *asc = "ActivatableServicesChanged", *hf = "HeaderFiltering", *sa = "SystemdActivation";
+		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &asc) ||
+		    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
 			return false;
 		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
 			return false;
@@ -1632,31 +1871,50 @@ static int method_introspect(DriverCall *call) {
 	return call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
 }
 
-static int method_get_stats(DriverCall *call) {
-	Bus *bus = call->driver->bus;
-	DBusMessageIter iter, arr;
-	uint32_t serial = (uint32_t) call->driver->serial, active = bus->n_complete, incomplete = bus->n_incomplete;
-	uint32_t rules = 0, names = 0;
+/* the names and peaks of every client, brought up to date */
+static void stats_refresh(Driver *d) {
 	Client *c;
 
-	list_for_each_entry(c, &bus->clients, link)
-		rules += c->n_matches;
+	list_for_each_entry(c, &d->bus->clients, link)
+		if (c->state == CLIENT_ACTIVE && c->conn)
+			driver_stats_names(d, c, false);
+}
+
+static int method_get_stats(DriverCall *call) {
+	static uint32_t stats_serial;	/* as dbus-daemon: one per method */
+	Bus *bus = call->driver->bus;
+	DBusMessageIter iter, arr;
+	uint32_t serial = stats_serial++, zero = 0, active = bus->n_complete, incomplete = bus->n_incomplete;
+	uint32_t rules, names;
+
+	stats_refresh(call->driver);
+	rules = bus->stats_match_rules;
+	names = bus->n_complete + bus->stats_wk_names;
+	/* libdbus' list allocator's pools (ListMemPool*) have no equivalent */
 	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
 	if (!reply)
 		return -ENOMEM;
 	dbus_message_iter_init_append(reply, &iter);
 	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
 	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
+	    !asv_add_basic(&arr, "ListMemPoolUsedBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "ListMemPoolCachedBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "ListMemPoolAllocatedBytes", DBUS_TYPE_UINT32, &zero) ||
 	    !asv_add_basic(&arr, "ActiveConnections", DBUS_TYPE_UINT32, &active) ||
 	    !asv_add_basic(&arr, "IncompleteConnections", DBUS_TYPE_UINT32, &incomplete) ||
 	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
+	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &bus->peak_match_rules) ||
+	    !asv_add_basic(&arr, "PeakMatchRulesPerConnection", DBUS_TYPE_UINT32, &bus->peak_match_rules_per_conn) ||
 	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
+	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &bus->peak_bus_names) ||
+	    !asv_add_basic(&arr, "PeakBusNamesPerConnection", DBUS_TYPE_UINT32, &bus->peak_bus_names_per_conn) ||
 	    !dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);
 }
 
 static int method_get_connection_stats(DriverCall *call) {
+	static uint32_t stats_serial;
 	DBusMessageIter iter, arr;
 	const char *name;
 	Client *peer = NULL;
@@ -1665,24 +1923,41 @@ static int method_get_connection_stats(DriverCall *call) {
 	case FOUND_PEER:
 		break;
 	case FOUND_SELF:
-		return call_fail(call, DBUS_ERR("InvalidArgs"), "Cannot get statistics of the bus driver");
+		return call_fail(call, DBUS_ERR("InvalidArgs"),
+				 "GetConnectionStats is not meaningful for the message bus \"%s\" itself", DRIVER_NAME);
 	default:
 		return -EPROTO;
 	}
+	driver_stats_names(call->driver, peer, false);
+	/* what dbus-daemon reads from its DBusConnection: messages and bytes
+	 * it holds for the peer now, and the peaks of those; it has read and
+	 * routed whatever the peer sent, so nothing is held incoming */
 	const char *unique = peer->unique_name;
-	uint32_t rules = peer->n_matches, in = peer->stats_in_messages, out = peer->stats_out_messages;
-	uint32_t out_bytes = peer->out_bytes, peak = peer->peak_out_bytes;
+	uint32_t serial = stats_serial++, zero = 0, rules = peer->n_matches, names = 1 + peer->stats_wk_names;
+	uint32_t out = peer->out_n, out_bytes = peer->out_bytes, out_fds = 0, peak = peer->peak_out_bytes;
+	for (size_t i = 0; i < peer->out_n; i++)
+		out_fds += peer->out[(peer->out_head + i) % peer->out_cap].n_fds;
 	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
 	if (!reply)
 		return -ENOMEM;
 	dbus_message_iter_init_append(reply, &iter);
 	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
-	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
+	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
 	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
-	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &in) ||
+	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &peer->peak_match_rules) ||
+	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
+	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &peer->peak_bus_names) ||
+	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
+	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "IncomingBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "IncomingFDs", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "PeakIncomingBytes", DBUS_TYPE_UINT32, &zero) ||
+	    !asv_add_basic(&arr, "PeakIncomingFDs", DBUS_TYPE_UINT32, &zero) ||
 	    !asv_add_basic(&arr, "OutgoingMessages", DBUS_TYPE_UINT32, &out) ||
 	    !asv_add_basic(&arr, "OutgoingBytes", DBUS_TYPE_UINT32, &out_bytes) ||
+	    !asv_add_basic(&arr, "OutgoingFDs", DBUS_TYPE_UINT32, &out_fds) ||
 	    !asv_add_basic(&arr, "PeakOutgoingBytes", DBUS_TYPE_UINT32, &peak) ||
+	    !asv_add_basic(&arr, "PeakOutgoingFDs", DBUS_TYPE_UINT32, &zero) ||
 	    !dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);
@@ -1720,6 +1995,51 @@ static int method_get_all_match_rules(DriverCall *call) {
 	if (!dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
 	return call_reply(call, reply);
+}
+
+/*
+ * ActivatableServicesChanged: a broadcast of the driver, as dbus-daemon
+ * sends it whenever it has read the service directories again (ReloadConfig,
+ * a change in a directory), whether anything changed or not.
+ */
+void driver_broadcast_activatable_services_changed(Driver *d) {
+	_Alignas(8) uint8_t kbuf[MESSAGE_KMSG_BASE_SIZE];
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8] = {}, keys[MATCH_KEYS_MAX];
+	_cleanup_free_ uint8_t *msg = NULL;
+	WireBuilder b;
+	WireHeader h;
+	size_t len;
+	int r;
+
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, (uint32_t) ++d->serial ?: 1);
+	if (r < 0)
+		return;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, DRIVER_INTERFACE);
+	wire_builder_set_member(&b, "ActivatableServicesChanged");
+	wire_builder_set_sender(&b, DRIVER_NAME);
+	r = wire_builder_finish(&b, &msg, &len);
+	wire_builder_done(&b);
+	if (r < 0 || wire_header_parse(msg, len, &h) < 0)
+		return;
+	bloom_add_message(bloom, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, &h, msg + h.header_len);
+	MessageTarget t = { .dst_id = KDBUS_DST_ID_BROADCAST };
+	MessageSendParts parts = {
+		.header = msg,
+		.header_len = h.header_len,
+		.body = msg + h.header_len,
+		.body_len = h.body_len,
+		.bloom = bloom,
+		.bloom_size = BLOOM_DEFAULT_SIZE,
+		.keys = keys,
+		.n_keys = kdbus_conn_is_userspace(d->conn) ? match_keys_of_signal(DRIVER_INTERFACE,
+										  "ActivatableServicesChanged", keys) : 0,
+	};
+	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf);
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
+	r = kdbus_cmd_send(d->conn, &cmd);
+	if (r < 0)
+		log_debug("Cannot broadcast ActivatableServicesChanged: %s", strerror(-r));
 }
 
 /* ---- dispatch ------------------------------------------------------------- */
@@ -1781,11 +2101,26 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 
 	WireHeader h;
 	/* validated by the sender's client (bus_header_parse_shared()) */
-	if (wire_header_parse_trusted(data, len, &h) >= 0 && !c->hello_done && driver_is_plain_hello(&h)) {
-		r = driver_hello_fast(d, c, &h);
-		if (r < 0)
-			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
-		return;
+	if (wire_header_parse_trusted(data, len, &h) >= 0) {
+		if (!c->hello_done && driver_is_plain_hello(&h)) {
+			r = driver_hello_fast(d, c, &h);
+			if (r < 0)
+				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+			return;
+		}
+		if (!h.destination.s) {
+			/* through the driver only to keep its place among the
+			 * client's calls */
+			_cleanup_free_ uint8_t *reply = NULL;
+			size_t reply_len;
+			r = driver_build_undirected_reply(c, &h, &reply, &reply_len);
+			if (r >= 0 && reply)
+				r = driver_send_raw(d, c, reply, reply_len, h.serial);
+			if (r < 0)
+				log_debug("Cannot answer a call of %s without destination: %s", c->unique_name,
+					  strerror(-r));
+			return;
+		}
 	}
 
 	dbus_error_init(&err);
@@ -1859,7 +2194,7 @@ int driver_new(Driver **ret, Bus *bus) {
 	_cleanup_(driver_freep) Driver *d = NULL;
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
-		.flags = KDBUS_HELLO_ACCEPT_FD,
+		.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = 64 * 1024 * 1024,
 	};

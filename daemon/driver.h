@@ -77,6 +77,9 @@ int driver_build_name_signal(Client *to, const char *member, const char *name,
 /* ... the same signal addressed to @destination, as a monitor sees it */
 int driver_build_name_signal_to(Client *to, const char *destination, const char *member, const char *name,
 				uint8_t **ret_msg, size_t *ret_len);
+void driver_broadcast_activatable_services_changed(Driver *d);
+void driver_stats_names(Driver *d, Client *c, bool fresh);
+int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret_msg, size_t *ret_len);
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len);
 /* the same with another destination (NULL: none) */

@@ -18,7 +18,7 @@
 static int monitor_hello(Bus *bus, KdbusConn **ret) {
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
-		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD,
+		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = 64 * 1024 * 1024,
 	};
@@ -90,6 +90,9 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		match_rule_free(m->rule);
 		free(m);
 	}
+	bus->stats_match_rules -= c->n_matches;
+	bus->stats_wk_names -= c->stats_wk_names;
+	c->stats_wk_names = 0;
 	c->n_matches = 0;
 	c->n_noc_rules = 0;
 
@@ -140,7 +143,7 @@ uint64_t monitor_sink_id(Bus *bus) {
 	if (!bus->sink) {
 		struct kdbus_cmd_hello h = {
 			.size = sizeof(h),
-			.flags = KDBUS_HELLO_ACCEPT_FD,
+			.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
 			.attach_flags_send = _KDBUS_ATTACH_ALL,
 			.pool_size = 16 * 1024 * 1024,
 		};

@@ -510,7 +510,7 @@ static int activatable_register(Activatable *a) {
 	if (l > 255)
 		return -EINVAL;
 	h.cmd.size = sizeof(h.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD;
+	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID;
 	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
 	/* it holds what the service would receive: the quota of a client */
 	uint64_t pool = a->reg->bus->limits.max_outgoing_bytes;
@@ -812,6 +812,7 @@ static void watcher_wakeup(KdbusConn *conn, void *userdata) {
 static int registry_make_watcher(ServiceRegistry *reg) {
 	struct kdbus_cmd_hello h = {
 		.size = sizeof(h),
+		.flags = KDBUS_HELLO_HIDDEN_ID,
 		.attach_flags_send = _KDBUS_ATTACH_ALL,
 		.pool_size = WATCHER_POOL_SIZE,
 	};
@@ -1413,6 +1414,8 @@ static void registry_on_rescan(evutil_socket_t fd, short what, void *userdata) {
 
 	if (r < 0)
 		log_warning_errno(r, "Failed to re-read service directories: %m");
+	else if (reg->bus->driver)
+		driver_broadcast_activatable_services_changed(reg->bus->driver);
 }
 
 static void registry_on_inotify(evutil_socket_t fd, short what, void *userdata) {
@@ -1704,6 +1707,10 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 			       name);
 		return -EPROTO;
 	}
+	/* as dbus-daemon: a name is "already running" only if it is
+	 * activatable; one without a .service file is unknown, owned or not */
+	if (registry_owner_id(reg, name))
+		return 1;
 	if (registry_over_limit(reg, name, &text)) {
 		dbus_set_error(error, DBUS_ERR("LimitsExceeded"), "%s", text ? text : "");
 		return -EPROTO;

@@ -66,7 +66,7 @@ int service_registry_set_address(Bus *bus, const char *address);
 int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
 
 /**
- * service_registry_start() - StartServiceByName for a name nobody owns
+ * service_registry_start() - StartServiceByName
  * @bus:	the bus
  * @caller:	the calling client
  * @name:	the name to start
@@ -76,7 +76,8 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
  * On success the reply (DBUS_START_REPLY_SUCCESS, or the activation's
  * error) is sent later, once the service has taken the name or failed.
  *
- * Return: 0 (the reply will follow), -EPROTO with @error set
+ * Return: 0 (the reply will follow), 1 if the name is activatable and
+ * has an owner already (DBUS_START_REPLY_ALREADY_RUNNING), -EPROTO with @error set
  * (ServiceUnknown, LimitsExceeded), -ENOMEM.
  */
 int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error);

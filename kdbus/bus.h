@@ -255,6 +255,17 @@ uint64_t kdbus_bus_dispatch_timeouts(KdbusBus *bus, uint64_t now_ns);
  */
 int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
 
+/*
+ * KDBUS_HELLO_HIDDEN_ID - an extension of the userspace backend to
+ * kdbus_cmd_hello()'s flags: the connection takes its id from a second
+ * sequence that starts at KDBUS_ID_HIDDEN_BASE, so that the ids of the
+ * other connections count 1, 2, 3... without gaps whatever helper
+ * connections the bus owner opens in between.  The ioctl backend drops the
+ * flag (the kernel knows no such thing).
+ */
+#define KDBUS_HELLO_HIDDEN_ID	(1ULL << 48)
+#define KDBUS_ID_HIDDEN_BASE	(1ULL << 62)
+
 /**
  * kdbus_conn_close() - close the connection handle (close(2) of its fd):
  * the connection is disconnected if it still is, its queue is dropped and

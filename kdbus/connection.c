@@ -352,8 +352,10 @@ int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret) 
 	*ret = NULL;
 	r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_hello, items),
 			     KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
-			     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR,
+			     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | KDBUS_HELLO_HIDDEN_ID,
 			     argv, ELEMENTSOF(argv));
+	if (r > 0)
+		cmd->flags &= ~KDBUS_HELLO_HIDDEN_ID;	/* not part of the ABI */
 	if (r != 0)
 		return r < 0 ? r : 0;
 
@@ -463,7 +465,8 @@ int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret) 
 	if (r < 0)
 		goto fail;
 
-	conn->id = ++bus->last_conn_id;
+	conn->id = (cmd->flags & KDBUS_HELLO_HIDDEN_ID) ? KDBUS_ID_HIDDEN_BASE + bus->last_hidden_id++
+						       : ++bus->last_conn_id;
 	r = kdbus_hash_add(&bus->conns_by_id, &conn->id_node, kdbus_hash_u64(conn->id));
 	if (r < 0)
 		goto fail;

@@ -62,6 +62,7 @@ struct KdbusBus {
 	bool closed;
 
 	uint64_t last_conn_id;
+	uint64_t last_hidden_id;	/* KDBUS_HELLO_HIDDEN_ID connections */
 	uint64_t seqnum;
 	uint64_t talk_gen;		/* bumped on every name or policy change */
 	KdbusHash conns_by_id;

@@ -99,6 +99,7 @@ int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **re
 	fd = open(b->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	cmd->flags &= ~KDBUS_HELLO_HIDDEN_ID;
 	if (ioctl(fd, KDBUS_CMD_HELLO, cmd) < 0)
 		return -errno;
 	if (cmd->flags & KDBUS_FLAG_NEGOTIATE)

@@ -40,6 +40,7 @@ EXTRA_DIST += tests/integration/test-policy-reload.py tests/integration/test-pol
 EXTRA_DIST += tests/integration/test-policy-order.sh tests/integration/policy-order-probe.py
 EXTRA_DIST += tests/integration/test-unroutable.sh tests/integration/unroutable-probe.py \
 	tests/integration/test-unrequested-replies.sh
+EXTRA_DIST += tests/integration/test-driver-diff.sh tests/integration/driver-probe.py
 # robustness: per-user quotas (root), the adversarial test (tools/run-tests.sh)
 EXTRA_DIST += doc/fuzzing.md doc/robustness.md
 EXTRA_DIST += tests/integration/test-quota.sh tests/integration/quota-peer.py \

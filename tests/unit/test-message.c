@@ -12,18 +12,23 @@ static void test_unique_names(void) {
 	uint64_t id;
 	char buf[24];
 
-	assert(message_unique_name_to_id(":1.1", 4, &id) && id == 1);
-	assert(message_unique_name_to_id(":1.18446744073709551614", 23, &id) && id == 18446744073709551614ULL);
-	assert(!message_unique_name_to_id(":1.18446744073709551615", 23, &id));	/* the broadcast id */
+	/* as dbus-daemon's, the first connection's name is :1.0 */
+	assert(message_unique_name_to_id(":1.0", 4, &id) && id == 1);
+	assert(message_unique_name_to_id(":1.1", 4, &id) && id == 2);
+	assert(message_unique_name_to_id(":1.4611686018427387902", 22, &id) && id == KDBUS_ID_HIDDEN_BASE - 1);
+	assert(!message_unique_name_to_id(":1.4611686018427387903", 22, &id));	/* the bus's helpers */
+	assert(!message_unique_name_to_id(":1.18446744073709551614", 23, &id));
+	assert(!message_unique_name_to_id(":1.18446744073709551615", 23, &id));
 	assert(!message_unique_name_to_id(":1.18446744073709551616", 23, &id));	/* overflow */
-	assert(!message_unique_name_to_id(":1.0", 4, &id));
 	assert(!message_unique_name_to_id(":1.01", 5, &id));
 	assert(!message_unique_name_to_id(":2.1", 4, &id));
 	assert(!message_unique_name_to_id(":1.", 3, &id));
 	assert(!message_unique_name_to_id(":1.1a", 5, &id));
-	assert(message_unique_name_format(buf, 42) == 5 && strcmp(buf, ":1.42") == 0);
+	assert(message_unique_name_format(buf, 1) == 4 && strcmp(buf, ":1.0") == 0);
+	assert(message_unique_name_format(buf, 43) == 5 && strcmp(buf, ":1.42") == 0);
 	assert(message_unique_name_format(buf, 18446744073709551614ULL) == 23);
-	assert(message_unique_name_to_id(buf, strlen(buf), &id) && id == 18446744073709551614ULL);
+	assert(message_unique_name_format(buf, KDBUS_ID_HIDDEN_BASE - 1) == 22);
+	assert(message_unique_name_to_id(buf, strlen(buf), &id) && id == KDBUS_ID_HIDDEN_BASE - 1);
 }
 
 static void test_target(void) {
@@ -32,7 +37,7 @@ static void test_target(void) {
 
 	assert(message_target(&h, &t) == 0 && t.dst_id == KDBUS_DST_ID_BROADCAST && !t.dst_name);
 	h.destination = (WireString) { ":1.9", 4 };
-	assert(message_target(&h, &t) == 0 && t.dst_id == 9);
+	assert(message_target(&h, &t) == 0 && t.dst_id == 10);
 	h.destination = (WireString) { ":1.x", 4 };
 	assert(message_target(&h, &t) == -ENXIO);
 	h.destination = (WireString) { "org.example.Foo", 15 };
@@ -77,13 +82,13 @@ static void test_kmsg_build(void) {
 			   .destination = { ":1.3", 4 } };
 	assert(message_target(&h, &t) == 0);
 	m = message_kmsg_build(&h, &t, &p, buf);
-	assert(m->cookie_reply == 4 && m->dst_id == 3 && m->flags == 0);
+	assert(m->cookie_reply == 4 && m->dst_id == 4 && m->flags == 0);
 
 	/* a signal with a destination is a plain unicast for the core */
 	h = (WireHeader) { .type = WIRE_TYPE_SIGNAL, .serial = 7, .destination = { ":1.3", 4 } };
 	assert(message_target(&h, &t) == 0);
 	m = message_kmsg_build(&h, &t, &p, buf);
-	assert(m->flags == 0 && m->dst_id == 3);
+	assert(m->flags == 0 && m->dst_id == 4);
 
 	/* a broadcast signal with its bloom filter */
 	h = (WireHeader) { .type = WIRE_TYPE_SIGNAL, .serial = 6 };
