@@ -185,12 +185,6 @@ static int call_reply(DriverCall *call, DBusMessage *reply) {
 	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), NULL, 0);
 }
 
-static int call_reply_fds(DriverCall *call, DBusMessage *reply, const int *fds, size_t n_fds) {
-	if (!call_wants_reply(call, reply))
-		return 0;
-	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), fds, n_fds);
-}
-
 /* reply with the arguments given as for dbus_message_append_args() */
 static int call_reply_args(DriverCall *call, int first_type, ...) {
 	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
@@ -1110,7 +1104,6 @@ static int method_get_connection_credentials(DriverCall *call) {
 	Client *peer = NULL;
 	uint32_t pid, uid;
 	bool have_pid, have_uid;
-	_cleanup_close_ int pidfd = -1;
 
 	switch (call_get_peer(call, "credentials", &name, &peer)) {
 	case FOUND_SELF:
@@ -1163,17 +1156,10 @@ static int method_get_connection_credentials(DriverCall *call) {
 	    !asv_add_fixed_array(&arr, "LinuxSecurityLabel", DBUS_TYPE_BYTE, peer->creds.label,
 				 (int) strlen(peer->creds.label) + 1))
 		return -ENOMEM;
-	/* SO_PEERPIDFD names the process that connected, whenever asked (it
-	 * may have exited since: older kernels then answer ESRCH, and there is
-	 * no ProcessFD) */
-	if (peer && peer->is_unix && peer->fd >= 0 && call->caller->unix_fd &&
-	    peer_creds_get_pidfd(peer->fd, &pidfd) >= 0) {
-		if (!asv_add_basic(&arr, "ProcessFD", DBUS_TYPE_UNIX_FD, &pidfd))
-			return -ENOMEM;
-	}
+	/* no ProcessFD: dbus-daemon 1.14 has none (it came with 1.15.8) */
 	if (!dbus_message_iter_close_container(&iter, &arr))
 		return -ENOMEM;
-	return call_reply_fds(call, reply, &pidfd, pidfd >= 0 ? 1 : 0);
+	return call_reply(call, reply);
 }
 
 static int method_reload_config(DriverCall *call) {
