@@ -321,10 +321,11 @@ class Session:
         parts = [W.TYPE_NAMES.get(typ, 'type%d' % typ), 'flags=%d' % flags]
         # the serials a bus daemon chooses for its own messages are counted per
         # receiver; the others are the sender's
-        if f.get(W.SENDER) == DRIVER and serial:
-            # the driver's serials come from dbus-daemon's per-connection
-            # counters, which other traffic also advances: only that one is
-            # set is compared
+        if f.get(W.SENDER) in (DRIVER, None) and serial:
+            # the driver's serials (and those of the bus's answers without a
+            # sender, to calls without a destination) come from dbus-daemon's
+            # per-connection counters, which other traffic also advances:
+            # only that one is set is compared
             serial = 'D'
         parts.append('serial=%s' % serial)
         for code in sorted(f):
