@@ -2483,6 +2483,13 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (r == -EMLINK && to_driver) {
+		/* as dbus-daemon, calls to the driver are answered whatever
+		 * the caller has pending: no reply tracker for this one (the
+		 * driver's answer then goes as a plain message) */
+		km->flags &= ~(uint64_t) KDBUS_MSG_EXPECT_REPLY;
+		r = kdbus_cmd_send(c->conn, &cmd);
+	}
 	if (r == -EBADSLT) {
 		/*
 		 * A reply no call waits for (kdbus' EBADSLT: the core only
