@@ -48,4 +48,4 @@ EXTRA_DIST += tests/integration/test-quota.sh tests/integration/quota-peer.py \
 # the differential tester against dbus-daemon (tools/run-tests.sh, root)
 EXTRA_DIST += tests/diff/run.sh tests/diff/busdiff.py tests/diff/engine.py tests/diff/dwire.py \
 	tests/diff/scenarios.py tests/diff/randomized.py tests/diff/known-differences tests/diff/service.py \
-	tests/diff/configs/limits.conf tests/diff/configs/system-deny.conf
+	tests/diff/configs/limits.conf tests/diff/configs/system-deny.conf doc/differential-testing.md
