@@ -313,7 +313,10 @@ class Session:
         typ, flags, serial, f, values, body = m
         member = None
         if typ in (W.METHOD_RETURN, W.ERROR):
-            member = self.calls.get((client.label, f.get(W.REPLY_SERIAL)))
+            # what the reply answers: the call of its destination (a monitor
+            # sees replies to others)
+            caller = self.names.get(f.get(W.DESTINATION), client.label)
+            member = self.calls.get((caller, f.get(W.REPLY_SERIAL)))
         values = self.mask_pid(values)
         if member in ('GetStats', 'GetConnectionStats', 'GetAllMatchRules'):
             values = ['<%s>' % f.get(W.SIGNATURE, '')] + sorted(k for k, _ in values[0]) if values and \
