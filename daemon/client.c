@@ -1177,6 +1177,18 @@ static uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTa
 	return bus_name_owner(c->conn, h->destination.s, &id) < 0 ? 0 : id;
 }
 
+/* the receive side of a send check: may @dc take @pm from @c (under c's
+ * names)?  A refusal is described in @f */
+static bool client_policy_receive_side(Client *c, Client *dc, const PolicyMessage *pm, bool reply,
+				       PolicyRefusal *f) {
+	if (!dc || !dc->policy)
+		return true;
+	_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
+	f->receive = true;
+	memset(&f->d, 0, sizeof(f->d));
+	return policy_snapshot_check_receive(dc->policy, pm, (const char *const *) sn.v, reply, false, &f->d) != 0;
+}
+
 /*
  * client_policy_unrequested() - the policy for a reply @h from @c that no
  * call of its receiver @dst waits for: @c's send rules and @dst's receive
@@ -1196,14 +1208,7 @@ static bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t d
 	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
 	if (policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, false, &f->d) == 0)
 		return false;
-	if (dc && dc->policy) {
-		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
-		f->receive = true;
-		memset(&f->d, 0, sizeof(f->d));
-		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn.v, false, false, &f->d) == 0)
-			return false;
-	}
-	return true;
+	return client_policy_receive_side(c, dc, &pm, false, f);
 }
 
 /*
@@ -1285,14 +1290,7 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
 	client_policy_log_would_reject(c, h, &f->d, dc);
-	if (dc && dc->policy) {
-		_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
-		f->receive = true;
-		memset(&f->d, 0, sizeof(f->d));
-		if (policy_snapshot_check_receive(dc->policy, &pm, (const char *const *) sn.v, reply, false, &f->d) == 0)
-			return false;
-	}
-	return true;
+	return client_policy_receive_side(c, dc, &pm, reply, f);
 }
 
 /*
