@@ -13,9 +13,13 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import time
 
 import dwire as W
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'adversarial'))
+import dbuswire  # noqa: E402  (parse_address)
 
 DRIVER = 'org.freedesktop.DBus'
 DRIVER_PATH = '/org/freedesktop/DBus'
@@ -250,7 +254,7 @@ class Session:
 
     def __init__(self, daemon):
         self.daemon = daemon
-        self.path = self._path(daemon.address)
+        self.path = dbuswire.parse_address(daemon.address)
         self.clients = {}
         self.lines = []
         self.names = {}               # unique name -> label
@@ -262,14 +266,6 @@ class Session:
         self.exchanges = 0
         self.last_actor = None
 
-    @staticmethod
-    def _path(address):
-        for part in address.split(';'):
-            kind, _, rest = part.partition(':')
-            kv = dict(x.split('=', 1) for x in rest.split(',') if '=' in x)
-            if kind == 'unix' and 'path' in kv:
-                return kv['path']
-        raise ValueError('no unix:path= in ' + address)
 
     # the transcript --------------------------------------------------------
     def note(self, client, text):
