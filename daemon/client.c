@@ -1257,6 +1257,9 @@ static bool client_policy_send(Client *c, const WireHeader *h, const MessageTarg
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
+		/* a reply to the driver never answers a call of it: refused,
+		 * it is answered as an unrequested reply (dbus-daemon) */
+		f->reply = reply;
 		if (policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) == 0)
 			return false;
 		client_policy_log_would_reject(c, h, &f->d, NULL);
@@ -2401,9 +2404,16 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8], keys[MATCH_KEYS_MAX];
 	size_t bloom_size = 0, n_keys = 0;
 	if (t.dst_id == KDBUS_DST_ID_BROADCAST) {
+		if (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR) {
+			/* no destination: dbus-daemon routes a reply to nobody,
+			 * and neither refuses nor answers it */
+			for (size_t i = 0; i < n_fds; i++)
+				safe_close(fds[i]);
+			return 0;
+		}
 		if (h.type != WIRE_TYPE_SIGNAL) {
-			/* no destination and not a signal: dbus-daemon hands it to
-			 * the driver, which ignores anything but method calls */
+			/* no destination, a method call: dbus-daemon hands it to
+			 * the driver, which answers only org.freedesktop.DBus.Peer */
 			t.dst_id = driver_id(bus->driver);
 			to_driver = true;
 		} else {

@@ -252,6 +252,15 @@ def run(part):
                 f[W.F_ERROR_NAME] = 'x.y.Err'
             a.send(W.marshal(typ, a.next_serial(), f))
             show('unrequested %s' % ('method return' if typ == W.METHOD_RETURN else 'error'), conns)
+            # to the driver, which never calls anyone: unrequested,
+            # refused where the send rules refuse those; and without a
+            # destination: routed to nobody, neither refused nor answered
+            f[W.F_DESTINATION] = 'org.freedesktop.DBus'
+            a.send(W.marshal(typ, a.next_serial(), f))
+            show('unrequested %s to the driver' % ('method return' if typ == W.METHOD_RETURN else 'error'), conns)
+            del f[W.F_DESTINATION]
+            a.send(W.marshal(typ, a.next_serial(), f))
+            show('%s without a destination' % ('method return' if typ == W.METHOD_RETURN else 'error'), conns)
         s = b.next_serial()
         b.send(W.call(s, a.unique, '/x', 'x.y', 'M'))
         show('B calls A', conns)
