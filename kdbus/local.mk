@@ -32,7 +32,6 @@ tests_kdbus_test_kdbus_SOURCES = \
 	tests/kdbus/test-activator.c
 tests_kdbus_test_kdbus_LDADD = kdbus/libkdbus.a
 TESTS += tests/kdbus/test-kdbus
-EXTRA_DIST += kdbus/STATUS
 
 check_PROGRAMS += tests/unit/test-kdbus-core
 tests_unit_test_kdbus_core_SOURCES = tests/unit/test-kdbus-core.c

@@ -7,7 +7,6 @@ policy_libpolicy_a_SOURCES = \
 	policy/config.c policy/config.h \
 	policy/policy.c policy/policy.h
 policy_libpolicy_a_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
-EXTRA_DIST += policy/STATUS
 
 check_PROGRAMS += tests/unit/test-config
 tests_unit_test_config_SOURCES = tests/unit/test-config.c

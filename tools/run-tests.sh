@@ -19,7 +19,9 @@
 #    the differential tester (tests/diff/run.sh: everything every connection
 #    receives from dbus-daemon and busbridged, compared),
 #    the adversarial test (tests/adversarial/adversarial.py) and a subset
-#    of the integration tests with busbridged under valgrind memcheck
+#    of the integration tests with busbridged under valgrind memcheck,
+#    and the release tarball (tools/check-dist.sh: make distcheck, every
+#    tracked file in it)
 # 5. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
 #    `make check` and the integration tests again
 #
@@ -137,6 +139,13 @@ if build build; then
 	if [ $# = 3 ]; then count "$1" "$2" "$3" busdiff; else count 0 1 0 "busdiff ($out)"; fi
 	grep -E '^# [0-9]+ exchanges|^# exchanges' build.diff.log
 	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.diff.log | head -40
+
+	# the release tarball (about 1 min): make distcheck, and every tracked
+	# file shipped
+	out=$(tools/check-dist.sh "$top/build" 2>&1 | tee build.dist.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" dist; else count 0 1 0 "dist ($out)"; fi
+	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.dist.log | head -20
 else
 	tail -30 build.build.log
 	count 0 1 0 "build"
