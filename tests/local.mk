@@ -21,3 +21,8 @@ tests_activation_stress_stress_service_LDADD = $(DBUS_LIBS)
 # the tarball holds every file of the repository)
 EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial tests/diff tests/policy-diff \
 	tests/dbus-tests.sh tests/dbus-tests-run.sh tests/dbus-tests.expected-failures
+# the daemon itself under make check: real clients against the built
+# busbridged (the fast part of the integration suite; sd-bus's client is a
+# check program)
+TESTS += tests/daemon-check.sh
+EXTRA_DIST += tests/daemon-check.sh
