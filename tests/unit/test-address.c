@@ -7,8 +7,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +15,9 @@
 
 #include "daemon/address.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed;
 
-#define TEST(name) static void test_##name(void)
-#define RUN(name) do { test_##name(); n_passed++; printf("ok %u - %s\n", n_passed, #name); } while (0)
 
 static AddressEntry **parse_ok(const char *address, size_t want_n) {
 	AddressEntry **l = NULL;
@@ -221,6 +217,5 @@ int main(void) {
 	RUN(guid);
 	RUN(append_guid);
 
-	printf("%u passed, 0 failed\n", n_passed);
-	return 0;
+	return test_done();
 }

@@ -10,8 +10,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,14 +33,12 @@
 #include "compat/auth.h"
 #include "compat/keyring.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 #define GUID "0123456789abcdef0123456789abcdef"
 
-static unsigned n_passed;
 static char tmp_root[] = "/tmp/test-auth-XXXXXX";
 
-#define TEST(name) static void test_##name(void)
-#define RUN(name) do { test_##name(); n_passed++; printf("ok %u - %s\n", n_passed, #name); } while (0)
 
 static AuthConfig default_cfg(void) {
 	return (AuthConfig) {
@@ -1292,7 +1288,7 @@ TEST(interop_gdbus) {
 	pid_t pid;
 
 	if (access(gdbus, X_OK) < 0) {
-		printf("# skipping interop_gdbus: no %s\n", gdbus);
+		test_skip("no %s", gdbus);
 		return;
 	}
 	lfd = listen_unix(path);
@@ -1385,6 +1381,5 @@ int main(void) {
 	RUN(interop_gdbus);
 
 	rm_rf(tmp_root);
-	printf("%u passed, 0 failed\n", n_passed);
-	return 0;
+	return test_done();
 }

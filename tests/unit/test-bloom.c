@@ -5,27 +5,14 @@
  * way bus-bloom.c is), the words of messages and rules, and the property
  * that every message matching a rule passes that rule's mask.
  */
-#undef NDEBUG
-#include <assert.h>
 
 #include "compat/bloom.h"
 #include "compat/match-rule.h"
 #include "compat/siphash.h"
 #include "compat/wire.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed, n_failed;
-
-#define check(expr)                                                              \
-	do {                                                                     \
-		if (expr)                                                        \
-			n_passed++;                                              \
-		else {                                                           \
-			n_failed++;                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,  \
-				__LINE__, #expr);                                \
-		}                                                                \
-	} while (0)
 
 #define SIZE BLOOM_DEFAULT_SIZE
 #define K BLOOM_DEFAULT_N_HASH
@@ -140,7 +127,7 @@ static void test_model(void) {
 	static const size_t sizes[] = { 8, 16, 64, 128, 256, 1024, 8192, 16384 };
 
 	if (!host_is_le()) {
-		fprintf(stderr, "model test skipped on a big-endian host\n");
+		test_skip("a big-endian host");
 		return;
 	}
 	for (size_t s = 0; s < ELEMENTSOF(sizes); s++)
@@ -476,12 +463,11 @@ static void test_property(void) {
 }
 
 int main(void) {
-	test_siphash();
-	test_parameters();
-	test_model();
-	test_message_words();
-	test_property();
+	RUN(siphash);
+	RUN(parameters);
+	RUN(model);
+	RUN(message_words);
+	RUN(property);
 
-	printf("%u passed, %u failed\n", n_passed, n_failed);
-	return n_failed ? 1 : 0;
+	return test_done();
 }

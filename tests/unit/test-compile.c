@@ -14,8 +14,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +30,7 @@
 #include "policy/policy.h"
 #include "util/list.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 #define ROOT 0
 #define MESSAGEBUS 100
@@ -1259,7 +1258,12 @@ static char *gen_config(void) {
 	return s;
 }
 
-static void test_random(unsigned n) {
+/* rounds of test_random(): the first argument, else 40 */
+static unsigned n_random_rounds = 40;
+
+static void test_random(void) {
+	unsigned n = n_random_rounds;
+
 	unsigned loaded = 0, exact_names = 0, own_exact = 0, talk_exact = 0, rejected = 0;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -1296,23 +1300,23 @@ static void test_random(unsigned n) {
 }
 
 int main(int argc, char **argv) {
-	unsigned n_random = argc > 1 ? (unsigned) atoi(argv[1]) : 40;
+	if (argc > 1)
+		n_random_rounds = (unsigned) atoi(argv[1]);
 
-	test_own_basic();
-	test_own_prefix();
-	test_talk();
-	test_owner_may_talk();
-	test_contexts();
-	test_optimizer_reset();
-	test_attributes_residual();
-	test_stock_like();
-	test_session_like();
-	test_anonymous();
-	test_items();
-	test_real_core();
-	test_random(n_random);
+	RUN(own_basic);
+	RUN(own_prefix);
+	RUN(talk);
+	RUN(owner_may_talk);
+	RUN(contexts);
+	RUN(optimizer_reset);
+	RUN(attributes_residual);
+	RUN(stock_like);
+	RUN(session_like);
+	RUN(anonymous);
+	RUN(items);
+	RUN(real_core);
+	RUN(random);
 
-	printf("test-compile: %u checks, %u against exact entries\n", n_checks, n_exact_checks);
-	printf("test-compile: all tests passed\n");
-	return 0;
+	printf("# %u checks, %u against exact entries\n", n_checks, n_exact_checks);
+	return test_done();
 }

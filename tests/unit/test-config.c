@@ -9,8 +9,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +19,7 @@
 
 #include "policy/config.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 #define INSTALLED_DATA "/usr/lib/dbus-1.0/installed-tests/dbus/data"
 
@@ -1036,7 +1035,7 @@ static void test_stock_session(void) {
 	_cleanup_free_ char *err = NULL;
 
 	if (access("/usr/share/dbus-1/session.conf", R_OK) < 0) {
-		printf("# SKIP stock session.conf\n");
+		test_skip("stock session.conf not found");
 		return;
 	}
 	assert(bus_config_load_full("/usr/share/dbus-1/session.conf", &test_opts, &c, &err) == 0);
@@ -1062,7 +1061,7 @@ static void test_stock_system(void) {
 	_cleanup_free_ char *err = NULL;
 
 	if (access("/usr/share/dbus-1/system.conf", R_OK) < 0) {
-		printf("# SKIP stock system.conf\n");
+		test_skip("stock system.conf not found");
 		return;
 	}
 	assert(bus_config_load_full("/usr/share/dbus-1/system.conf", &test_opts, &c, &err) == 0);
@@ -1137,7 +1136,7 @@ static void test_installed_data(void) {
 	for (size_t i = 0; i < ELEMENTSOF(invalid); i++)
 		n += for_each_conf(invalid[i], false);
 	if (n == 0)
-		printf("# SKIP installed dbus test data not found\n");
+		test_skip("installed dbus test data not found");
 	else
 		printf("# %zu installed dbus test configurations checked\n", n);
 }
@@ -1171,29 +1170,29 @@ static void rm_rf(const char *path) {
 int main(void) {
 	assert(mkdtemp(tmpdir));
 
-	test_defaults();
-	test_limits();
-	test_elements();
-	test_document();
-	test_error_location();
-	test_big_file();
-	test_rules();
-	test_rule_fields();
-	test_policy_contexts();
-	test_lookup_callbacks();
-	test_include();
-	test_include_selinux_root();
-	test_circular();
-	test_includedir();
-	test_servicedirs();
-	test_no_includes_flag();
-	test_format();
-	test_stock_session();
-	test_stock_system();
-	test_installed_data();
-	test_installed_check_own_rules();
+	RUN(defaults);
+	RUN(limits);
+	RUN(elements);
+	RUN(document);
+	RUN(error_location);
+	RUN(big_file);
+	RUN(rules);
+	RUN(rule_fields);
+	RUN(policy_contexts);
+	RUN(lookup_callbacks);
+	RUN(include);
+	RUN(include_selinux_root);
+	RUN(circular);
+	RUN(includedir);
+	RUN(servicedirs);
+	RUN(no_includes_flag);
+	RUN(format);
+	RUN(stock_session);
+	RUN(stock_system);
+	RUN(installed_data);
+	RUN(installed_check_own_rules);
 
 	rm_rf(tmpdir);
-	printf("test-config: all tests passed (%u table checks)\n", n_checks);
-	return 0;
+	printf("# %u table checks\n", n_checks);
+	return test_done();
 }

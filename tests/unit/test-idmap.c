@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#undef NDEBUG
-#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "util/idmap.h"
+#include "tests/unit/test.h"
 
 static void test_empty(void) {
 	IdMap m = IDMAP_INIT;
@@ -64,9 +63,8 @@ static void test_against_array(void) {
 }
 
 int main(void) {
-	test_empty();
-	test_put_get_replace();
-	test_against_array();
-	printf("test-idmap: 3 passed\n");
-	return 0;
+	RUN(empty);
+	RUN(put_get_replace);
+	RUN(against_array);
+	return test_done();
 }

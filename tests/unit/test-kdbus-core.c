@@ -5,8 +5,6 @@
  * (match.c) and the policy db lookup (policy.c).  No bus is made.
  */
 
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +16,7 @@
 #include "kdbus/metadata.h"
 #include "kdbus/policy.h"
 #include "util/list.h"
+#include "tests/unit/test.h"
 
 typedef struct Obj {
 	KdbusHashNode node;
@@ -203,14 +202,13 @@ static void test_policy_lookup(void) {
 }
 
 int main(void) {
-	test_hash_grow_remove();
-	test_hash_str();
-	test_name_is_valid();
-	test_sysname();
-	test_items_validate();
-	test_args_negotiate();
-	test_bloom();
-	test_policy_lookup();
-	printf("test-kdbus-core: all passed\n");
-	return 0;
+	RUN(hash_grow_remove);
+	RUN(hash_str);
+	RUN(name_is_valid);
+	RUN(sysname);
+	RUN(items_validate);
+	RUN(args_negotiate);
+	RUN(bloom);
+	RUN(policy_lookup);
+	return test_done();
 }

@@ -13,8 +13,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -27,6 +25,7 @@
 #include "compat/service-file.h"
 #include "daemon/launch-helper.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 static char tmpdir[] = "/tmp/test-launch-helper-XXXXXX";
 
@@ -265,11 +264,11 @@ static void test_helper(void) {
 int main(void) {
 	assert(mkdtemp(tmpdir));
 
-	test_keys_optional();
-	test_config();
-	test_names();
-	test_exit_errors();
-	test_helper();
+	RUN(keys_optional);
+	RUN(config);
+	RUN(names);
+	RUN(exit_errors);
+	RUN(helper);
 
 	{
 		char cmd[4200];
@@ -277,6 +276,5 @@ int main(void) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 		(void) system(cmd);
 	}
-	printf("test-launch-helper: all tests passed\n");
-	return 0;
+	return test_done();
 }

@@ -30,12 +30,10 @@
 #include "daemon/address.h"
 #include "daemon/listen-socket.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed;
 static char tmp_root[] = "/tmp/test-listen-XXXXXX";
 
-#define TEST(name) static void test_##name(void)
-#define RUN(name) do { test_##name(); n_passed++; printf("ok %u - %s\n", n_passed, #name); } while (0)
 
 typedef struct {
 	ListenSocket **l;
@@ -455,7 +453,7 @@ TEST(tcp_ipv6) {
 
 	/* only where the machine has IPv6 loopback */
 	if (listen_address_open("tcp:host=%3a%3a1,family=ipv6", &l, &n, &err) < 0) {
-		printf("# skipping IPv6: %s\n", strempty(err));
+		test_skip("no IPv6 loopback: %s", strempty(err));
 		free(err);
 		return;
 	}
@@ -805,6 +803,5 @@ int main(void) {
 	RUN(from_fd);
 
 	rm_rf(tmp_root);
-	printf("%u passed, 0 failed\n", n_passed);
-	return 0;
+	return test_done();
 }

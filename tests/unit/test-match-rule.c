@@ -24,19 +24,8 @@
 #include "compat/match-rule.h"
 #include "compat/wire.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed, n_failed;
-
-#define check(expr)                                                              \
-	do {                                                                     \
-		if (expr)                                                        \
-			n_passed++;                                              \
-		else {                                                           \
-			n_failed++;                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,  \
-				__LINE__, #expr);                                \
-		}                                                                \
-	} while (0)
 
 static int parse(const char *s, MatchRule **ret) {
 	return match_rule_parse(s, strlen(s), ret);
@@ -983,14 +972,13 @@ static void test_match_keys(void) {
 }
 
 int main(void) {
-	test_grammar();
-	test_accessors();
-	test_to_string();
-	test_equal();
-	test_matching();
-	test_match_keys();
-	test_live();
+	RUN(grammar);
+	RUN(accessors);
+	RUN(to_string);
+	RUN(equal);
+	RUN(matching);
+	RUN(match_keys);
+	RUN(live);
 
-	printf("%u passed, %u failed\n", n_passed, n_failed);
-	return n_failed ? 1 : 0;
+	return test_done();
 }

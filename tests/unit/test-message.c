@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "compat/message.h"
 #include "kdbus/bus.h"
+#include "tests/unit/test.h"
 
 static void test_unique_names(void) {
 	uint64_t id;
@@ -122,9 +121,8 @@ static void test_kmsg_build(void) {
 }
 
 int main(void) {
-	test_unique_names();
-	test_target();
-	test_kmsg_build();
-	printf("test-message: 3 passed\n");
-	return 0;
+	RUN(unique_names);
+	RUN(target);
+	RUN(kmsg_build);
+	return test_done();
 }

@@ -8,8 +8,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -24,11 +22,9 @@
 
 #include "daemon/peer-creds.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed;
 
-#define TEST(name) static void test_##name(void)
-#define RUN(name) do { test_##name(); n_passed++; printf("ok %u - %s\n", n_passed, #name); } while (0)
 
 static int cmp_gid(const void *a, const void *b) {
 	gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
@@ -160,7 +156,7 @@ TEST(other_process) {
 	pid_t pid;
 
 	if (geteuid() != 0) {
-		printf("# skipping other_process: not root\n");
+		test_skip("not root");
 		return;
 	}
 
@@ -247,6 +243,5 @@ int main(void) {
 	RUN(other_process);
 	RUN(embedded);
 
-	printf("%u passed, 0 failed\n", n_passed);
-	return 0;
+	return test_done();
 }

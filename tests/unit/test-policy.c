@@ -8,8 +8,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include "policy/config.h"
 #include "policy/policy.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 #define ROOT 0
 #define ALICE 1000
@@ -1013,7 +1012,7 @@ static void test_stock_system_conf(void) {
 	PolicyMessage m;
 
 	if (bus_config_load_full("/usr/share/dbus-1/system.conf", &o, &c, NULL) < 0) {
-		printf("# SKIP system.conf\n");
+		test_skip("system.conf not found");
 		return;
 	}
 	assert(policy_new(&p, c, NULL) == 0);
@@ -1064,7 +1063,7 @@ static void test_stock_session_conf(void) {
 	PolicyMessage m;
 
 	if (bus_config_load_full("/usr/share/dbus-1/session.conf", &o, &c, NULL) < 0) {
-		printf("# SKIP session.conf\n");
+		test_skip("session.conf not found");
 		return;
 	}
 	assert(policy_new(&p, c, NULL) == 0);
@@ -1113,28 +1112,27 @@ static void test_groups_from_uid(void) {
 }
 
 int main(void) {
-	test_name_prefix();
-	test_own();
-	test_send_destination();
-	test_send_destination_prefix();
-	test_interface_path_member_error();
-	test_requested_reply();
-	test_broadcast();
-	test_fds();
-	test_receive();
-	test_eavesdrop();
-	test_receives_all();
-	test_sends_all();
-	test_context_order();
-	test_at_console_callback();
-	test_optimizer();
-	test_log();
-	test_connect();
-	test_stock_system_conf();
-	test_stock_session_conf();
-	test_lifetime_and_args();
-	test_groups_from_uid();
+	RUN(name_prefix);
+	RUN(own);
+	RUN(send_destination);
+	RUN(send_destination_prefix);
+	RUN(interface_path_member_error);
+	RUN(requested_reply);
+	RUN(broadcast);
+	RUN(fds);
+	RUN(receive);
+	RUN(eavesdrop);
+	RUN(receives_all);
+	RUN(sends_all);
+	RUN(context_order);
+	RUN(at_console_callback);
+	RUN(optimizer);
+	RUN(log);
+	RUN(connect);
+	RUN(stock_system_conf);
+	RUN(stock_session_conf);
+	RUN(lifetime_and_args);
+	RUN(groups_from_uid);
 
-	printf("test-policy: all tests passed\n");
-	return 0;
+	return test_done();
 }

@@ -10,8 +10,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#undef NDEBUG
-#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +20,7 @@
 
 #include "compat/service-file.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
 static char tmpdir[] = "/tmp/test-service-file-XXXXXX";
 
@@ -406,7 +405,7 @@ static void test_installed(void) {
 	size_t n = 0;
 
 	if (access(dirs_ok[0], R_OK) < 0) {
-		printf("# SKIP installed dbus test data\n");
+		test_skip("installed dbus test data not found");
 		return;
 	}
 	assert(service_dir_scan((char **)dirs_ok, &files, &n) == 0);
@@ -509,16 +508,16 @@ static void test_exec_split(void) {
 int main(void) {
 	assert(mkdtemp(tmpdir));
 
-	test_basic();
-	test_first_wins();
-	test_syntax();
-	test_errors();
-	test_size_limit();
-	test_load();
-	test_name_valid();
-	test_dir_scan();
-	test_installed();
-	test_exec_split();
+	RUN(basic);
+	RUN(first_wins);
+	RUN(syntax);
+	RUN(errors);
+	RUN(size_limit);
+	RUN(load);
+	RUN(name_valid);
+	RUN(dir_scan);
+	RUN(installed);
+	RUN(exec_split);
 
 	{
 		char cmd[4200];
@@ -526,6 +525,5 @@ int main(void) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 		(void)system(cmd);
 	}
-	printf("test-service-file: all tests passed\n");
-	return 0;
+	return test_done();
 }

@@ -7,27 +7,14 @@
  *
  * "test-wire --write-corpus DIR" writes a seed corpus for tests/fuzz.
  */
-#undef NDEBUG
-#include <assert.h>
 #include <dbus/dbus.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
 #include "compat/wire.h"
 #include "util/macro.h"
+#include "tests/unit/test.h"
 
-static unsigned n_passed, n_failed;
-
-#define check(expr)                                                              \
-	do {                                                                     \
-		if (expr)                                                        \
-			n_passed++;                                              \
-		else {                                                           \
-			n_failed++;                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,  \
-				__LINE__, #expr);                                \
-		}                                                                \
-	} while (0)
 
 /* ------------------------------------------------------------------------ */
 /* a raw writer that can produce invalid messages too */
@@ -1725,16 +1712,15 @@ int main(int argc, char **argv) {
 		mkdir(corpus_dir, 0755);
 	}
 
-	test_names();
-	test_frame();
-	test_header_fields();
-	test_body();
-	test_depth();
-	test_rewrite();
-	test_args();
-	test_builder();
-	test_differential();
+	RUN(names);
+	RUN(frame);
+	RUN(header_fields);
+	RUN(body);
+	RUN(depth);
+	RUN(rewrite);
+	RUN(args);
+	RUN(builder);
+	RUN(differential);
 
-	printf("%u passed, %u failed\n", n_passed, n_failed);
-	return n_failed ? 1 : 0;
+	return test_done();
 }
