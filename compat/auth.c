@@ -28,7 +28,9 @@
 
 #include "compat/auth.h"
 #include "compat/keyring.h"
+#include "compat/wire.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 typedef enum {
 	STATE_WAIT_NUL,
@@ -130,95 +132,6 @@ struct Auth {
 
 static bool is_blank(char c) {
 	return c == ' ' || c == '\t';
-}
-
-static int hexval(char c) {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
- * hex_decode() - decode @len hex digits into a new NUL-terminated buffer.
- * Return: decoded length, -EINVAL for a non-hex digit or an odd count,
- * -ENOMEM.
- */
-static ssize_t hex_decode(const char *s, size_t len, uint8_t **ret) {
-	uint8_t *b;
-
-	if (len % 2)
-		return -EINVAL;
-	b = malloc(len / 2 + 1);
-	if (!b)
-		return -ENOMEM;
-	for (size_t i = 0; i < len; i += 2) {
-		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			free(b);
-			return -EINVAL;
-		}
-		b[i / 2] = (uint8_t)(hi << 4 | lo);
-	}
-	b[len / 2] = 0;
-	*ret = b;
-	return (ssize_t)(len / 2);
-}
-
-static void hex_encode(const uint8_t *in, size_t len, char *out) {
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * len] = 0;
-}
-
-/* UTF-8 without NUL, overlong forms, surrogates or code points > U+10FFFF */
-static bool utf8_valid(const uint8_t *s, size_t len) {
-	size_t i = 0;
-
-	while (i < len) {
-		uint8_t c = s[i];
-		uint32_t cp;
-		size_t n;
-
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3;
-			cp = c & 0x07;
-		} else
-			return false;
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000))
-			return false;
-		if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
 }
 
 /* a decimal uid: digits only, no sign or blanks, not (uid_t)-1 */
@@ -414,7 +327,7 @@ static int mech_external_data(Auth *a, const uint8_t *data, size_t len) {
 
 /* ANONYMOUS: optional trace string, which must be UTF-8 */
 static int mech_anonymous_data(Auth *a, const uint8_t *data, size_t len) {
-	if (len > 0 && !utf8_valid(data, len))
+	if (len > 0 && !wire_utf8_is_valid((const char *) data, len))
 		return send_rejected(a);
 	return send_ok(a, MECH_ANONYMOUS, (uid_t)-1);
 }

@@ -32,6 +32,7 @@
 
 #include "compat/keyring.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 /* larger keyring files are ignored as corrupt */
 #define KEYRING_FILE_MAX (1024 * 1024)
@@ -133,16 +134,6 @@ static void sha1_final(Sha1 *s, uint8_t out[20]) {
 	explicit_bzero(s, sizeof(*s));
 }
 
-static void hex_encode(const uint8_t *in, size_t len, char *out) {
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * len] = 0;
-}
-
 void keyring_sha1_hex(const void *data, size_t len, char ret[static 41]) {
 	uint8_t digest[20];
 	Sha1 s;
@@ -173,16 +164,6 @@ int keyring_random_bytes(void *buf, size_t n) {
 
 /* ---- helpers ---- */
 
-static int hexval(char c) {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool is_blank(char c) {
 	return c == ' ' || c == '\t';
 }
@@ -192,14 +173,6 @@ static int64_t now_sec(void) {
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec;
-}
-
-static char *path_join(const char *a, const char *b) {
-	char *p;
-
-	if (asprintf(&p, "%s/%s", a, b) < 0)
-		return NULL;
-	return p;
 }
 
 bool keyring_validate_context(const char *context) {

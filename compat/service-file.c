@@ -20,76 +20,16 @@
 #include <unistd.h>
 
 #include "compat/service-file.h"
+#include "compat/wire.h"
 #include "util/format.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 #define SERVICE_FILE_MAX (128 * 1024)     /* bus_desktop_file_load() */
 #define SERVICE_SECTION "D-BUS Service"
 
 /* ---------------------------------------------------------------------- */
 /* helpers */
-
-static char *path_join(const char *dir, const char *file) {
-	size_t a = strlen(dir), b = strlen(file);
-	bool ds = a > 0 && dir[a - 1] == '/', fs = b > 0 && file[0] == '/';
-	char *r = malloc(a + b + 2);
-
-	if (!r)
-		return NULL;
-	if (ds && fs)
-		a--;
-	memcpy(r, dir, a);
-	if (a > 0 && b > 0 && !ds && !fs)
-		r[a++] = '/';
-	memcpy(r + a, file, b + 1);
-	return r;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && memcmp(s + a - b, suffix, b) == 0;
-}
-
-/* _dbus_string_validate_utf8(): strict UTF-8, no NUL, no surrogates */
-static bool utf8_valid(const unsigned char *s, size_t n) {
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		uint32_t v;
-		size_t len;
-
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0)
-			len = 2, v = c & 0x1f;
-		else if ((c & 0xf0) == 0xe0)
-			len = 3, v = c & 0x0f;
-		else if ((c & 0xf8) == 0xf0)
-			len = 4, v = c & 0x07;
-		else
-			return false;
-		if (n - i < len)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			v = (v << 6) | (s[i + k] & 0x3f);
-		}
-		/* overlong forms */
-		if ((len == 2 && v < 0x80) || (len == 3 && v < 0x800) || (len == 4 && v < 0x10000))
-			return false;
-		if (v >= 0x110000 || (v & 0xfffff800) == 0xd800)
-			return false;
-		i += len;
-	}
-	return true;
-}
 
 bool service_name_is_valid(const char *name) {
 	size_t len, elements = 0;
@@ -373,7 +313,7 @@ int service_file_parse_full(const char *data, size_t size, const char *path, uns
 			*ret_error = NULL;
 		return -EFBIG;
 	}
-	if (!utf8_valid((const unsigned char *)data, size)) {
+	if (!wire_utf8_is_valid(data, size)) {
 		if (ret_error && asprintf(ret_error, "%s: invalid UTF-8", path) < 0)
 			*ret_error = NULL;
 		return -EBADMSG;

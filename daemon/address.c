@@ -18,21 +18,12 @@
 
 #include "daemon/address.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 /* bytes that may appear unescaped in a value */
 static bool optionally_escaped(unsigned char c) {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '-' || c == '_' || c == '/' || c == '\\' || c == '*' || c == '.';
-}
-
-static int hexval(char c) {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 _printf_(2, 3)

@@ -32,6 +32,7 @@
 #include "daemon/address.h"
 #include "daemon/listen-socket.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 /* outcome of one address entry, as DBusServerListenResult */
 enum {
@@ -132,16 +133,6 @@ static int random_alnum(char *out, size_t n) {
 		out[i] = alnum[b[i] % (sizeof(alnum) - 1)];
 	out[n] = 0;
 	return 0;
-}
-
-/* "dir/file", without doubling a trailing '/' (as _dbus_concat_dir_and_file) */
-static char *path_join(const char *dir, const char *file) {
-	size_t l = strlen(dir);
-	char *p;
-
-	if (asprintf(&p, "%s%s%s", dir, (l > 0 && dir[l - 1] == '/') ? "" : "/", file) < 0)
-		return NULL;
-	return p;
 }
 
 static int fd_set_nonblock_cloexec(int fd) {

@@ -36,6 +36,7 @@
 
 #include "policy/config.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 /* the autoconf config.h cannot be included by that name from here
  * (policy/config.h wins); DBUS_DATADIR may come from CPPFLAGS */
@@ -50,44 +51,6 @@
 
 /* ---------------------------------------------------------------------- */
 /* small string helpers */
-
-static int strv_push(char ***l, size_t *n, char *s) {
-	size_t len = n ? *n : 0;
-	char **t;
-
-	if (!n)
-		for (char **i = *l; i && *i; i++)
-			len++;
-	t = realloc(*l, (len + 2) * sizeof(char *));
-	if (!t)
-		return -ENOMEM;
-	t[len] = s;
-	t[len + 1] = NULL;
-	*l = t;
-	if (n)
-		*n = len + 1;
-	return 0;
-}
-
-static int strv_push_dup(char ***l, const char *s) {
-	char *d = strdup(s);
-
-	if (!d)
-		return -ENOMEM;
-	if (strv_push(l, NULL, d) < 0) {
-		free(d);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static size_t strv_length(char **l) {
-	size_t n = 0;
-
-	for (char **i = l; i && *i; i++)
-		n++;
-	return n;
-}
 
 static int strdup_or_null(const char *s, char **ret) {
 	if (!s) {
@@ -108,40 +71,6 @@ static bool all_whitespace(const char *s, size_t n) {
 		if (!is_xml_white(s[i]))
 			return false;
 	return true;
-}
-
-static bool ends_with(const char *s, const char *suffix) {
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && memcmp(s + a - b, suffix, b) == 0;
-}
-
-/* _dbus_concat_dir_and_file(): join with exactly one '/' at the seam */
-static char *path_join(const char *dir, const char *file) {
-	size_t a = strlen(dir), b = strlen(file);
-	bool dir_slash, file_slash;
-	char *r;
-
-	if (a == 0 || b == 0) {
-		r = malloc(a + b + 1);
-		if (r) {
-			memcpy(r, dir, a);
-			memcpy(r + a, file, b + 1);
-		}
-		return r;
-	}
-	dir_slash = dir[a - 1] == '/';
-	file_slash = file[0] == '/';
-	if (dir_slash && file_slash)
-		a--;
-	r = malloc(a + b + 2);
-	if (!r)
-		return NULL;
-	memcpy(r, dir, a);
-	if (!dir_slash && !file_slash)
-		r[a++] = '/';
-	memcpy(r + a, file, b + 1);
-	return r;
 }
 
 /* make_full_path(): absolute paths as they are, others against @basedir */
@@ -652,7 +581,7 @@ static const char *loader_intern_file(Loader *l, const char *path) {
 	for (char **i = l->root->files; i && *i; i++)
 		if (streq(*i, path))
 			return *i;
-	if (strv_push_dup(&l->root->files, path) < 0)
+	if (strv_push_dup(&l->root->files, NULL, path) < 0)
 		return NULL;
 	return l->root->files[strv_length(l->root->files) - 1];
 }
@@ -900,7 +829,7 @@ static int parser_include_dir(Parser *p, const char *dir) {
 		}
 	}
 
-	if (strv_push_dup(&p->cfg->includedirs, dir) < 0)
+	if (strv_push_dup(&p->cfg->includedirs, NULL, dir) < 0)
 		return parser_fail(p, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -1675,7 +1604,7 @@ static int parser_process_content(Parser *p) {
 
 	case ELEMENT_LISTEN:
 	case ELEMENT_AUTH:
-		r = strv_push_dup(e->type == ELEMENT_LISTEN ? &p->cfg->listen : &p->cfg->auth, content);
+		r = strv_push_dup(e->type == ELEMENT_LISTEN ? &p->cfg->listen : &p->cfg->auth, NULL, content);
 		break;
 
 	case ELEMENT_INCLUDE: {
