@@ -4,7 +4,7 @@
 # policy decisions (send / receive / own / connect).
 noinst_LIBRARIES += policy/libpolicy.a
 policy_libpolicy_a_SOURCES = \
-	policy/config.c policy/config.h \
+	policy/config.c policy/config-parser.c policy/config-model.h policy/config.h \
 	policy/policy.c policy/policy.h
 policy_libpolicy_a_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
 
@@ -32,7 +32,7 @@ EXTRA_DIST += tests/fuzz/corpus/config
 
 if ENABLE_FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz-config
-tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz-config.c policy/config.c policy/config.h policy/policy.c policy/policy.h
+tests_fuzz_fuzz_config_SOURCES = tests/fuzz/fuzz-config.c policy/config.c policy/config-parser.c policy/config-model.h policy/config.h policy/policy.c policy/policy.h
 tests_fuzz_fuzz_config_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_config_LDADD = $(EXPAT_LIBS)
@@ -66,7 +66,7 @@ EXTRA_DIST += tests/fuzz/corpus/policy-compile
 
 if ENABLE_FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz-policy-compile
-tests_fuzz_fuzz_policy_compile_SOURCES = tests/fuzz/fuzz-policy-compile.c policy/config.c policy/config.h policy/policy.c policy/policy.h policy/compile.c policy/compile.h
+tests_fuzz_fuzz_policy_compile_SOURCES = tests/fuzz/fuzz-policy-compile.c policy/config.c policy/config-parser.c policy/config-model.h policy/config.h policy/policy.c policy/policy.h policy/compile.c policy/compile.h
 tests_fuzz_fuzz_policy_compile_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_policy_compile_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_policy_compile_LDADD = kdbus/libkdbus.a $(EXPAT_LIBS)
