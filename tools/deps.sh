@@ -7,7 +7,8 @@ set -eu
 build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
   libexpat1-dev libdbus-1-dev libsystemd-dev"
 test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
-  python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps"
+  python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps
+  libglib2.0-tests python3-dbus-tests systemd-tests"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # packages that ship system.d policy files, for tests/policy-diff
 policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower systemd-container

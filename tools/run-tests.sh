@@ -12,6 +12,8 @@
 # 4. runs dbus-daemon's own installed test suite against busbridged
 #    (tests/dbus-tests.sh, the dbus-tests package); subtests that are known
 #    to fail are listed with their reason in tests/dbus-tests.expected-failures,
+#    the test suites of GLib (GDBus), dbus-python and sd-bus against
+#    busbridged and dbus-daemon (tests/external/run.sh),
 #    and the activation stress test (tests/activation-stress/run.sh)
 #    and, as root, the differential policy test (tests/policy-diff/run.sh,
 #    dbus-daemon and busbridged with the same configurations, the system.d
@@ -75,6 +77,14 @@ if build build; then
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*$/\1 \2 \3/p')
 	if [ $# = 3 ]; then count "$1" "$2" "$3" dbus-tests; else count 0 1 0 "dbus-tests ($out)"; fi
 	grep -E '^(UNEXPECTED|# dbus-tests)' build.dbus-tests.log | head -40
+
+	# the test suites of other D-Bus projects (GLib's GDBus tests,
+	# dbus-python's, sd-bus's test-bus-*), each against busbridged and
+	# dbus-daemon: the same tests must pass (about 1 min)
+	out=$(tests/external/run.sh "$top/build/daemon/busbridged" 2>&1 | tee build.external.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" "external suites"; else count 0 1 0 "external suites ($out)"; fi
+	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.external.log | head -30
 
 	# activation under load: a service that exits on idle / crashes every
 	# few dozen calls, beside dbus-daemon's figures (about 5 s, at most 2 min)
