@@ -244,12 +244,14 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 	if (!kdbus_conn_is_monitor(conn))
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
 
+	/* the calls we owe an answer to die newest first, those still
+	 * queued before those received (dbus-daemon expires its pending
+	 * replies in that order, and its NoReply errors reach a caller with
+	 * several calls in that order) */
 	while (!list_is_empty(&conn->queue.msgs))
-		kdbus_conn_entry_drop(conn, list_first_entry(&conn->queue.msgs, KdbusQueueEntry, link), true);
-
-	/* calls we owe an answer to */
+		kdbus_conn_entry_drop(conn, list_last_entry(&conn->queue.msgs, KdbusQueueEntry, link), true);
 	while (!list_is_empty(&conn->replies_in))
-		kdbus_reply_dead(bus, list_first_entry(&conn->replies_in, KdbusReply, callee_link));
+		kdbus_reply_dead(bus, list_last_entry(&conn->replies_in, KdbusReply, callee_link));
 
 	/* calls we wait for */
 	while (!list_is_empty(&conn->replies_out)) {
