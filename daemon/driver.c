@@ -456,7 +456,8 @@ int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 	uint8_t *out;
 	int r;
 
-	if (d->bus->n_monitors || c->hello_done || !driver_is_plain_hello(h))
+	/* with monitors or eavesdroppers the Hello goes through the core */
+	if (d->bus->n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_plain_hello(h))
 		return 0;
 	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
 	if (r < 0)
@@ -2092,6 +2093,8 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 			r = driver_hello_fast(d, c, &h);
 			if (r < 0)
 				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+			else
+				monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 			return;
 		}
 		if (!h.destination.s) {
@@ -2119,17 +2122,18 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 	}
 
-	if (dbus_message_get_type(msg) == DBUS_MESSAGE_TYPE_SIGNAL) {
-		/* ActivationFailure was handled before it was sent
-		 * (service_registry_activation_failure_raw()) */
+	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
+		/* ignored (ActivationFailure was handled before it was sent,
+		 * service_registry_activation_failure_raw()), and so taken */
+		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 		return;
 	}
-	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL)
-		return;
 
 	DriverCall call = { .driver = d, .caller = c, .msg = msg };
 	dbus_error_init(&call.error);
 	r = driver_handle_call(&call);
+	if (r >= 0 && c->conn)
+		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 	if (r < 0 && c->conn) {
 		const char *name, *text;
 		if (dbus_error_is_set(&call.error)) {
