@@ -1504,6 +1504,8 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		 * the bus's answer to it are not shown to monitors */
 		if (monitor && !h->destination.s && h->type != WIRE_TYPE_SIGNAL)
 			goto drop;
+		if (monitor && m->dst_id == driver_id(c->bus->driver) && driver_shows_monitors_itself(h))
+			goto drop;
 		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
 		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
 			goto drop;
