@@ -619,6 +619,17 @@ static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcas
 	return client_queue_owned(c, msg, len);
 }
 
+bool client_matches_driver_signal(Client *c, const uint8_t *msg, size_t len) {
+	WireHeader h;
+
+	return wire_header_parse(msg, len, &h) >= 0 &&
+	       client_match_any_of(c, &h, msg + h.header_len, 0, KDBUS_DST_ID_BROADCAST, false, false, NULL);
+}
+
+void client_monitor_queue_signal(Client *c, uint8_t *msg, size_t len) {
+	(void) client_queue_synth(c, msg, len, true);
+}
+
 static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender_id, bool broadcast,
 				 PolicyDecision *d, bool *ret_receive);
 static const char *policy_type_name(uint8_t t);
@@ -695,11 +706,14 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	 * NameAcquired after it.  A monitor sees the NameLost and NameAcquired
 	 * the driver sends to the owners, too. */
 	bool own = c->state == CLIENT_ACTIVE && name;
-	bool mon = c->state == CLIENT_MONITOR && name;
+	bool mon = c->state == CLIENT_MONITOR;
 	if (own && old_id == c->id && old_name[0] &&
 	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
 		client_queue_synth(c, msg, len, false);
-	if (mon && old_name[0] && driver_build_name_signal_to(c, old_name, "NameLost", name, &msg, &len) >= 0)
+	/* a departing connection is told that it loses its unique name
+	 * too (it never reads it; monitors see it) */
+	if (mon && old_name[0] &&
+	    driver_build_name_signal_to(c, old_name, "NameLost", name ? name : old_name, &msg, &len) >= 0)
 		client_monitor_queue_driver_copy(c, old_id, msg, len);
 	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
 		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
@@ -709,7 +723,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	if (own && new_id == c->id && new_name[0] &&
 	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
 		client_queue_synth(c, msg, len, false);
-	if (mon && new_name[0] &&
+	if (mon && name && new_name[0] &&
 	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
 		client_monitor_queue_driver_copy(c, new_id, msg, len);
 }
@@ -747,18 +761,27 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			break;
 		}
 		case KDBUS_ITEM_REPLY_TIMEOUT:
+			/* a monitor sees the requester's trackers end: the
+			 * requester's client shows it the NoReply */
+			if (c->state == CLIENT_MONITOR)
+				break;
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
-					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0)
+					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0) {
+				driver_capture(c->bus->driver, msg, len);
 				client_queue_owned(c, msg, len);
+			}
 			break;
 		case KDBUS_ITEM_REPLY_DEAD:
 			/* a failed activation already answered this call */
-			if (service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
+			if (c->state == CLIENT_MONITOR ||
+			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
 				break;
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
 					       "Message recipient disconnected from message bus without replying",
-					       &msg, &len) >= 0)
+					       &msg, &len) >= 0) {
+				driver_capture(c->bus->driver, msg, len);
 				client_queue_owned(c, msg, len);
+			}
 			break;
 		default:
 			break;
@@ -1127,16 +1150,34 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id) {
 	Bus *bus = c->bus;
 	Client *s = bus_find_client(bus, sender_id);
+	PolicyDecision d = {};
 	PolicyMessage pm;
+	bool receive = false;
 
 	if (!c->policy || !s || !s->policy)
 		return false;
 	client_policy_message(h, NULL, &pm);
 	_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
-	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, NULL) == 0)
-		return false;
-	_cleanup_names_ ClientNames sn = client_policy_names(c, sender_id);
-	return policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, true, NULL) != 0;
+	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, &d) != 0) {
+		_cleanup_names_ ClientNames sn = client_policy_names(c, sender_id);
+		d = (PolicyDecision) {};
+		receive = true;
+		if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, true, &d) != 0)
+			return true;
+	}
+	/* as dbus-daemon's send_one_message(): monitors see the refusal as
+	 * an AccessDenied error to the sender (nobody else does, and it is
+	 * not logged) */
+	if (bus->n_monitors) {
+		_cleanup_free_ char *text = client_refusal_text(receive ? "Rejected receive message" :
+								"Rejected send message", d.n_matched, s, h, false, c);
+		_cleanup_free_ uint8_t *msg = NULL;
+		size_t len;
+		if (text && driver_build_error(s, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
+					       &len) >= 0)
+			driver_capture(bus->driver, msg, len);
+	}
+	return false;
 }
 
 /* a refusal of client_policy_send(), reported once monitors saw the message */
@@ -1455,6 +1496,16 @@ static int client_take_slice(Client *c, uint64_t offset) {
 			dst = client_name_owner(c, h->destination.s);
 		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
 		bool monitor = c->state == CLIENT_MONITOR;
+		/* what the sink sends are eavesdroppers' copies, which
+		 * monitors saw as the originals */
+		if (monitor && c->bus->sink && m->src_id == kdbus_conn_get_id(c->bus->sink))
+			goto drop;
+		/* as dbus-daemon: a call (or reply) without destination and
+		 * the bus's answer to it are not shown to monitors */
+		if (monitor && !h->destination.s && h->type != WIRE_TYPE_SIGNAL)
+			goto drop;
+		if (monitor && m->dst_id == driver_id(c->bus->driver) && driver_shows_monitors_itself(h))
+			goto drop;
 		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
 		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
 			goto drop;

@@ -182,7 +182,8 @@ void client_wakeup(KdbusConn *conn, void *userdata);
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			      uint64_t dst_id);
-/* the policy for eavesdropping on @h from @sender_id: 1 may see it */
+/* the policy for eavesdropping on @h from @sender_id: true may see it; a
+ * refusal is shown to monitors */
 bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id);
 
 /* the driver sent @msg to @to: if @to's receive rules refuse it, show
@@ -201,6 +202,13 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
+
+/* client_monitor_queue_signal() - a signal of the driver's @msg (taken)
+ * for monitor @c, if its rules take it */
+void client_monitor_queue_signal(Client *c, uint8_t *msg, size_t len);
+/* whether one of @c's AddMatch rules (not its monitor rules) takes the
+ * driver's signal @msg */
+bool client_matches_driver_signal(Client *c, const uint8_t *msg, size_t len);
 /* ... with @n_fds fds, which it closes once written; @fds must live in
  * @msg's allocation (it is freed with @msg) */
 int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds);

@@ -50,7 +50,22 @@ typedef struct DriverCall {
 	DBusMessage *msg;
 	bool canonical_path;
 	DBusError error;
+	/* driver_shows_monitors_itself(): the call as forwarded, for them */
+	const uint8_t *capture;
+	size_t capture_len;
 } DriverCall;
+
+bool driver_shows_monitors_itself(const WireHeader *h) {
+	return h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "ReloadConfig");
+}
+
+/* monitors see the call now (driver_shows_monitors_itself()) */
+static void call_capture(DriverCall *call) {
+	if (!call->capture)
+		return;
+	driver_capture(call->driver, call->capture, call->capture_len);
+	call->capture = NULL;
+}
 
 uint64_t driver_id(const Driver *d) {
 	return d ? d->id : 0;
@@ -456,7 +471,8 @@ int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 	uint8_t *out;
 	int r;
 
-	if (d->bus->n_monitors || c->hello_done || !driver_is_plain_hello(h))
+	/* with monitors or eavesdroppers the Hello goes through the core */
+	if (d->bus->n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_plain_hello(h))
 		return 0;
 	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
 	if (r < 0)
@@ -1165,6 +1181,9 @@ static int method_get_connection_credentials(DriverCall *call) {
 static int method_reload_config(DriverCall *call) {
 	_cleanup_free_ char *error = NULL;
 	int r = bus_reload(call->driver->bus, &error);
+	/* as dbus-daemon, whose reload sends ActivatableServicesChanged
+	 * from a transaction of its own, before the call's */
+	call_capture(call);
 	if (r < 0) {
 		/* the running configuration stays; the error names file and line */
 		log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
@@ -2085,13 +2104,15 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	if (!data)
 		return;
 
-	WireHeader h;
+	WireHeader h = {};
 	/* validated by the sender's client (bus_header_parse_shared()) */
 	if (wire_header_parse_trusted(data, len, &h) >= 0) {
 		if (!c->hello_done && driver_is_plain_hello(&h)) {
 			r = driver_hello_fast(d, c, &h);
 			if (r < 0)
 				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+			else
+				monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 			return;
 		}
 		if (!h.destination.s) {
@@ -2119,17 +2140,24 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 	}
 
-	if (dbus_message_get_type(msg) == DBUS_MESSAGE_TYPE_SIGNAL) {
-		/* ActivationFailure was handled before it was sent
-		 * (service_registry_activation_failure_raw()) */
+	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
+		/* ignored (ActivationFailure was handled before it was sent,
+		 * service_registry_activation_failure_raw()), and so taken */
+		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 		return;
 	}
-	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL)
-		return;
 
 	DriverCall call = { .driver = d, .caller = c, .msg = msg };
+	/* @h: parsed above (this is no Hello, and has a destination) */
+	if (d->bus->n_monitors && driver_shows_monitors_itself(&h)) {
+		call.capture = data;
+		call.capture_len = len;
+	}
 	dbus_error_init(&call.error);
 	r = driver_handle_call(&call);
+	call_capture(&call);
+	if (r >= 0 && c->conn)
+		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
 	if (r < 0 && c->conn) {
 		const char *name, *text;
 		if (dbus_error_is_set(&call.error)) {

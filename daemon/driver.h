@@ -94,6 +94,10 @@ const char *driver_error_for_send(int r);
 
 /* driver_capture() - show monitors @msg from org.freedesktop.DBus without
  * sending it to anyone (dbus-daemon's bus_transaction_capture()) */
+/* driver_shows_monitors_itself() - a call to the driver that monitors
+ * see from the driver, when it handles it, instead of as it is sent:
+ * ReloadConfig, whose ActivatableServicesChanged comes before it */
+bool driver_shows_monitors_itself(const WireHeader *h);
 void driver_capture(Driver *d, const uint8_t *msg, size_t len);
 
 /*

@@ -32,56 +32,69 @@ static int monitor_hello(Bus *bus, KdbusConn **ret) {
 	return 0;
 }
 
-/* NameLost for every name @c owns, then for its unique name */
-static int monitor_send_name_lost(Bus *bus, Client *c) {
-	struct {
-		struct kdbus_cmd_info cmd;
-	} q = { .cmd = { .size = sizeof(q.cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES } };
+/* the well-known names @c owns (not those it waits for), in the order it
+ * asked for them; NULL-terminated, the caller frees it */
+static char **monitor_owned_names(Client *c) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
 	struct kdbus_item *it;
-	uint8_t *msg;
-	size_t len;
-	int r;
+	char **l = calloc(1, sizeof(char *));
+	size_t n = 0;
 
-	r = kdbus_cmd_conn_info(c->conn, &q.cmd);
-	if (r < 0)
-		return r;
-	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.cmd.offset);
+	if (!l || kdbus_cmd_conn_info(c->conn, &q) < 0)
+		return l;
+	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.offset);
 	KDBUS_ITEM_FOREACH(it, info, items) {
 		if (it->type != KDBUS_ITEM_OWNED_NAME || (it->name.flags & KDBUS_NAME_IN_QUEUE))
 			continue;
-		r = driver_build_name_signal(c, "NameLost", it->name.name, &msg, &len);
-		if (r >= 0)
-			r = client_queue_owned(c, msg, len);
-		if (r < 0)
+		char **nl = realloc(l, (n + 2) * sizeof(char *));
+		if (!nl)
 			break;
+		l = nl;
+		if (!(l[n] = strdup(it->name.name)))
+			break;
+		l[++n] = NULL;
 	}
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.cmd.offset };
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
 	(void) kdbus_cmd_free(c->conn, &f);
-	if (r < 0)
-		return r;
-	r = driver_build_name_signal(c, "NameLost", c->unique_name, &msg, &len);
-	if (r < 0)
-		return r;
-	return client_queue_owned(c, msg, len);
+	return l;
 }
 
-int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
-	KdbusConn *mon = NULL;
-	ClientMatch *m, *tmp;
-	int r;
+/*
+ * What the new monitor @c (unique name @unique) is sent as it loses
+ * @name (NULL: its unique name), as dbus-daemon sends it: the NameLost to
+ * it; when other monitors were there to capture them (@captured) and its
+ * monitor rules (in before its names go) take them, the NameOwnerChanged
+ * and the successor's NameAcquired; and the NameOwnerChanged again if its
+ * own match rules (dropped after its names) take it.
+ */
+static void monitor_lose_name(Client *c, const char *unique, const char *name, bool captured) {
+	char new_name[24] = "";
+	uint64_t owner = 0;
+	uint8_t *msg, *noc;
+	size_t len, noc_len;
 
-	/* what was already queued for the client (the BecomeMonitor reply
-	 * among it) is written before it turns into a monitor */
-	client_drain(c);
-
-	/* as dbus-daemon: the monitor loses its names, and is told so */
-	r = monitor_send_name_lost(bus, c);
-	if (r < 0) {
-		for (size_t i = 0; i < n; i++)
-			match_rule_free(rules[i]);
-		free(rules);
-		return r;
+	if (driver_build_name_signal_to(c, unique, "NameLost", name ? name : unique, &msg, &len) >= 0)
+		(void) client_queue_owned(c, msg, len);
+	if (name && bus_name_owner(c->conn, name, &owner) >= 0 && owner)
+		message_unique_name_format(new_name, owner);
+	if (driver_build_name_owner_changed(c, name ? name : unique, unique, new_name, &noc, &noc_len) < 0)
+		return;
+	if (captured && (msg = malloc(noc_len))) {
+		memcpy(msg, noc, noc_len);
+		client_monitor_queue_signal(c, msg, noc_len);
 	}
+	if (client_matches_driver_signal(c, noc, noc_len))
+		(void) client_queue_owned(c, noc, noc_len);
+	else
+		free(noc);
+	if (captured && new_name[0] &&
+	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
+		client_monitor_queue_signal(c, msg, len);
+}
+
+/* the client's match rules go: it is a monitor now */
+static void monitor_drop_matches(Bus *bus, Client *c) {
+	ClientMatch *m, *tmp;
 
 	list_for_each_entry_safe(m, tmp, &c->matches, link) {
 		if (m->eavesdrop)
@@ -91,23 +104,46 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		free(m);
 	}
 	bus->stats_match_rules -= c->n_matches;
-	bus->stats_wk_names -= c->stats_wk_names;
-	c->stats_wk_names = 0;
 	c->n_matches = 0;
 	c->n_noc_rules = 0;
+}
+
+int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
+	KdbusConn *mon = NULL;
+	bool captured = bus->n_monitors > 0;
+	char **names;
+	int r;
+
+	/* what was already queued for the client (the BecomeMonitor reply
+	 * among it) is written before it turns into a monitor */
+	client_drain(c);
+
+	names = monitor_owned_names(c);
+	if (!names) {
+		for (size_t i = 0; i < n; i++)
+			match_rule_free(rules[i]);
+		free(rules);
+		return -ENOMEM;
+	}
+
+	bus->stats_wk_names -= c->stats_wk_names;
+	c->stats_wk_names = 0;
 
 	/* closing the client's connection releases its names: everyone
-	 * sees them and the unique name go, as with dbus-daemon */
+	 * sees the unique name and then the others go, as with dbus-daemon */
 	client_log_names_lost(c);
 	idmap_remove(&bus->clients_by_id, c->id);
-	c->conn = kdbus_conn_close(c->conn);
+	c->conn = kdbus_conn_close_id_first(c->conn);
 
-	/* the monitor connection comes after: it does not see its own names go */
+	/* the monitor connection comes after: what it sees of its own
+	 * names going is made up below */
 	r = monitor_hello(bus, &mon);
 	if (r < 0) {
 		for (size_t i = 0; i < n; i++)
 			match_rule_free(rules[i]);
 		free(rules);
+		strv_free(names);
+		monitor_drop_matches(bus, c);
 		client_close(c, "cannot become a monitor");
 		return 0;
 	}
@@ -117,6 +153,14 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	c->monitor_rules = rules;
 	c->n_monitor_rules = n;
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+
+	/* as dbus-daemon: the monitor loses its unique name first, then the
+	 * others in the order it got them, and is told so */
+	monitor_lose_name(c, c->unique_name, NULL, captured);
+	for (char **nm = names; *nm; nm++)
+		monitor_lose_name(c, c->unique_name, *nm, captured);
+	strv_free(names);
+	monitor_drop_matches(bus, c);
 	log_info("Connection %s (%s) became a monitor.", c->unique_name, client_loginfo(c));
 	return 0;
 }
@@ -190,16 +234,18 @@ static void eavesdrop_capture_no_fds(Bus *bus, const struct kdbus_msg *km, const
 }
 
 /* eavesdrop_deliver() of the message @data (@fds stay the caller's) */
-static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, const uint8_t *data, size_t len,
-				 const WireHeader *hp, const int *fds, size_t n_fds) {
+static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, uint64_t dst_id, const uint8_t *data,
+				 size_t len, const WireHeader *hp, const int *fds, size_t n_fds) {
 	Eavesdrop *e = eavesdrop_of(bus);
 	const WireHeader h = *hp;
 
 	for (size_t i = 0; i < e->n_clients; i++) {
 		Client *c = e->clients[i];
-		if (c->id == km->dst_id || c->id == km->src_id || c->state != CLIENT_ACTIVE)
+		/* as dbus-daemon, the addressed recipient gets it once; the
+		 * sender's own eavesdrop rules count */
+		if (c->id == dst_id || c->state != CLIENT_ACTIVE)
 			continue;
-		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, km->dst_id) ||
+		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, dst_id) ||
 		    !client_policy_eavesdrop(c, &h, km->src_id))
 			continue;
 		/* as dbus-daemon, an eavesdropper that takes fds gets its
@@ -232,6 +278,33 @@ static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, const uin
 	}
 }
 
+/*
+ * monitor_eavesdrop_driver_message() - as dbus-daemon, a message to the
+ * driver that it took (a call it answered without an error, anything
+ * else it ignores) is then matched against the eavesdroppers' rules, the
+ * sender's own too.  The copies go through the sink: after what the
+ * driver's handling queued for them.
+ */
+void monitor_eavesdrop_driver_message(Bus *bus, uint64_t sender_id, const uint8_t *data, size_t len) {
+	Eavesdrop *e = eavesdrop_of(bus);
+	static uint64_t cookie;
+	WireHeader h;
+
+	if (!e || wire_header_parse(data, len, &h) < 0 || !monitor_sink_id(bus))
+		return;
+	for (size_t i = 0; i < e->n_clients; i++) {
+		Client *c = e->clients[i];
+		if (c->state != CLIENT_ACTIVE || !c->conn ||
+		    !client_eavesdrop_matches(c, &h, data + h.header_len, sender_id, 0) ||
+		    !client_policy_eavesdrop(c, &h, sender_id))
+			continue;
+		_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
+		struct kdbus_msg *m = message_kmsg_bytes(buf, c->id, ++cookie, 0, data, len);
+		struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
+		(void) kdbus_cmd_send(bus->sink, &cmd);
+	}
+}
+
 static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	Eavesdrop *e = eavesdrop_of(bus);
 	struct kdbus_item *it;
@@ -252,10 +325,20 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	}
 	/* as dbus-daemon: neither what is sent to or by the driver nor a
 	 * refused message (sent to the sink) reaches eavesdroppers */
-	if (km->payload_type == KDBUS_PAYLOAD_DBUS && km->dst_id != KDBUS_DST_ID_BROADCAST &&
-	    !bus_is_internal_id(bus, km->dst_id) && !bus_is_internal_id(bus, km->src_id) && data &&
-	    wire_header_parse(data, len, &h) >= 0)
-		eavesdrop_deliver_to(bus, km, data, len, &h, fds, n_fds);
+	uint64_t dst_id = km->dst_id;
+	if (km->payload_type == KDBUS_PAYLOAD_DBUS && dst_id != KDBUS_DST_ID_BROADCAST &&
+	    !bus_is_internal_id(bus, dst_id) && !bus_is_internal_id(bus, km->src_id) && data &&
+	    wire_header_parse(data, len, &h) >= 0) {
+		/* sent to a well-known name: its owner is the recipient; one
+		 * that an activator holds is not delivered yet (dbus-daemon
+		 * shows eavesdroppers what starts a service only once it
+		 * is delivered) */
+		if (dst_id == KDBUS_DST_ID_NAME &&
+		    (!h.destination.s || bus_name_owner(e->conn, h.destination.s, &dst_id) < 0))
+			dst_id = 0;
+		if (dst_id)
+			eavesdrop_deliver_to(bus, km, dst_id, data, len, &h, fds, n_fds);
+	}
 	for (size_t i = 0; i < n_fds; i++)
 		safe_close(fds[i]);
 }

@@ -13,6 +13,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct Bus Bus;
 typedef struct Client Client;
@@ -29,3 +30,7 @@ void monitor_free(Bus *bus);
 /* the connection refused messages are sent to so that monitors see them
  * (created on first use), 0 if it cannot be made */
 uint64_t monitor_sink_id(Bus *bus);
+
+/* a message from client @sender_id to the driver that the driver took
+ * (@data: as the bus forwards it): copies for the eavesdroppers it is for */
+void monitor_eavesdrop_driver_message(Bus *bus, uint64_t sender_id, const uint8_t *data, size_t len);

@@ -276,6 +276,15 @@ int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_
 KdbusConn *kdbus_conn_close(KdbusConn *conn);
 
 /**
+ * kdbus_conn_close_id_first() - kdbus_conn_close(), but the connection's
+ * KDBUS_ITEM_ID_REMOVE comes before its names are released, and those go
+ * in the order it acquired them (a userspace extension: the order in
+ * which dbus-daemon releases the names of a connection that becomes a
+ * monitor).  The ioctl backend closes as kdbus_conn_close().
+ */
+KdbusConn *kdbus_conn_close_id_first(KdbusConn *conn);
+
+/**
  * kdbus_conn_set_wakeup() - the POLLIN callback of a userspace connection
  * (see "wakeups").  No-op on the ioctl backend, where kdbus_conn_get_fd()
  * is polled instead.

@@ -240,9 +240,15 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 	list_unlink(&conn->kmatch_link);
 
 	/* names first: what was addressed to them goes back to activators */
-	kdbus_name_release_all(bus, conn);
-	if (!kdbus_conn_is_monitor(conn))
-		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
+	if (conn->id_first) {
+		if (!kdbus_conn_is_monitor(conn))
+			kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
+		kdbus_name_release_all(bus, conn, true);
+	} else {
+		kdbus_name_release_all(bus, conn, false);
+		if (!kdbus_conn_is_monitor(conn))
+			kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
+	}
 
 	/* the calls we owe an answer to die newest first, those still
 	 * queued before those received (dbus-daemon expires its pending
@@ -531,6 +537,13 @@ void kdbus_us_conn_close(KdbusConn *conn) {
 		kdbus_queue_entry_free(bus, list_first_entry(&conn->pool.held, KdbusQueueEntry, held_link));
 	kdbus_bus_unlock(bus);
 	kdbus_conn_unref(conn);
+}
+
+void kdbus_us_conn_close_id_first(KdbusConn *conn) {
+	kdbus_bus_lock(conn->bus);
+	conn->id_first = true;
+	kdbus_bus_unlock(conn->bus);
+	kdbus_us_conn_close(conn);
 }
 
 void kdbus_us_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata) {

@@ -60,6 +60,9 @@ struct KdbusConn {
 
 	List names;			/* KdbusNameOwner.conn_link */
 	uint64_t n_names;
+	/* kdbus_conn_close_id_first(): its departure is announced before
+	 * its names go, in the order it asked for them */
+	bool id_first;
 	KdbusNameOwner *activator_of;
 	/* kdbus_conn_defer_handover(): the activator whose messages wait */
 	bool defer_handover;
@@ -145,6 +148,7 @@ bool kdbus_conn_policy_own(KdbusConn *conn, const char *name);
 /* userspace implementations behind handle.c */
 int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret);
 void kdbus_us_conn_close(KdbusConn *conn);
+void kdbus_us_conn_close_id_first(KdbusConn *conn);
 void kdbus_us_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata);
 bool kdbus_us_conn_has_messages(KdbusConn *conn);
 void kdbus_us_conn_defer_handover(KdbusConn *conn);

@@ -74,6 +74,16 @@ KdbusConn *kdbus_conn_close(KdbusConn *conn) {
 	return NULL;
 }
 
+KdbusConn *kdbus_conn_close_id_first(KdbusConn *conn) {
+	if (!conn)
+		return NULL;
+	if (IS_IOCTL(conn))
+		kdbus_ioctl_conn_close(conn);
+	else
+		kdbus_us_conn_close_id_first(conn);
+	return NULL;
+}
+
 void kdbus_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata) {
 	if (conn && !IS_IOCTL(conn))
 		kdbus_us_conn_set_wakeup(conn, fn, userdata);

@@ -313,9 +313,13 @@ int kdbus_name_release(KdbusBus *bus, KdbusConn *conn, const char *name) {
 	return 0;
 }
 
-void kdbus_name_release_all(KdbusBus *bus, KdbusConn *conn) {
+/* the names a connection holds or waits for, the one it asked for last
+ * first (dbus-daemon's order when a connection goes away), or the first
+ * first (@oldest_first: its order when one becomes a monitor) */
+void kdbus_name_release_all(KdbusBus *bus, KdbusConn *conn, bool oldest_first) {
 	while (!list_is_empty(&conn->names))
-		kdbus_name_release_owner(bus, list_first_entry(&conn->names, KdbusNameOwner, conn_link));
+		kdbus_name_release_owner(bus, oldest_first ? list_first_entry(&conn->names, KdbusNameOwner, conn_link)
+							   : list_last_entry(&conn->names, KdbusNameOwner, conn_link));
 }
 
 bool kdbus_conn_has_name(KdbusBus *bus, const KdbusConn *conn, const char *name) {

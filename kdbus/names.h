@@ -88,7 +88,7 @@ int kdbus_name_acquire(KdbusBus *bus, KdbusConn *conn, const char *name,
 int kdbus_name_release(KdbusBus *bus, KdbusConn *conn, const char *name);
 
 /** kdbus_name_release_all() - release every name of a dying connection. */
-void kdbus_name_release_all(KdbusBus *bus, KdbusConn *conn);
+void kdbus_name_release_all(KdbusBus *bus, KdbusConn *conn, bool oldest_first);
 
 /** kdbus_conn_has_name() - whether @conn is the primary owner of @name. */
 bool kdbus_conn_has_name(KdbusBus *bus, const KdbusConn *conn, const char *name);
