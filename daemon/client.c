@@ -1143,13 +1143,13 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 
 /*
  * client_policy_eavesdrop() - may eavesdropper @c see @h, sent by client
- * @sender_id to someone else: as dbus-daemon, the sender's send rules
+ * @s (NULL: gone) to someone else: as dbus-daemon, the sender's send rules
  * with @c's names as the receiver, then @c's receive rules with
  * eavesdropping; requested_reply is false (the reply is not @c's).
  */
-bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id) {
+bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 	Bus *bus = c->bus;
-	Client *s = bus_find_client(bus, sender_id);
+	uint64_t sender_id = s ? s->id : 0;
 	PolicyDecision d = {};
 	PolicyMessage pm;
 	bool receive = false;

@@ -184,7 +184,7 @@ bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *bod
 			      uint64_t dst_id);
 /* the policy for eavesdropping on @h from @sender_id: true may see it; a
  * refusal is shown to monitors */
-bool client_policy_eavesdrop(Client *c, const WireHeader *h, uint64_t sender_id);
+bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *sender);
 
 /* the driver sent @msg to @to: if @to's receive rules refuse it, show
  * monitors the AccessDenied error dbus-daemon synthesizes (from and to

@@ -2112,7 +2112,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 			if (r < 0)
 				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
 			else
-				monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
+				monitor_eavesdrop_driver_message(d->bus, c, data, len);
 			return;
 		}
 		if (!h.destination.s) {
@@ -2143,7 +2143,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
 		/* ignored (ActivationFailure was handled before it was sent,
 		 * service_registry_activation_failure_raw()), and so taken */
-		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
+		monitor_eavesdrop_driver_message(d->bus, c, data, len);
 		return;
 	}
 
@@ -2157,7 +2157,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	r = driver_handle_call(&call);
 	call_capture(&call);
 	if (r >= 0 && c->conn)
-		monitor_eavesdrop_driver_message(d->bus, c->id, data, len);
+		monitor_eavesdrop_driver_message(d->bus, c, data, len);
 	if (r < 0 && c->conn) {
 		const char *name, *text;
 		if (dbus_error_is_set(&call.error)) {

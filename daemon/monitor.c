@@ -246,7 +246,7 @@ static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, uint64_t 
 		if (c->id == dst_id || c->state != CLIENT_ACTIVE)
 			continue;
 		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, dst_id) ||
-		    !client_policy_eavesdrop(c, &h, km->src_id))
+		    !client_policy_eavesdrop(c, &h, bus_find_client(bus, km->src_id)))
 			continue;
 		/* as dbus-daemon, an eavesdropper that takes fds gets its
 		 * own copies; one that does not, not the message, which
@@ -285,7 +285,7 @@ static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, uint64_t 
  * sender's own too.  The copies go through the sink: after what the
  * driver's handling queued for them.
  */
-void monitor_eavesdrop_driver_message(Bus *bus, uint64_t sender_id, const uint8_t *data, size_t len) {
+void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *data, size_t len) {
 	Eavesdrop *e = eavesdrop_of(bus);
 	static uint64_t cookie;
 	WireHeader h;
@@ -295,8 +295,8 @@ void monitor_eavesdrop_driver_message(Bus *bus, uint64_t sender_id, const uint8_
 	for (size_t i = 0; i < e->n_clients; i++) {
 		Client *c = e->clients[i];
 		if (c->state != CLIENT_ACTIVE || !c->conn ||
-		    !client_eavesdrop_matches(c, &h, data + h.header_len, sender_id, 0) ||
-		    !client_policy_eavesdrop(c, &h, sender_id))
+		    !client_eavesdrop_matches(c, &h, data + h.header_len, sender->id, 0) ||
+		    !client_policy_eavesdrop(c, &h, sender))
 			continue;
 		_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
 		struct kdbus_msg *m = message_kmsg_bytes(buf, c->id, ++cookie, 0, data, len);

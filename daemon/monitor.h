@@ -33,4 +33,4 @@ uint64_t monitor_sink_id(Bus *bus);
 
 /* a message from client @sender_id to the driver that the driver took
  * (@data: as the bus forwards it): copies for the eavesdroppers it is for */
-void monitor_eavesdrop_driver_message(Bus *bus, uint64_t sender_id, const uint8_t *data, size_t len);
+void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *data, size_t len);
