@@ -48,6 +48,8 @@ int kdbus_ioctl_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 	KdbusIoctlBus *b;
 	const char *name = NULL;
 	size_t pos, size;
+	/* the kernel answers a negotiation by overwriting flags */
+	bool negotiate = cmd->flags & KDBUS_FLAG_NEGOTIATE;
 
 	*ret_bus = NULL;
 	fd = open(KDBUS_IOCTL_CONTROL, O_RDWR | O_CLOEXEC);
@@ -55,7 +57,7 @@ int kdbus_ioctl_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 		return -errno;
 	if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd) < 0)
 		return -errno;
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE)
+	if (negotiate)
 		return 0;
 
 	size = cmd->size - offsetof(struct kdbus_cmd, items);
@@ -94,6 +96,7 @@ int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **re
 	_cleanup_close_ int fd = -1;
 	KdbusIoctlConn *c;
 	void *pool;
+	bool negotiate = cmd->flags & KDBUS_FLAG_NEGOTIATE;
 
 	*ret_conn = NULL;
 	fd = open(b->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
@@ -102,7 +105,7 @@ int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **re
 	cmd->flags &= ~KDBUS_HELLO_HIDDEN_ID;
 	if (ioctl(fd, KDBUS_CMD_HELLO, cmd) < 0)
 		return -errno;
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE)
+	if (negotiate)
 		return 0;
 
 	pool = mmap(NULL, cmd->pool_size, PROT_READ, MAP_SHARED, fd, 0);
