@@ -1,0 +1,946 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * connection.c - HELLO, BYEBYE, CONN_INFO, BUS_CREATOR_INFO, unicast SEND
+ * by id with PAYLOAD_VEC, RECV, FREE, poll and the pool mapping.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+#define HELLO_FLAGS (KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR | \
+		     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)
+#define HELLO_ROLES (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)
+#define MSG_FLAGS (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START | KDBUS_MSG_SIGNAL)
+#define RECV_FLAGS (KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY)
+
+static const u64 hello_items[] = {
+	KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_CONN_DESCRIPTION, KDBUS_ITEM_CREDS, KDBUS_ITEM_PIDS,
+	KDBUS_ITEM_AUXGROUPS, KDBUS_ITEM_SECLABEL, KDBUS_ITEM_PID_COMM, KDBUS_ITEM_NAME,
+	KDBUS_ITEM_POLICY_ACCESS,
+};
+static const u64 info_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_NAME };
+static const u64 send_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_CANCEL_FD };
+static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
+
+struct kdbus_queue_entry {
+	struct list_head entry;		/* in conn->queue */
+	struct kdbus_slice *slice;
+	u64 msg_size;			/* the kdbus_msg with its items */
+	s64 priority;
+};
+
+/* ---- objects ------------------------------------------------------------ */
+
+struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn)
+{
+	if (conn)
+		kref_get(&conn->kref);
+	return conn;
+}
+
+static void __kdbus_conn_free(struct kref *kref)
+{
+	struct kdbus_conn *conn = container_of(kref, struct kdbus_conn, kref);
+
+	WARN_ON(conn->connected);
+	WARN_ON(!list_empty(&conn->queue));
+	kdbus_pool_free(conn->pool);
+	put_cred(conn->cred);
+	put_pid(conn->pid);
+	put_pid(conn->tid);
+	kfree(conn->description);
+	kdbus_bus_unref(conn->bus);
+	kfree(conn);
+}
+
+struct kdbus_conn *kdbus_conn_unref(struct kdbus_conn *conn)
+{
+	if (conn)
+		kref_put(&conn->kref, __kdbus_conn_free);
+	return NULL;
+}
+
+/* with conn->lock held: drop every queued message */
+static void kdbus_conn_flush_queue(struct kdbus_conn *conn)
+{
+	struct kdbus_queue_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, &conn->queue, entry) {
+		list_del(&e->entry);
+		kdbus_pool_slice_release(conn->pool, e->slice);
+		kfree(e);
+	}
+	conn->n_msgs = 0;
+}
+
+/* the fd is closed or the bus goes away: no longer reachable, queue dropped */
+void kdbus_conn_disconnect(struct kdbus_conn *conn)
+{
+	struct kdbus_bus *bus = conn->bus;
+
+	down_write(&bus->conn_lock);
+	if (!hlist_unhashed(&conn->hentry))
+		hash_del(&conn->hentry);
+	up_write(&bus->conn_lock);
+
+	mutex_lock(&conn->lock);
+	WRITE_ONCE(conn->connected, false);
+	kdbus_conn_flush_queue(conn);
+	mutex_unlock(&conn->lock);
+	wake_up_interruptible_all(&conn->wait);
+}
+
+/* ---- items and metadata ------------------------------------------------- */
+
+static void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
+{
+	struct kdbus_item *it = p;
+
+	it->size = KDBUS_ITEM_HEADER_SIZE + len;
+	it->type = type;
+	if (len)
+		memcpy(it->data, data, len);
+	return (u8 *)p + KDBUS_ITEM_SIZE(len);
+}
+
+/* a NUL-terminated string filling the item exactly */
+static bool kdbus_item_is_string(const struct kdbus_item *it)
+{
+	size_t n = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+	return n >= 1 && it->str[n - 1] == '\0' && strlen(it->str) == n - 1;
+}
+
+size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description)
+{
+	size_t size = 0;
+
+	if ((mask & KDBUS_ATTACH_CREDS) && cred)
+		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
+	if ((mask & KDBUS_ATTACH_PIDS) && pid)
+		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+	if ((mask & KDBUS_ATTACH_CONN_DESCRIPTION) && description)
+		size += KDBUS_ITEM_SIZE(strlen(description) + 1);
+	return size;
+}
+
+/*
+ * Write the metadata items of @mask into @p (zeroed, kdbus_meta_size()
+ * bytes).  Identifiers are those of the initial namespaces; translation
+ * into the reader's namespaces is not done yet.
+ */
+void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
+		       struct pid *tid, const char *description)
+{
+	if ((mask & KDBUS_ATTACH_CREDS) && cred) {
+		struct kdbus_creds c = {
+			.uid = from_kuid_munged(&init_user_ns, cred->uid),
+			.euid = from_kuid_munged(&init_user_ns, cred->euid),
+			.suid = from_kuid_munged(&init_user_ns, cred->suid),
+			.fsuid = from_kuid_munged(&init_user_ns, cred->fsuid),
+			.gid = from_kgid_munged(&init_user_ns, cred->gid),
+			.egid = from_kgid_munged(&init_user_ns, cred->egid),
+			.sgid = from_kgid_munged(&init_user_ns, cred->sgid),
+			.fsgid = from_kgid_munged(&init_user_ns, cred->fsgid),
+		};
+
+		p = kdbus_item_put(p, KDBUS_ITEM_CREDS, &c, sizeof(c));
+	}
+	if ((mask & KDBUS_ATTACH_PIDS) && pid) {
+		struct kdbus_pids ps = { .pid = pid_nr(pid), .tid = pid_nr(tid ? tid : pid) };
+		struct task_struct *task;
+
+		rcu_read_lock();
+		task = pid_task(pid, PIDTYPE_PID);
+		if (task)
+			ps.ppid = task_tgid_nr(rcu_dereference(task->real_parent));
+		rcu_read_unlock();
+		p = kdbus_item_put(p, KDBUS_ITEM_PIDS, &ps, sizeof(ps));
+	}
+	if ((mask & KDBUS_ATTACH_CONN_DESCRIPTION) && description)
+		p = kdbus_item_put(p, KDBUS_ITEM_CONN_DESCRIPTION, description, strlen(description) + 1);
+	return p;
+}
+
+/* with conn->lock held: a public slice holding @data */
+static int kdbus_conn_reply_slice(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off)
+{
+	struct kdbus_slice *slice;
+	int ret;
+
+	slice = kdbus_pool_slice_alloc(conn->pool, size, false);
+	if (IS_ERR(slice))
+		return PTR_ERR(slice);
+	ret = kdbus_pool_write(conn->pool, kdbus_slice_offset(slice), data, size);
+	if (ret < 0) {
+		kdbus_pool_slice_release(conn->pool, slice);
+		return ret;
+	}
+	kdbus_slice_set_public(slice, true);
+	*ret_off = kdbus_slice_offset(slice);
+	return 0;
+}
+
+/* undo kdbus_conn_reply_slice() when the caller cannot be told */
+static void kdbus_conn_release_offset(struct kdbus_conn *conn, u64 off)
+{
+	mutex_lock(&conn->lock);
+	kdbus_pool_slice_release(conn->pool, kdbus_pool_slice_find(conn->pool, off));
+	mutex_unlock(&conn->lock);
+}
+
+/* ---- HELLO ---------------------------------------------------------------- */
+
+/**
+ * kdbus_cmd_hello() - KDBUS_CMD_HELLO on a `bus` file
+ * @bus:	the bus
+ * @argp:	struct kdbus_cmd_hello
+ *
+ * Return: the new connection, NULL after a negotiation, or an ERR_PTR.
+ */
+struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
+{
+	struct kdbus_cmd_hello __user *uhello = argp;
+	const struct kdbus_item *it, *description = NULL;
+	struct kdbus_cmd_hello *cmd;
+	struct kdbus_conn *conn = NULL;
+	size_t items_size, n_names = 0, n_access = 0;
+	u64 send, recv, off;
+	/* the answer's items: one BLOOM_PARAMETER */
+	u64 out_items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) / 8];
+	struct kdbus_item *out_item = (struct kdbus_item *)out_items;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return ERR_CAST(cmd);
+	items_size = cmd->size - offsetof(struct kdbus_cmd_hello, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_hello, items), HELLO_FLAGS,
+				    hello_items, ARRAY_SIZE(hello_items));
+		kfree(cmd);
+		return r < 0 ? ERR_PTR(r) : NULL;
+	}
+	r = -EINVAL;
+	if (cmd->flags & ~(u64)HELLO_FLAGS)
+		goto out;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		r = -EINVAL;
+		switch (it->type) {
+		case KDBUS_ITEM_CONN_DESCRIPTION:
+			if (!kdbus_item_is_string(it))
+				goto out;
+			r = -EEXIST;
+			if (description)
+				goto out;
+			description = it;
+			break;
+		case KDBUS_ITEM_NAME:
+			if (!kdbus_item_is_string(it))
+				goto out;
+			n_names++;
+			break;
+		case KDBUS_ITEM_POLICY_ACCESS:
+			n_access++;
+			break;
+		case KDBUS_ITEM_CREDS:
+		case KDBUS_ITEM_PIDS:
+		case KDBUS_ITEM_AUXGROUPS:
+		case KDBUS_ITEM_SECLABEL:
+		case KDBUS_ITEM_PID_COMM:
+			/* faked metadata, for privileged proxies only */
+			r = -EPERM;
+			if (!capable(CAP_IPC_OWNER))
+				goto out;
+			r = -EOPNOTSUPP;	/* not implemented yet */
+			goto out;
+		default:
+			goto out;
+		}
+	}
+	r = -EINVAL;
+	if (hweight64(cmd->flags & HELLO_ROLES) > 1)
+		goto out;
+	if ((cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) && n_names != 1)
+		goto out;
+	if (!(cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) && (n_names || n_access))
+		goto out;
+	send = cmd->attach_flags_send;
+	recv = cmd->attach_flags_recv;
+	if (kdbus_attach_flags_check(&send) < 0 || kdbus_attach_flags_check(&recv) < 0)
+		goto out;
+	if (cmd->flags & HELLO_ROLES) {
+		r = capable(CAP_IPC_OWNER) ? -EOPNOTSUPP : -EPERM;	/* roles: not implemented yet */
+		goto out;
+	}
+	if (bus->attach_req & ~send) {
+		r = -ECONNREFUSED;
+		if (put_user(bus->attach_req, &uhello->attach_flags_send))
+			r = -EFAULT;
+		goto out;
+	}
+	r = -EFAULT;
+	if (cmd->pool_size == 0 || !PAGE_ALIGNED(cmd->pool_size) || cmd->pool_size > SZ_1G)
+		goto out;
+
+	r = -ENOMEM;
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		goto out;
+	kref_init(&conn->kref);
+	conn->bus = kdbus_bus_ref(bus);
+	conn->flags = cmd->flags;
+	conn->attach_send = send;
+	conn->attach_recv = recv;
+	INIT_HLIST_NODE(&conn->hentry);
+	mutex_init(&conn->lock);
+	INIT_LIST_HEAD(&conn->queue);
+	init_waitqueue_head(&conn->wait);
+	conn->cred = get_current_cred();
+	conn->pid = get_task_pid(current, PIDTYPE_TGID);
+	conn->tid = get_task_pid(current, PIDTYPE_PID);
+	if (description) {
+		conn->description = kstrdup(description->str, GFP_KERNEL);
+		if (!conn->description)
+			goto out;
+	}
+	conn->pool = kdbus_pool_new("kdbus-pool", cmd->pool_size);
+	if (IS_ERR(conn->pool)) {
+		r = PTR_ERR(conn->pool);
+		conn->pool = NULL;
+		goto out;
+	}
+
+	/* the items of the answer: the bus's bloom parameters */
+	kdbus_item_put(out_item, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
+	mutex_lock(&conn->lock);
+	r = kdbus_conn_reply_slice(conn, out_items, sizeof(out_items), &off);
+	mutex_unlock(&conn->lock);
+	if (r < 0)
+		goto out;
+
+	down_write(&bus->conn_lock);
+	if (!bus->active) {
+		up_write(&bus->conn_lock);
+		r = -ESHUTDOWN;
+		goto out;
+	}
+	conn->id = ++bus->last_id;
+	conn->connected = true;
+	hash_add(bus->conns, &conn->hentry, conn->id);
+	up_write(&bus->conn_lock);
+
+	cmd->return_flags = 0;
+	cmd->attach_flags_send = bus->attach_req;
+	cmd->bus_flags = bus->flags;
+	cmd->id = conn->id;
+	cmd->offset = off;
+	cmd->items_size = sizeof(out_items);
+	memcpy(cmd->id128, bus->id128, sizeof(cmd->id128));
+	if (copy_to_user(argp, cmd, sizeof(*cmd))) {
+		kdbus_conn_disconnect(conn);
+		r = -EFAULT;
+		goto out;
+	}
+	kfree(cmd);
+	return conn;
+
+out:
+	kdbus_conn_unref(conn);
+	kfree(cmd);
+	return ERR_PTR(r);
+}
+
+/* ---- simple commands ------------------------------------------------------- */
+
+/*
+ * Copy a fixed-size command without items of its own; answer a
+ * negotiation (*negotiated) with @valid flags.
+ */
+static void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid,
+			      bool *negotiated)
+{
+	u64 *cmd = kdbus_cmd_copy(argp, min, KDBUS_CMD_MAX_SIZE);
+	int r;
+
+	*negotiated = false;
+	if (IS_ERR(cmd))
+		return cmd;
+	if (cmd[1] & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, items_off, valid, no_items, ARRAY_SIZE(no_items));
+		*negotiated = true;
+	} else if (cmd[1] & ~valid) {
+		r = -EINVAL;
+	} else if (cmd[0] != items_off) {
+		r = -EINVAL;		/* no item is expected */
+	} else {
+		return cmd;
+	}
+	kfree(cmd);
+	return r < 0 ? ERR_PTR(r) : NULL;
+}
+
+int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_bus *bus = conn->bus;
+	bool negotiated;
+	void *cmd;
+	int r = 0;
+
+	cmd = kdbus_cmd_simple(argp, sizeof(struct kdbus_cmd), sizeof(struct kdbus_cmd), 0, &negotiated);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+	kfree(cmd);
+	if (conn->flags & HELLO_ROLES)
+		return -EOPNOTSUPP;
+
+	down_write(&bus->conn_lock);
+	mutex_lock(&conn->lock);
+	if (!conn->connected)
+		r = -EALREADY;
+	else if (conn->n_msgs > 0)
+		r = -EBUSY;
+	else
+		WRITE_ONCE(conn->connected, false);
+	mutex_unlock(&conn->lock);
+	if (r == 0 && !hlist_unhashed(&conn->hentry))
+		hash_del(&conn->hentry);
+	up_write(&bus->conn_lock);
+	if (r == 0)
+		wake_up_interruptible_all(&conn->wait);
+	return r;
+}
+
+/* ---- CONN_INFO, BUS_CREATOR_INFO ------------------------------------------- */
+
+static int kdbus_info_reply(struct kdbus_conn *conn, struct kdbus_cmd_info __user *uinfo,
+			    const void *buf, size_t size)
+{
+	u64 off;
+	int r;
+
+	mutex_lock(&conn->lock);
+	r = kdbus_conn_reply_slice(conn, buf, size, &off);
+	mutex_unlock(&conn->lock);
+	if (r < 0)
+		return r;
+	if (put_user(off, &uinfo->offset) || put_user((u64)size, &uinfo->info_size) ||
+	    put_user((u64)0, &uinfo->return_flags)) {
+		kdbus_conn_release_offset(conn, off);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
+{
+	const struct kdbus_item *it, *name = NULL;
+	struct kdbus_conn *target = NULL;
+	struct kdbus_cmd_info *cmd;
+	struct kdbus_info *info = NULL;
+	size_t items_size, size;
+	u64 mask;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	items_size = cmd->size - offsetof(struct kdbus_cmd_info, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_info, items), 0,
+				    info_items, ARRAY_SIZE(info_items));
+		goto out;
+	}
+	r = -EINVAL;
+	if (cmd->flags)
+		goto out;
+	mask = cmd->attach_flags;
+	if (kdbus_attach_flags_check(&mask) < 0)
+		goto out;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		r = -EINVAL;
+		if (it->type != KDBUS_ITEM_NAME || !kdbus_item_is_string(it))
+			goto out;
+		r = -EEXIST;
+		if (name)
+			goto out;
+		name = it;
+	}
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+	if (name) {
+		r = kdbus_name_is_valid(name->str, strlen(name->str));
+		if (r == 0)
+			r = -ESRCH;	/* no name can be owned yet */
+		goto out;
+	}
+	r = -EINVAL;
+	if (cmd->id == 0)
+		goto out;
+	r = -ENXIO;
+	target = kdbus_bus_find_conn(conn->bus, cmd->id);
+	if (!target)
+		goto out;
+
+	mask &= target->attach_send;
+	size = sizeof(*info) + kdbus_meta_size(mask, target->cred, target->pid, target->description);
+	r = -ENOMEM;
+	info = kzalloc(size, GFP_KERNEL);
+	if (!info)
+		goto out;
+	info->size = size;
+	info->id = target->id;
+	info->flags = target->flags;
+	kdbus_meta_write(info->items, mask, target->cred, target->pid, target->tid, target->description);
+	r = kdbus_info_reply(conn, argp, info, size);
+out:
+	kdbus_conn_unref(target);
+	kfree(info);
+	kfree(cmd);
+	return r;
+}
+
+int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_cmd_info *cmd;
+	struct kdbus_info *info = NULL;
+	size_t size, name_len = strlen(bus->name) + 1;
+	void *p;
+	u64 mask;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_info, items), 0,
+				    no_items, ARRAY_SIZE(no_items));
+		goto out;
+	}
+	r = -EINVAL;
+	mask = cmd->attach_flags;
+	if (cmd->flags || cmd->size != sizeof(*cmd) || kdbus_attach_flags_check(&mask) < 0)
+		goto out;
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
+	       kdbus_meta_size(mask, bus->creator_cred, bus->creator_pid, NULL);
+	r = -ENOMEM;
+	info = kzalloc(size, GFP_KERNEL);
+	if (!info)
+		goto out;
+	info->size = size;
+	info->id = 0;
+	info->flags = bus->flags;
+	p = kdbus_item_put(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
+	kdbus_meta_write(p, mask, bus->creator_cred, bus->creator_pid, NULL, NULL);
+	r = kdbus_info_reply(conn, argp, info, size);
+out:
+	kfree(info);
+	kfree(cmd);
+	return r;
+}
+
+/* ---- SEND ------------------------------------------------------------------ */
+
+struct kdbus_send_vec {
+	u64 size;
+	u64 address;			/* 0: that many NUL bytes, not stored */
+};
+
+/*
+ * Build the message in @dst's pool and queue it.  Layout of the slice:
+ * the kdbus_msg with its items (PAYLOAD_OFF per vec, offsets relative to
+ * the pool, then metadata), then the data of each vec at 8-byte aligned
+ * offsets.
+ */
+static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
+			      const struct kdbus_msg *msg, const struct kdbus_send_vec *vecs,
+			      size_t n_vecs)
+{
+	struct kdbus_domain *domain = src->bus->domain;
+	const struct cred *cred = current_cred();
+	struct pid *pid = task_tgid(current), *tid = task_pid(current);
+	struct kdbus_queue_entry *e;
+	struct kdbus_slice *slice;
+	struct kdbus_msg *m;
+	size_t hdr_size, total, data_off, i;
+	u64 mask, seq;
+	void *p;
+	int r;
+
+	mask = src->attach_send & dst->attach_recv;
+	hdr_size = sizeof(*m) + n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
+		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0) +
+		   kdbus_meta_size(mask, cred, pid, src->description);
+	total = KDBUS_ALIGN8(hdr_size);
+	for (i = 0; i < n_vecs; i++)
+		if (vecs[i].address)
+			total += KDBUS_ALIGN8(vecs[i].size);
+
+	m = kzalloc(hdr_size, GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	r = -ENOMEM;
+	if (!m || !e)
+		goto out;
+	seq = atomic64_inc_return(&domain->seqnum);
+
+	mutex_lock(&dst->lock);
+	r = -ECONNRESET;
+	if (!dst->connected)
+		goto out_unlock;
+	r = -ENOBUFS;
+	if (dst->n_msgs >= KDBUS_CONN_MAX_MSGS)
+		goto out_unlock;
+	slice = kdbus_pool_slice_alloc(dst->pool, total, dst != src);
+	if (IS_ERR(slice)) {
+		r = PTR_ERR(slice);
+		goto out_unlock;
+	}
+
+	*m = *msg;
+	m->size = hdr_size;
+	m->src_id = src->id;
+	p = m->items;
+	data_off = kdbus_slice_offset(slice) + KDBUS_ALIGN8(hdr_size);
+	for (i = 0; i < n_vecs; i++) {
+		struct kdbus_vec v = { .size = vecs[i].size, .offset = ~0ULL };
+
+		if (vecs[i].address) {
+			v.offset = data_off;
+			r = kdbus_pool_write_user(dst->pool, data_off, u64_to_user_ptr(vecs[i].address),
+						  vecs[i].size);
+			if (r < 0) {
+				kdbus_pool_slice_release(dst->pool, slice);
+				goto out_unlock;
+			}
+			data_off += KDBUS_ALIGN8(vecs[i].size);
+		}
+		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
+	}
+	if (mask & KDBUS_ATTACH_TIMESTAMP) {
+		struct kdbus_timestamp ts = {
+			.seqnum = seq,
+			.monotonic_ns = ktime_get_ns(),
+			.realtime_ns = ktime_get_real_ns(),
+		};
+
+		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
+	}
+	kdbus_meta_write(p, mask, cred, pid, tid, src->description);
+	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, hdr_size);
+	if (r < 0) {
+		kdbus_pool_slice_release(dst->pool, slice);
+		goto out_unlock;
+	}
+
+	kdbus_slice_set_queued(slice, true);
+	e->slice = slice;
+	e->msg_size = hdr_size;
+	e->priority = msg->priority;
+	list_add_tail(&e->entry, &dst->queue);
+	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
+	e = NULL;
+	r = 0;
+out_unlock:
+	mutex_unlock(&dst->lock);
+	if (r == 0)
+		wake_up_interruptible(&dst->wait);
+out:
+	kfree(e);
+	kfree(m);
+	return r;
+}
+
+int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp)
+{
+	const struct kdbus_item *it, *dst_name = NULL, *bloom = NULL;
+	struct kdbus_send_vec *vecs = NULL;
+	struct kdbus_conn *dst = NULL;
+	struct kdbus_cmd_send *cmd;
+	struct kdbus_msg *msg = NULL;
+	size_t items_size, n_vecs = 0, n_items = 0;
+	u64 payload = 0;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	items_size = cmd->size - offsetof(struct kdbus_cmd_send, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_send, items),
+				    KDBUS_SEND_SYNC_REPLY, send_items, ARRAY_SIZE(send_items));
+		goto out;
+	}
+	r = -EINVAL;
+	if (cmd->flags & ~(u64)KDBUS_SEND_SYNC_REPLY)
+		goto out;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		r = -EINVAL;
+		if (it->type != KDBUS_ITEM_CANCEL_FD || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
+			goto out;
+	}
+	if (conn->flags & HELLO_ROLES) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+
+	msg = kdbus_cmd_copy(u64_to_user_ptr(cmd->msg_address), sizeof(*msg), KDBUS_MSG_MAX_SIZE);
+	if (IS_ERR(msg)) {
+		r = PTR_ERR(msg);
+		msg = NULL;
+		goto out;
+	}
+	items_size = msg->size - offsetof(struct kdbus_msg, items);
+	r = -EINVAL;
+	if (msg->flags & ~(u64)MSG_FLAGS)
+		goto out;
+	if (msg->payload_type == KDBUS_PAYLOAD_KERNEL)
+		goto out;
+	if (msg->src_id != 0 && msg->src_id != conn->id)
+		goto out;
+	r = kdbus_items_validate(msg->items, items_size);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	vecs = kcalloc(KDBUS_MSG_MAX_ITEMS, sizeof(*vecs), GFP_KERNEL);
+	if (!vecs)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, msg->items, items_size) {
+		size_t len = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+		r = -E2BIG;
+		if (++n_items > KDBUS_MSG_MAX_ITEMS)
+			goto out;
+		r = -EINVAL;
+		switch (it->type) {
+		case KDBUS_ITEM_PAYLOAD_VEC:
+			if (len != sizeof(struct kdbus_vec))
+				goto out;
+			r = -EMSGSIZE;
+			payload += it->vec.size;
+			if (it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
+			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+				goto out;
+			if (it->vec.size == 0)
+				break;
+			vecs[n_vecs].size = it->vec.size;
+			vecs[n_vecs].address = it->vec.address;
+			n_vecs++;
+			break;
+		case KDBUS_ITEM_DST_NAME:
+			if (!kdbus_item_is_string(it))
+				goto out;
+			r = -EEXIST;
+			if (dst_name)
+				goto out;
+			dst_name = it;
+			break;
+		case KDBUS_ITEM_BLOOM_FILTER:
+			if (len < sizeof(struct kdbus_bloom_filter))
+				goto out;
+			r = -EEXIST;
+			if (bloom)
+				goto out;
+			bloom = it;
+			break;
+		case KDBUS_ITEM_PAYLOAD_MEMFD:
+		case KDBUS_ITEM_FDS:
+			r = -EOPNOTSUPP;	/* not implemented yet */
+			goto out;
+		default:
+			goto out;
+		}
+	}
+
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
+		r = -EBADMSG;
+		if (!(msg->flags & KDBUS_MSG_SIGNAL) || !bloom || dst_name)
+			goto out;
+		r = -ENOTUNIQ;
+		if (msg->flags & KDBUS_MSG_EXPECT_REPLY)
+			goto out;
+		r = -EDOM;
+		if (bloom->size - KDBUS_ITEM_HEADER_SIZE - sizeof(struct kdbus_bloom_filter) !=
+		    conn->bus->bloom.size)
+			goto out;
+		r = -EOPNOTSUPP;	/* broadcasts: not implemented yet */
+		goto out;
+	}
+	r = -EBADMSG;
+	if (bloom && !(msg->flags & KDBUS_MSG_SIGNAL))
+		goto out;
+	r = -EDESTADDRREQ;
+	if (msg->dst_id == KDBUS_DST_ID_NAME && !dst_name)
+		goto out;
+	r = -EINVAL;
+	if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->timeout_ns == 0)
+		goto out;
+	if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY))
+		goto out;
+	if ((msg->flags & KDBUS_MSG_SIGNAL) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&
+	    msg->cookie_reply)
+		goto out;
+	if (dst_name) {
+		r = kdbus_name_is_valid(dst_name->str, strlen(dst_name->str));
+		if (r == 0)
+			r = -ESRCH;	/* the name registry is not implemented: no owner */
+		goto out;
+	}
+	r = -EOPNOTSUPP;		/* reply tracking: not implemented yet */
+	if (msg->flags & KDBUS_MSG_EXPECT_REPLY)
+		goto out;
+	r = -EBADSLT;			/* a reply, and no request can be pending */
+	if (msg->cookie_reply)
+		goto out;
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+	r = -ENXIO;
+	dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
+	if (!dst || (dst->flags & HELLO_ROLES))
+		goto out;
+	/* a unicast signal needs a match of the receiver; no match exists yet */
+	if (msg->flags & KDBUS_MSG_SIGNAL) {
+		r = 0;
+		goto out;
+	}
+	r = kdbus_conn_enqueue(conn, dst, msg, vecs, n_vecs);
+	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
+		r = -EFAULT;
+out:
+	kdbus_conn_unref(dst);
+	kfree(vecs);
+	kfree(msg);
+	kfree(cmd);
+	return r;
+}
+
+/* ---- RECV, FREE ------------------------------------------------------------ */
+
+int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_cmd_recv __user *urecv = argp;
+	struct kdbus_queue_entry *e = NULL, *pos;
+	struct kdbus_cmd_recv *cmd;
+	bool negotiated;
+	u64 off = 0, size = 0;
+	int r = 0;
+
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), RECV_FLAGS, &negotiated);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+
+	mutex_lock(&conn->lock);
+	if (!conn->connected) {
+		r = -ECONNRESET;
+		goto out_unlock;
+	}
+	if (list_empty(&conn->queue)) {
+		r = -EAGAIN;
+		goto out_unlock;
+	}
+	if (cmd->flags & KDBUS_RECV_USE_PRIORITY) {
+		list_for_each_entry(pos, &conn->queue, entry)
+			if (!e || pos->priority < e->priority)
+				e = pos;
+		if (e->priority > cmd->priority) {
+			r = -ENOMSG;
+			goto out_unlock;
+		}
+	} else {
+		e = list_first_entry(&conn->queue, struct kdbus_queue_entry, entry);
+	}
+	off = kdbus_slice_offset(e->slice);
+	size = e->msg_size;
+	if (cmd->flags & KDBUS_RECV_PEEK) {
+		kdbus_slice_set_public(e->slice, true);
+		goto out_unlock;
+	}
+	list_del(&e->entry);
+	WRITE_ONCE(conn->n_msgs, conn->n_msgs - 1);
+	if (cmd->flags & KDBUS_RECV_DROP) {
+		kdbus_pool_slice_release(conn->pool, e->slice);
+		off = size = 0;
+	} else {
+		kdbus_slice_set_queued(e->slice, false);
+		kdbus_slice_set_public(e->slice, true);
+	}
+	kfree(e);
+out_unlock:
+	mutex_unlock(&conn->lock);
+	if (r == 0 && (put_user((u64)0, &urecv->return_flags) ||
+		       put_user((u64)0, &urecv->dropped_msgs) ||
+		       put_user(off, &urecv->msg.offset) ||
+		       put_user(size, &urecv->msg.msg_size) ||
+		       put_user((u64)0, &urecv->msg.return_flags)))
+		r = -EFAULT;
+	kfree(cmd);
+	return r;
+}
+
+int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_cmd_free *cmd;
+	struct kdbus_slice *slice;
+	bool negotiated;
+	int r = 0;
+
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), 0, &negotiated);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+	mutex_lock(&conn->lock);
+	slice = cmd->offset <= SIZE_MAX ? kdbus_pool_slice_find(conn->pool, cmd->offset) : NULL;
+	if (!slice) {
+		r = -ENXIO;
+	} else if (!kdbus_slice_is_public(slice)) {
+		r = -EINVAL;
+	} else {
+		kdbus_slice_set_public(slice, false);
+		if (!kdbus_slice_is_queued(slice))
+			kdbus_pool_slice_release(conn->pool, slice);
+	}
+	mutex_unlock(&conn->lock);
+	kfree(cmd);
+	return r;
+}
+
+/* ---- poll, mmap ------------------------------------------------------------ */
+
+__poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait)
+{
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+
+	poll_wait(file, &conn->wait, wait);
+	if (!READ_ONCE(conn->connected))
+		return EPOLLERR | EPOLLHUP;
+	if (READ_ONCE(conn->n_msgs) > 0)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+/* called with mmap_lock held: no connection lock may be taken here (the
+ * pool itself never changes after HELLO) */
+int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma)
+{
+	return kdbus_pool_mmap(conn->pool, vma);
+}

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fs.c - kdbusfs: every mount is a new domain whose root holds `control`;
+ * BUS_MAKE on control creates <name>/bus.  The file operations of both
+ * kinds of node dispatch the ioctls.
+ */
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+
+#include "internal.h"
+
+static const struct file_operations kdbus_control_fops;
+static const struct file_operations kdbus_ep_fops;
+
+/* ---- inodes ---------------------------------------------------------- */
+
+static struct inode *kdbus_inode_new(struct super_block *sb, umode_t mode, kuid_t uid, kgid_t gid)
+{
+	struct inode *inode = new_inode(sb);
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = get_next_ino();
+	inode->i_mode = mode;
+	inode->i_uid = uid;
+	inode->i_gid = gid;
+	inode->i_atime = inode->i_mtime = inode->i_ctime = current_time(inode);
+	if (S_ISDIR(mode)) {
+		inode->i_op = &simple_dir_inode_operations;
+		inode->i_fop = &simple_dir_operations;
+		set_nlink(inode, 2);
+	}
+	return inode;
+}
+
+static void kdbus_evict_inode(struct inode *inode)
+{
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	if (inode->i_fop == &kdbus_ep_fops)
+		kdbus_bus_unref(inode->i_private);
+}
+
+static const struct super_operations kdbus_super_ops = {
+	.statfs = simple_statfs,
+	.drop_inode = generic_delete_inode,
+	.evict_inode = kdbus_evict_inode,
+};
+
+/* create @name in @parent; the dentry stays pinned until kdbus_fs_remove() */
+static struct dentry *kdbus_node_create(struct dentry *parent, const char *name, struct inode *inode)
+{
+	struct inode *dir = d_inode(parent);
+	struct dentry *dentry;
+
+	inode_lock(dir);
+	dentry = lookup_one_len(name, parent, strlen(name));
+	if (!IS_ERR(dentry) && d_really_is_positive(dentry)) {
+		dput(dentry);
+		dentry = ERR_PTR(-EEXIST);
+	}
+	if (IS_ERR(dentry)) {
+		inode_unlock(dir);
+		return dentry;
+	}
+	if (S_ISDIR(inode->i_mode))
+		inc_nlink(dir);
+	d_instantiate(dentry, inode);
+	dir->i_mtime = dir->i_ctime = current_time(dir);
+	inode_unlock(dir);
+	return dentry;
+}
+
+struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode)
+{
+	struct super_block *sb = bus->domain->sb;
+	const struct cred *cred = bus->creator_cred;
+	struct dentry *dir, *ep;
+	struct inode *inode;
+
+	inode = kdbus_inode_new(sb, S_IFDIR | dir_mode, cred->fsuid, cred->fsgid);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	dir = kdbus_node_create(sb->s_root, bus->name, inode);
+	if (IS_ERR(dir)) {
+		iput(inode);
+		return dir;
+	}
+	inode = kdbus_inode_new(sb, S_IFREG | ep_mode, cred->fsuid, cred->fsgid);
+	if (!inode) {
+		kdbus_fs_remove(dir);
+		return ERR_PTR(-ENOMEM);
+	}
+	inode->i_fop = &kdbus_ep_fops;
+	inode->i_private = kdbus_bus_ref(bus);
+	ep = kdbus_node_create(dir, "bus", inode);
+	if (IS_ERR(ep)) {
+		iput(inode);
+		kdbus_fs_remove(dir);
+		return ep;
+	}
+	return dir;
+}
+
+void kdbus_fs_remove(struct dentry *dentry)
+{
+	if (!IS_ERR_OR_NULL(dentry))
+		simple_recursive_removal(dentry, NULL);
+}
+
+/* ---- control ---------------------------------------------------------- */
+
+struct kdbus_control {
+	struct mutex lock;
+	struct kdbus_domain *domain;
+	struct kdbus_bus *bus;		/* the bus this fd made, or NULL */
+	bool used;
+};
+
+static int kdbus_control_open(struct inode *inode, struct file *file)
+{
+	struct kdbus_control *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return -ENOMEM;
+	mutex_init(&c->lock);
+	c->domain = inode->i_sb->s_fs_info;
+	file->private_data = c;
+	return 0;
+}
+
+static int kdbus_control_release(struct inode *inode, struct file *file)
+{
+	struct kdbus_control *c = file->private_data;
+
+	if (c->bus) {
+		kdbus_bus_shutdown(c->bus);
+		kdbus_bus_unref(c->bus);
+	}
+	kfree(c);
+	return 0;
+}
+
+static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct kdbus_control *c = file->private_data;
+	struct kdbus_bus *bus = NULL;
+	int ret;
+
+	if (cmd != KDBUS_CMD_BUS_MAKE)
+		return -ENOTTY;
+	mutex_lock(&c->lock);
+	if (c->used) {
+		ret = -EBADFD;
+	} else {
+		ret = kdbus_cmd_bus_make(c->domain, &bus, (void __user *)arg);
+		if (ret == 0 && bus) {
+			c->bus = bus;
+			c->used = true;
+		}
+	}
+	mutex_unlock(&c->lock);
+	return ret;
+}
+
+static const struct file_operations kdbus_control_fops = {
+	.owner = THIS_MODULE,
+	.open = kdbus_control_open,
+	.release = kdbus_control_release,
+	.unlocked_ioctl = kdbus_control_ioctl,
+	.compat_ioctl = kdbus_control_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* ---- endpoint (`bus`) ------------------------------------------------- */
+
+struct kdbus_handle {
+	struct mutex lock;		/* serializes HELLO */
+	struct kdbus_bus *bus;
+	struct kdbus_conn *conn;	/* set once by HELLO, then constant */
+};
+
+static int kdbus_ep_open(struct inode *inode, struct file *file)
+{
+	struct kdbus_bus *bus = inode->i_private;
+	struct kdbus_handle *h;
+
+	down_read(&bus->conn_lock);
+	if (!bus->active) {
+		up_read(&bus->conn_lock);
+		return -ESHUTDOWN;
+	}
+	up_read(&bus->conn_lock);
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	mutex_init(&h->lock);
+	h->bus = kdbus_bus_ref(bus);
+	file->private_data = h;
+	return 0;
+}
+
+static int kdbus_ep_release(struct inode *inode, struct file *file)
+{
+	struct kdbus_handle *h = file->private_data;
+
+	if (h->conn) {
+		kdbus_conn_disconnect(h->conn);
+		kdbus_conn_unref(h->conn);
+	}
+	kdbus_bus_unref(h->bus);
+	kfree(h);
+	return 0;
+}
+
+static struct kdbus_conn *kdbus_handle_conn(struct kdbus_handle *h)
+{
+	return smp_load_acquire(&h->conn);
+}
+
+static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct kdbus_handle *h = file->private_data;
+	void __user *argp = (void __user *)arg;
+	struct kdbus_conn *conn;
+
+	if (cmd == KDBUS_CMD_HELLO) {
+		long ret = 0;
+
+		mutex_lock(&h->lock);
+		if (h->conn) {
+			ret = -EBADFD;
+		} else {
+			conn = kdbus_cmd_hello(h->bus, argp);
+			if (IS_ERR(conn))
+				ret = PTR_ERR(conn);
+			else if (conn)
+				smp_store_release(&h->conn, conn);
+		}
+		mutex_unlock(&h->lock);
+		return ret;
+	}
+
+	switch (cmd) {
+	case KDBUS_CMD_ENDPOINT_MAKE:
+	case KDBUS_CMD_ENDPOINT_UPDATE:
+		return h->conn ? -EBADFD : -EOPNOTSUPP;
+	case KDBUS_CMD_BYEBYE:
+	case KDBUS_CMD_CONN_INFO:
+	case KDBUS_CMD_BUS_CREATOR_INFO:
+	case KDBUS_CMD_SEND:
+	case KDBUS_CMD_RECV:
+	case KDBUS_CMD_FREE:
+	case KDBUS_CMD_UPDATE:
+	case KDBUS_CMD_LIST:
+	case KDBUS_CMD_NAME_ACQUIRE:
+	case KDBUS_CMD_NAME_RELEASE:
+	case KDBUS_CMD_MATCH_ADD:
+	case KDBUS_CMD_MATCH_REMOVE:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	conn = kdbus_handle_conn(h);
+	if (!conn)
+		return -EBADFD;
+
+	switch (cmd) {
+	case KDBUS_CMD_BYEBYE:
+		return kdbus_cmd_byebye(conn, argp);
+	case KDBUS_CMD_CONN_INFO:
+		return kdbus_cmd_conn_info(conn, argp);
+	case KDBUS_CMD_BUS_CREATOR_INFO:
+		return kdbus_cmd_bus_creator_info(conn, argp);
+	case KDBUS_CMD_SEND:
+		return kdbus_cmd_send(conn, file, argp);
+	case KDBUS_CMD_RECV:
+		return kdbus_cmd_recv(conn, argp);
+	case KDBUS_CMD_FREE:
+		return kdbus_cmd_free(conn, argp);
+	default:
+		return -EOPNOTSUPP;	/* not implemented yet */
+	}
+}
+
+static __poll_t kdbus_ep_poll(struct file *file, poll_table *wait)
+{
+	struct kdbus_handle *h = file->private_data;
+	struct kdbus_conn *conn = kdbus_handle_conn(h);
+
+	if (!conn)
+		return EPOLLERR | EPOLLHUP;
+	return kdbus_conn_poll(conn, file, wait);
+}
+
+static int kdbus_ep_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct kdbus_handle *h = file->private_data;
+	struct kdbus_conn *conn = kdbus_handle_conn(h);
+
+	if (!conn)
+		return -EPERM;
+	return kdbus_conn_mmap(conn, vma);
+}
+
+static const struct file_operations kdbus_ep_fops = {
+	.owner = THIS_MODULE,
+	.open = kdbus_ep_open,
+	.release = kdbus_ep_release,
+	.poll = kdbus_ep_poll,
+	.mmap = kdbus_ep_mmap,
+	.unlocked_ioctl = kdbus_ep_ioctl,
+	.compat_ioctl = kdbus_ep_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* ---- superblock -------------------------------------------------------- */
+
+static int kdbus_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct kdbus_domain *domain;
+	struct dentry *control;
+	struct inode *inode;
+
+	domain = kzalloc(sizeof(*domain), GFP_KERNEL);
+	if (!domain)
+		return -ENOMEM;
+	domain->sb = sb;
+	atomic64_set(&domain->seqnum, 0);
+	sb->s_fs_info = domain;
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+	sb->s_magic = KDBUS_SUPER_MAGIC;
+	sb->s_op = &kdbus_super_ops;
+	sb->s_time_gran = 1;
+
+	inode = kdbus_inode_new(sb, S_IFDIR | 0755, GLOBAL_ROOT_UID, GLOBAL_ROOT_GID);
+	if (!inode)
+		return -ENOMEM;
+	sb->s_root = d_make_root(inode);
+	if (!sb->s_root)
+		return -ENOMEM;
+
+	inode = kdbus_inode_new(sb, S_IFREG | 0666, GLOBAL_ROOT_UID, GLOBAL_ROOT_GID);
+	if (!inode)
+		return -ENOMEM;
+	inode->i_fop = &kdbus_control_fops;
+	control = kdbus_node_create(sb->s_root, "control", inode);
+	if (IS_ERR(control)) {
+		iput(inode);
+		return PTR_ERR(control);
+	}
+	return 0;
+}
+
+static int kdbus_get_tree(struct fs_context *fc)
+{
+	return get_tree_nodev(fc, kdbus_fill_super);
+}
+
+static const struct fs_context_operations kdbus_fs_context_ops = {
+	.get_tree = kdbus_get_tree,
+};
+
+static int kdbus_init_fs_context(struct fs_context *fc)
+{
+	fc->ops = &kdbus_fs_context_ops;
+	return 0;
+}
+
+static void kdbus_kill_sb(struct super_block *sb)
+{
+	struct kdbus_domain *domain = sb->s_fs_info;
+
+	kill_litter_super(sb);
+	kfree(domain);
+}
+
+static struct file_system_type kdbus_fs_type = {
+	.owner = THIS_MODULE,
+	.name = "kdbusfs",
+	.init_fs_context = kdbus_init_fs_context,
+	.kill_sb = kdbus_kill_sb,
+};
+
+int kdbus_fs_init(void)
+{
+	return register_filesystem(&kdbus_fs_type);
+}
+
+void kdbus_fs_exit(void)
+{
+	unregister_filesystem(&kdbus_fs_type);
+}

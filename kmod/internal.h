@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * internal.h - objects of the kdbus module
+ *
+ * domain (one per kdbusfs mount) -> bus (one per BUS_MAKE, lives as long as
+ * the control fd that made it) -> connection (one per HELLO on the bus's
+ * `bus` file) -> pool (a shmem file the connection maps read-only) with
+ * slices holding received messages and query results.
+ *
+ * Lock order: bus->conn_lock (rwsem) -> conn->lock (mutex).  Two
+ * connection locks are never held at once.
+ */
+#ifndef KDBUS_INTERNAL_H
+#define KDBUS_INTERNAL_H
+
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/poll.h>
+#include <linux/rwsem.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "kdbus/kdbus.h"
+
+#define KDBUS_SUPER_MAGIC		0x44427573
+#define KDBUS_SYSNAME_MAX_LEN		63
+#define KDBUS_NAME_MAX_LEN_		255
+#define KDBUS_CMD_MAX_SIZE		(32 * 1024)
+#define KDBUS_MSG_MAX_SIZE		(8 * 1024)
+#define KDBUS_MSG_MAX_ITEMS		128
+#define KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE	(2 * 1024 * 1024)
+#define KDBUS_BUS_BLOOM_MAX_SIZE	4096
+#define KDBUS_CONN_MAX_MSGS		256
+
+/* one kdbusfs mount */
+struct kdbus_domain {
+	struct super_block *sb;
+	atomic64_t seqnum;		/* message and notification sequence */
+};
+
+struct kdbus_bus {
+	struct kref kref;
+	struct kdbus_domain *domain;
+	char name[KDBUS_SYSNAME_MAX_LEN + 1];
+	u64 flags;			/* BUS_MAKE flags */
+	u64 attach_req;			/* metadata every sender must attach */
+	struct kdbus_bloom_parameter bloom;
+	u8 id128[16];
+
+	struct rw_semaphore conn_lock;	/* protects the fields below */
+	bool active;			/* false once the control fd is closed */
+	u64 last_id;
+	DECLARE_HASHTABLE(conns, 8);	/* by id */
+
+	/* the creator, as captured at BUS_MAKE */
+	const struct cred *creator_cred;
+	struct pid *creator_pid;
+	struct dentry *dir;		/* <domain>/<name>, pinned until shutdown */
+};
+
+struct kdbus_pool;
+
+struct kdbus_conn {
+	struct kref kref;
+	struct kdbus_bus *bus;
+	u64 id;
+	u64 flags;			/* HELLO flags */
+	u64 attach_send, attach_recv;
+	char *description;
+	const struct cred *cred;	/* of the opener, at HELLO */
+	struct pid *pid, *tid;
+	struct hlist_node hentry;	/* in bus->conns, under bus->conn_lock */
+
+	struct mutex lock;		/* protects everything below */
+	bool connected;
+	struct kdbus_pool *pool;
+	struct list_head queue;		/* of struct kdbus_queue_entry */
+	unsigned int n_msgs;
+	wait_queue_head_t wait;
+};
+
+/* main.c / fs.c */
+int kdbus_fs_init(void);
+void kdbus_fs_exit(void);
+struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode);
+void kdbus_fs_remove(struct dentry *dentry);
+
+/* bus.c */
+struct kdbus_bus *kdbus_bus_ref(struct kdbus_bus *bus);
+struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus);
+int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void __user *argp);
+void kdbus_bus_shutdown(struct kdbus_bus *bus);
+struct kdbus_conn *kdbus_bus_find_conn(struct kdbus_bus *bus, u64 id);
+int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
+
+/* connection.c */
+struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn);
+struct kdbus_conn *kdbus_conn_unref(struct kdbus_conn *conn);
+struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp);
+void kdbus_conn_disconnect(struct kdbus_conn *conn);
+int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp);
+int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);
+__poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait);
+int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
+size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description);
+void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
+		       struct pid *tid, const char *description);
+
+/* pool.c: every call with the owning connection's lock held */
+struct kdbus_slice;
+struct kdbus_pool *kdbus_pool_new(const char *name, size_t size);
+void kdbus_pool_free(struct kdbus_pool *pool);
+struct kdbus_slice *kdbus_pool_slice_alloc(struct kdbus_pool *pool, size_t size, bool msg_quota);
+void kdbus_pool_slice_release(struct kdbus_pool *pool, struct kdbus_slice *slice);
+struct kdbus_slice *kdbus_pool_slice_find(struct kdbus_pool *pool, size_t off);
+size_t kdbus_slice_offset(const struct kdbus_slice *slice);
+size_t kdbus_slice_size(const struct kdbus_slice *slice);
+void kdbus_slice_set_public(struct kdbus_slice *slice, bool public);
+bool kdbus_slice_is_public(const struct kdbus_slice *slice);
+void kdbus_slice_set_queued(struct kdbus_slice *slice, bool queued);
+bool kdbus_slice_is_queued(const struct kdbus_slice *slice);
+int kdbus_pool_write(struct kdbus_pool *pool, size_t off, const void *data, size_t len);
+int kdbus_pool_write_user(struct kdbus_pool *pool, size_t off, const void __user *data, size_t len);
+int kdbus_pool_mmap(struct kdbus_pool *pool, struct vm_area_struct *vma);
+
+/* item.c */
+void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max);
+int kdbus_items_validate(const struct kdbus_item *items, size_t size);
+int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_flags,
+		    const u64 *types, size_t n_types);
+bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);
+int kdbus_name_is_valid(const char *name, size_t len);
+int kdbus_attach_flags_check(u64 *flags);
+
+#define KDBUS_ITEMS_FOREACH(it, first, items_len)				\
+	for ((it) = (first);							\
+	     (u8 *)(it) < (u8 *)(first) + (items_len);			\
+	     (it) = (void *)((u8 *)(it) + KDBUS_ALIGN8((it)->size)))
+
+#endif

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * item.c - command copies, item list validation, flag negotiation, names
+ */
+#include <linux/ctype.h>
+#include <linux/err.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+/**
+ * kdbus_cmd_copy() - copy a command that starts with its __u64 size
+ * @argp:	the ioctl argument
+ * @min:	smallest valid size
+ * @max:	largest valid size
+ *
+ * Return: a kmalloc()ed copy, or ERR_PTR(-EFAULT) for an unaligned or
+ * unreadable argument, -EINVAL below @min, -EMSGSIZE above @max.
+ */
+void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max)
+{
+	u64 size;
+
+	if (!IS_ALIGNED((unsigned long)argp, 8))
+		return ERR_PTR(-EFAULT);
+	if (get_user(size, (u64 __user *)argp))
+		return ERR_PTR(-EFAULT);
+	if (size < min)
+		return ERR_PTR(-EINVAL);
+	if (size > max)
+		return ERR_PTR(-EMSGSIZE);
+	return memdup_user(argp, size);
+}
+
+/**
+ * kdbus_items_validate() - check the framing of an item list
+ * @items:	first item
+ * @size:	bytes from @items to the end of the enclosing structure
+ *
+ * Every item has at least its header, lies inside the structure, and the
+ * list ends exactly where the structure ends (the last item's padding may
+ * be left out).
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kdbus_items_validate(const struct kdbus_item *items, size_t size)
+{
+	const u8 *p = (const u8 *)items, *end = p + size;
+	size_t n = 0;
+
+	while (p < end) {
+		const struct kdbus_item *it = (const void *)p;
+
+		if (end - p < KDBUS_ITEM_HEADER_SIZE)
+			return -EINVAL;
+		if (it->size < KDBUS_ITEM_HEADER_SIZE || it->size > (u64)(end - p))
+			return -EINVAL;
+		if (++n > 512)
+			return -E2BIG;
+		p += KDBUS_ALIGN8(it->size);
+	}
+	return 0;
+}
+
+bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types)
+{
+	size_t i;
+
+	for (i = 0; i < n_types; i++)
+		if (types[i] == type)
+			return true;
+	return false;
+}
+
+/**
+ * kdbus_negotiate() - answer KDBUS_FLAG_NEGOTIATE
+ * @argp:	the ioctl argument
+ * @cmd:	its copy (starting with size, flags)
+ * @items_off:	offset of the items in the command
+ * @valid_flags: the flags the command supports
+ * @types:	the item types the command supports
+ * @n_types:	number of @types
+ *
+ * Writes @valid_flags into flags and zeroes every unsupported type in the
+ * command's KDBUS_ITEM_NEGOTIATE item, then copies the command back.
+ *
+ * Return: 0, -EINVAL, or -EFAULT.
+ */
+int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_flags,
+		    const u64 *types, size_t n_types)
+{
+	u64 *hdr = cmd;		/* size, flags */
+	struct kdbus_item *it;
+	int ret;
+
+	ret = kdbus_items_validate((void *)((u8 *)cmd + items_off), hdr[0] - items_off);
+	if (ret < 0)
+		return ret;
+	KDBUS_ITEMS_FOREACH(it, (struct kdbus_item *)((u8 *)cmd + items_off), hdr[0] - items_off) {
+		size_t i, n;
+
+		if (it->type != KDBUS_ITEM_NEGOTIATE)
+			continue;
+		n = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(u64);
+		for (i = 0; i < n; i++)
+			if (!kdbus_item_allowed(it->data64[i], types, n_types))
+				it->data64[i] = 0;
+	}
+	hdr[1] = valid_flags;
+	if (copy_to_user(argp, cmd, hdr[0]))
+		return -EFAULT;
+	return 0;
+}
+
+/* well-known names: at least two elements, [A-Za-z0-9_-], no element
+ * starting with a digit, at most 255 characters */
+int kdbus_name_is_valid(const char *name, size_t len)
+{
+	bool dot = true, has_dot = false;
+	size_t i;
+
+	if (len == 0 || len > KDBUS_NAME_MAX_LEN_)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (c == '.') {
+			if (dot)
+				return -EINVAL;
+			dot = true;
+			has_dot = true;
+			continue;
+		}
+		if (dot && isdigit(c))
+			return -EINVAL;
+		if (!isalnum(c) && c != '_' && c != '-')
+			return -EINVAL;
+		dot = false;
+	}
+	return (has_dot && !dot) ? 0 : -EINVAL;
+}
+
+/* _KDBUS_ATTACH_ANY means all; other unknown bits are refused */
+int kdbus_attach_flags_check(u64 *flags)
+{
+	if (*flags == _KDBUS_ATTACH_ANY) {
+		*flags = _KDBUS_ATTACH_ALL;
+		return 0;
+	}
+	return (*flags & ~(u64)_KDBUS_ATTACH_ALL) ? -EINVAL : 0;
+}
