@@ -1,8 +1,9 @@
 #!/bin/bash
 # deps.sh: install the Debian packages busbridge needs (as root), only those
-# that are missing.  Usage: tools/deps.sh [build|test|bench|policy]   (test
+# that are missing.  Usage: tools/deps.sh [build|test|bench|policy|vm]   (test
 # implies build; bench, for tools/bench.sh, implies test; policy, the system.d
-# files tests/policy-diff probes, implies test)
+# files tests/policy-diff probes, implies test; vm, what tests/vm/run.sh needs
+# to build the kernel module and boot it in qemu, implies build)
 set -eu
 build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
   libexpat1-dev libdbus-1-dev libsystemd-dev"
@@ -10,6 +11,9 @@ test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps
   libglib2.0-tests python3-dbus-tests systemd-tests"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
+# the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
+# with kbuild, qemu (TCG is enough), and an initramfs of busybox
+vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio"
 # packages that ship system.d policy files, for tests/policy-diff
 policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower systemd-container
   accountsservice rtkit wpasupplicant modemmanager"
@@ -17,6 +21,7 @@ want=$build_pkgs
 [ "${1:-build}" = test ] && want="$build_pkgs $test_pkgs"
 [ "${1:-build}" = bench ] && want="$build_pkgs $test_pkgs $bench_pkgs"
 [ "${1:-build}" = policy ] && want="$build_pkgs $test_pkgs $policy_pkgs"
+[ "${1:-build}" = vm ] && want="$build_pkgs $vm_pkgs"
 missing=()
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

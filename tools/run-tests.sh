@@ -24,7 +24,10 @@
 #    of the integration tests with busbridged under valgrind memcheck,
 #    and the release tarball (tools/check-dist.sh: make distcheck, every
 #    tracked file in it)
-# 5. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
+# 5. builds the kernel module (kmod/) against the installed Debian kernel
+#    headers and runs the conformance suite on it in a qemu VM
+#    (tests/vm/run.sh, tools/deps.sh vm; skipped where it cannot run)
+# 6. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
 #    `make check` and the integration tests again
 #
 # The last line is "N passed, N failed, N skipped"; the exit status is 0
@@ -159,6 +162,18 @@ if build build; then
 else
 	tail -30 build.build.log
 	count 0 1 0 "build"
+fi
+
+# --- the kernel module in a VM ------------------------------------------------------
+# tests/vm/run.sh (about 10 s, 40 s with the first download): kmod/ built
+# against linux-headers-amd64, the matching kernel booted in qemu, the
+# conformance suite on the ioctl backend twice and after rmmod/insmod; any
+# oops, WARN or hang fails.  Where it cannot run (exit 77) it counts as skipped.
+if [ "${SKIP_VM:-0}" != 1 ]; then
+	out=$(tests/vm/run.sh 2>&1 | tee build-vm.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" "kernel module (VM)"; else count 0 1 0 "kernel module VM ($out)"; fi
+	grep -E '^(not ok|# kernel|# SKIP)' build-vm.log | head -20
 fi
 
 # --- AddressSanitizer + UBSan ---------------------------------------------------

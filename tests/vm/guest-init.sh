@@ -1,0 +1,46 @@
+#!/bin/busybox sh
+# /init of the VM test's initramfs (tests/vm/run.sh): loads kdbus.ko, mounts
+# kdbusfs, runs the conformance suite on the ioctl backend twice, unloads and
+# reloads the module, runs it once more, and powers off.  Output goes to the
+# serial console; the host reads the TAP between KDBUS-VM-BEGIN and
+# KDBUS-VM-END and the final KDBUS-VM-RESULT line.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+status=0
+step() { # DESCRIPTION COMMAND...
+	d=$1; shift
+	if ! "$@"; then echo "# guest step failed: $d"; status=1; fi
+}
+load() {
+	step "insmod" insmod /kdbus/kdbus.ko &&
+	step "/sys/fs/kdbus exists" test -d /sys/fs/kdbus &&
+	step "mount kdbusfs" mount -t kdbusfs kdbusfs /sys/fs/kdbus &&
+	step "control exists" test -e /sys/fs/kdbus/control
+}
+unload() {
+	step "umount kdbusfs" umount /sys/fs/kdbus
+	step "rmmod" rmmod kdbus
+	step "/sys/fs/kdbus gone" test ! -e /sys/fs/kdbus
+}
+suite() { # RUN
+	echo "# run $1"
+	KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP=/kdbus/unsupported-tests /kdbus/test-kdbus 2>&1
+	rc=$?
+	[ $rc = 0 ] || { echo "# suite run $1 exited $rc"; status=1; }
+}
+echo "KDBUS-VM-BEGIN $(cut -d' ' -f1 /proc/uptime)"
+load
+suite 1
+suite 2
+unload
+load
+suite 3
+unload
+echo "KDBUS-VM-END"
+grep -c . /proc/modules > /dev/null
+echo "KDBUS-VM-RESULT: status=$status uptime=$(cut -d' ' -f1 /proc/uptime) taint=$(cat /proc/sys/kernel/tainted)"
+poweroff -f

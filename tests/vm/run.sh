@@ -1,0 +1,117 @@
+#!/bin/bash
+# tests/vm/run.sh: the kdbus kernel module (kmod/) in a virtual machine.
+#
+#   tests/vm/run.sh            (root installs what is missing: tools/deps.sh vm)
+#
+# 1. derives KVER from the installed linux-headers-amd64 and builds kmod/
+#    with exactly `make -C /usr/src/linux-headers-$KVER M=<dir> modules` in a
+#    clean copy of the module's sources
+# 2. builds the conformance suite (tests/kdbus) statically
+# 3. fetches the matching Debian kernel (apt-get download linux-image-$KVER,
+#    unpacked with dpkg-deb, never installed; cached in $VM_WORK)
+# 4. builds an initramfs (busybox-static, the module, the suite,
+#    tests/vm/guest-init.sh as /init) and boots it in qemu (TCG unless
+#    VM_ACCEL=kvm) with panic_on_warn=1 oops=panic slub_debug=FZPU
+# 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
+#    the suite on the ioctl backend twice, then again after umount, rmmod
+#    and insmod; its TAP comes back over the serial console
+#
+# A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
+# line is a failure.  The last line is "N passed, N failed, N skipped"; exit
+# status 0 when nothing failed, 1 on failure, 77 when the test cannot run
+# here (packages not installable as non-root, no kernel image to download).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=${VM_WORK:-$top/build-vm}
+timeout_s=${VM_TIMEOUT:-600}
+accel=${VM_ACCEL:-tcg}
+export LC_ALL=C.UTF-8
+
+skip() { echo "# SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+fail() { echo "not ok - $*"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+
+"$top/tools/deps.sh" vm >&2 || skip "packages for the VM test are missing (tools/deps.sh vm as root)"
+kver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | sed -n 's/.*linux-headers-\([^ ,]*\).*/\1/p')
+kdir=/usr/src/linux-headers-$kver
+[ -n "$kver" ] && [ -f "$kdir/Makefile" ] || skip "no kernel headers for linux-headers-amd64 ($kver)"
+mkdir -p "$work" || fail "cannot create $work"
+
+# --- the kernel image matching the headers (same ABI number) ----------------------
+vmlinuz=$work/image-$kver/boot/vmlinuz-$kver
+if [ ! -f "$vmlinuz" ]; then
+	rm -rf "$work/dl" && mkdir -p "$work/dl" "$work/image-$kver"
+	( cd "$work/dl" && apt-get download -q "linux-image-$kver" ) > "$work/download.log" 2>&1 ||
+		skip "apt-get download linux-image-$kver failed (see $work/download.log)"
+	# only the image is needed: unpack that one file, not the 400 MB of modules
+	dpkg-deb --fsys-tarfile "$work"/dl/linux-image-"$kver"_*.deb |
+		tar -x -C "$work/image-$kver" "./boot/vmlinuz-$kver" || fail "cannot unpack vmlinuz-$kver"
+	rm -rf "$work/dl"
+fi
+
+# --- the module, built in a clean copy of its sources -------------------------
+rm -rf "$work/src" && mkdir -p "$work/src/kdbus" || fail "cannot copy sources"
+cp -r "$top/kmod" "$work/src/kmod" && cp "$top/kdbus/kdbus.h" "$work/src/kdbus/" || fail "cannot copy sources"
+if ! make -C "$kdir" M="$work/src/kmod" modules > "$work/kmod.build.log" 2>&1; then
+	tail -30 "$work/kmod.build.log"
+	fail "module build against $kver"
+fi
+grep -E 'warning:' "$work/kmod.build.log" | head -20 >&2
+
+# --- the conformance suite, static -------------------------------------------------
+if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-function-declaration \
+	-I"$top" -o "$work/test-kdbus" "$top"/tests/kdbus/*.c "$top"/kdbus/*.c > "$work/suite.build.log" 2>&1; then
+	tail -30 "$work/suite.build.log"
+	fail "static build of the conformance suite"
+fi
+
+# --- initramfs ---------------------------------------------------------------------
+root=$work/initramfs
+rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initramfs"
+cp /bin/busybox "$root/bin/busybox" &&
+	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
+	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
+	cp "$top/kmod/unsupported-tests" "$root/kdbus/" || fail "initramfs"
+( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
+
+# --- boot ----------------------------------------------------------------------------
+log=$work/console.log
+rm -f "$log"
+cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU
+  init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
+  rdinit=/init"
+start=$(date +%s.%N)
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 512 -display none -monitor none \
+	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
+	-append "$(echo $cmdline)" < /dev/null > "$work/qemu.log" 2>&1
+qrc=$?
+end=$(date +%s.%N)
+elapsed=$(echo "$start $end" | awk '{printf "%.1f", $2 - $1}')
+[ -f "$log" ] || fail "qemu wrote no console log (exit $qrc): $(head -c 500 "$work/qemu.log")"
+tr -d '\r' < "$log" > "$log.txt"
+
+# TAP of the guest: lines between the markers
+sed -n '/^KDBUS-VM-BEGIN/,/^KDBUS-VM-END/p' "$log.txt" | grep -vE '^KDBUS-VM-(BEGIN|END)'
+pass=$(grep -cE '^ok ' "$log.txt" | head -1)
+skipped=$(grep -cE '^ok .*# SKIP' "$log.txt")
+failed=$(grep -cE '^not ok ' "$log.txt")
+pass=$((pass - skipped))
+
+splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked' "$log.txt" | head -20)
+result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
+if [ -n "$splat" ]; then
+	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
+	grep -A 40 -E 'Kernel panic|Oops|BUG:|WARNING:' "$log.txt" | head -60 | sed 's/^/#   /'
+	failed=$((failed + 1))
+elif [ $qrc = 124 ] || [ $qrc = 137 ]; then
+	echo "not ok - guest timed out after $timeout_s s"; tail -20 "$log.txt" | sed 's/^/#   /'
+	failed=$((failed + 1))
+elif [ -z "$result" ]; then
+	echo "not ok - no result line from the guest (qemu exit $qrc)"; tail -20 "$log.txt" | sed 's/^/#   /'
+	failed=$((failed + 1))
+elif ! echo "$result" | grep -q 'status=0'; then
+	echo "not ok - guest: $result"
+	failed=$((failed + 1))
+fi
+echo "# kernel $kver, qemu -accel $accel: boot to result ${elapsed} s wall; guest: ${result#KDBUS-VM-RESULT: }"
+echo "$pass passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
