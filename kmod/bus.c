@@ -30,6 +30,7 @@ static void __kdbus_bus_free(struct kref *kref)
 	struct kdbus_bus *bus = container_of(kref, struct kdbus_bus, kref);
 
 	WARN_ON(!hash_empty(bus->conns));
+	WARN_ON(!hash_empty(bus->names));
 	put_cred(bus->creator_cred);
 	put_pid(bus->creator_pid);
 	kfree(bus);
@@ -166,6 +167,8 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	generate_random_uuid(bus->id128);
 	init_rwsem(&bus->conn_lock);
 	hash_init(bus->conns);
+	init_rwsem(&bus->name_lock);
+	hash_init(bus->names);
 	bus->active = true;
 	bus->creator_cred = get_current_cred();
 	bus->creator_pid = get_task_pid(current, PIDTYPE_TGID);

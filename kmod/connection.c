@@ -51,6 +51,7 @@ static void __kdbus_conn_free(struct kref *kref)
 
 	WARN_ON(conn->connected);
 	WARN_ON(!list_empty(&conn->queue));
+	WARN_ON(!list_empty(&conn->names));
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
 	put_pid(conn->pid);
@@ -94,12 +95,13 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	WRITE_ONCE(conn->connected, false);
 	kdbus_conn_flush_queue(conn);
 	mutex_unlock(&conn->lock);
+	kdbus_names_release_all(conn);
 	wake_up_interruptible_all(&conn->wait);
 }
 
 /* ---- items and metadata ------------------------------------------------- */
 
-static void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
+void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
 {
 	struct kdbus_item *it = p;
 
@@ -111,7 +113,7 @@ static void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
 }
 
 /* a NUL-terminated string filling the item exactly */
-static bool kdbus_item_is_string(const struct kdbus_item *it)
+bool kdbus_item_is_string(const struct kdbus_item *it)
 {
 	size_t n = it->size - KDBUS_ITEM_HEADER_SIZE;
 
@@ -170,7 +172,7 @@ void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *p
 }
 
 /* with conn->lock held: a public slice holding @data */
-static int kdbus_conn_reply_slice(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off)
+int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off)
 {
 	struct kdbus_slice *slice;
 	int ret;
@@ -188,7 +190,7 @@ static int kdbus_conn_reply_slice(struct kdbus_conn *conn, const void *data, siz
 	return 0;
 }
 
-/* undo kdbus_conn_reply_slice() when the caller cannot be told */
+/* undo kdbus_pool_write_public() when the caller cannot be told */
 static void kdbus_conn_release_offset(struct kdbus_conn *conn, u64 off)
 {
 	mutex_lock(&conn->lock);
@@ -303,6 +305,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	conn->attach_send = send;
 	conn->attach_recv = recv;
 	INIT_HLIST_NODE(&conn->hentry);
+	INIT_LIST_HEAD(&conn->names);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
 	init_waitqueue_head(&conn->wait);
@@ -324,7 +327,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	/* the items of the answer: the bus's bloom parameters */
 	kdbus_item_put(out_item, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
 	mutex_lock(&conn->lock);
-	r = kdbus_conn_reply_slice(conn, out_items, sizeof(out_items), &off);
+	r = kdbus_pool_write_public(conn, out_items, sizeof(out_items), &off);
 	mutex_unlock(&conn->lock);
 	if (r < 0)
 		goto out;
@@ -416,8 +419,10 @@ int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 	if (r == 0 && !hlist_unhashed(&conn->hentry))
 		hash_del(&conn->hentry);
 	up_write(&bus->conn_lock);
-	if (r == 0)
+	if (r == 0) {
+		kdbus_names_release_all(conn);
 		wake_up_interruptible_all(&conn->wait);
+	}
 	return r;
 }
 
@@ -430,7 +435,7 @@ static int kdbus_info_reply(struct kdbus_conn *conn, struct kdbus_cmd_info __use
 	int r;
 
 	mutex_lock(&conn->lock);
-	r = kdbus_conn_reply_slice(conn, buf, size, &off);
+	r = kdbus_pool_write_public(conn, buf, size, &off);
 	mutex_unlock(&conn->lock);
 	if (r < 0)
 		return r;
@@ -484,28 +489,46 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		goto out;
 	if (name) {
 		r = kdbus_name_is_valid(name->str, strlen(name->str));
-		if (r == 0)
-			r = -ESRCH;	/* no name can be owned yet */
+		if (r < 0)
+			goto out;
+	} else if (cmd->id == 0) {
+		r = -EINVAL;
 		goto out;
 	}
-	r = -EINVAL;
-	if (cmd->id == 0)
-		goto out;
-	r = -ENXIO;
-	target = kdbus_bus_find_conn(conn->bus, cmd->id);
-	if (!target)
-		goto out;
 
+	/* the names are read fresh: the registry stays still meanwhile */
+	down_read(&conn->bus->name_lock);
+	if (name) {
+		r = -ESRCH;
+		target = kdbus_name_lookup_owner(conn->bus, name->str);
+	} else {
+		r = -ENXIO;
+		target = kdbus_bus_find_conn(conn->bus, cmd->id);
+	}
+	if (!target) {
+		up_read(&conn->bus->name_lock);
+		goto out;
+	}
 	mask &= target->attach_send;
 	size = sizeof(*info) + kdbus_meta_size(mask, target->cred, target->pid, target->description);
-	r = -ENOMEM;
+	if (mask & KDBUS_ATTACH_NAMES)
+		size += kdbus_names_meta_size(target);
 	info = kzalloc(size, GFP_KERNEL);
+	if (info) {
+		void *p;
+
+		info->size = size;
+		info->id = target->id;
+		info->flags = target->flags;
+		p = kdbus_meta_write(info->items, mask, target->cred, target->pid, target->tid,
+				     target->description);
+		if (mask & KDBUS_ATTACH_NAMES)
+			kdbus_names_meta_write(p, target);
+	}
+	up_read(&conn->bus->name_lock);
+	r = -ENOMEM;
 	if (!info)
 		goto out;
-	info->size = size;
-	info->id = target->id;
-	info->flags = target->flags;
-	kdbus_meta_write(info->items, mask, target->cred, target->pid, target->tid, target->description);
 	r = kdbus_info_reply(conn, argp, info, size);
 out:
 	kdbus_conn_unref(target);
@@ -571,8 +594,8 @@ struct kdbus_send_vec {
  * offsets.
  */
 static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
-			      const struct kdbus_msg *msg, const struct kdbus_send_vec *vecs,
-			      size_t n_vecs)
+			      const struct kdbus_msg *msg, const char *dst_name,
+			      const struct kdbus_send_vec *vecs, size_t n_vecs)
 {
 	struct kdbus_domain *domain = src->bus->domain;
 	const struct cred *cred = current_cred();
@@ -589,6 +612,10 @@ static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
 	hdr_size = sizeof(*m) + n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
 		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0) +
 		   kdbus_meta_size(mask, cred, pid, src->description);
+	if (dst_name)
+		hdr_size += KDBUS_ITEM_SIZE(strlen(dst_name) + 1);
+	if (mask & KDBUS_ATTACH_NAMES)
+		hdr_size += kdbus_names_meta_size(src);
 	total = KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < n_vecs; i++)
 		if (vecs[i].address)
@@ -618,6 +645,8 @@ static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
 	m->size = hdr_size;
 	m->src_id = src->id;
 	p = m->items;
+	if (dst_name)
+		p = kdbus_item_put(p, KDBUS_ITEM_DST_NAME, dst_name, strlen(dst_name) + 1);
 	data_off = kdbus_slice_offset(slice) + KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < n_vecs; i++) {
 		struct kdbus_vec v = { .size = vecs[i].size, .offset = ~0ULL };
@@ -643,7 +672,9 @@ static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
 
 		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
-	kdbus_meta_write(p, mask, cred, pid, tid, src->description);
+	p = kdbus_meta_write(p, mask, cred, pid, tid, src->description);
+	if (mask & KDBUS_ATTACH_NAMES)
+		kdbus_names_meta_write(p, src);
 	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, hdr_size);
 	if (r < 0) {
 		kdbus_pool_slice_release(dst->pool, slice);
@@ -802,9 +833,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		goto out;
 	if (dst_name) {
 		r = kdbus_name_is_valid(dst_name->str, strlen(dst_name->str));
-		if (r == 0)
-			r = -ESRCH;	/* the name registry is not implemented: no owner */
-		goto out;
+		if (r < 0)
+			goto out;
 	}
 	r = -EOPNOTSUPP;		/* reply tracking: not implemented yet */
 	if (msg->flags & KDBUS_MSG_EXPECT_REPLY)
@@ -815,16 +845,27 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
-	r = -ENXIO;
-	dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
-	if (!dst || (dst->flags & HELLO_ROLES))
-		goto out;
-	/* a unicast signal needs a match of the receiver; no match exists yet */
-	if (msg->flags & KDBUS_MSG_SIGNAL) {
-		r = 0;
-		goto out;
+
+	/* the registry stays still until the message is queued: a name
+	 * cannot change hands between the lookup and the delivery */
+	down_read(&conn->bus->name_lock);
+	if (dst_name) {
+		r = -ESRCH;
+		dst = kdbus_name_lookup_owner(conn->bus, dst_name->str);
+		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
+			r = -EREMCHG;
+		else if (dst)
+			r = 0;
+	} else {
+		r = -ENXIO;
+		dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
+		if (dst && !(dst->flags & HELLO_ROLES))
+			r = 0;
 	}
-	r = kdbus_conn_enqueue(conn, dst, msg, vecs, n_vecs);
+	/* a unicast signal needs a match of the receiver; no match exists yet */
+	if (r == 0 && !(msg->flags & KDBUS_MSG_SIGNAL))
+		r = kdbus_conn_enqueue(conn, dst, msg, dst_name ? dst_name->str : NULL, vecs, n_vecs);
+	up_read(&conn->bus->name_lock);
 	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
 		r = -EFAULT;
 out:

@@ -283,8 +283,15 @@ static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		return kdbus_cmd_recv(conn, argp);
 	case KDBUS_CMD_FREE:
 		return kdbus_cmd_free(conn, argp);
+	case KDBUS_CMD_NAME_ACQUIRE:
+		return kdbus_cmd_name_acquire(conn, argp);
+	case KDBUS_CMD_NAME_RELEASE:
+		return kdbus_cmd_name_release(conn, argp);
+	case KDBUS_CMD_LIST:
+		return kdbus_cmd_list(conn, argp);
 	default:
-		return -EOPNOTSUPP;	/* not implemented yet */
+		/* not implemented yet */
+		return READ_ONCE(conn->connected) ? -EOPNOTSUPP : -ECONNRESET;
 	}
 }
 

@@ -7,8 +7,8 @@
  * `bus` file) -> pool (a shmem file the connection maps read-only) with
  * slices holding received messages and query results.
  *
- * Lock order: bus->conn_lock (rwsem) -> conn->lock (mutex).  Two
- * connection locks are never held at once.
+ * Lock order: bus->name_lock (rwsem) -> bus->conn_lock (rwsem) ->
+ * conn->lock (mutex).  Two connection locks are never held at once.
  */
 #ifndef KDBUS_INTERNAL_H
 #define KDBUS_INTERNAL_H
@@ -57,6 +57,9 @@ struct kdbus_bus {
 	u64 last_id;
 	DECLARE_HASHTABLE(conns, 8);	/* by id */
 
+	struct rw_semaphore name_lock;	/* the registry and every conn->names */
+	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
+
 	/* the creator, as captured at BUS_MAKE */
 	const struct cred *creator_cred;
 	struct pid *creator_pid;
@@ -75,6 +78,8 @@ struct kdbus_conn {
 	const struct cred *cred;	/* of the opener, at HELLO */
 	struct pid *pid, *tid;
 	struct hlist_node hentry;	/* in bus->conns, under bus->conn_lock */
+	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
+	unsigned int n_names;
 
 	struct mutex lock;		/* protects everything below */
 	bool connected;
@@ -110,9 +115,22 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);
 __poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait);
 int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
+int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off);
 size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description);
 void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
 		       struct pid *tid, const char *description);
+
+/* names.c */
+#define KDBUS_CONN_MAX_NAMES 256
+int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp);
+void kdbus_names_release_all(struct kdbus_conn *conn);
+struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name);
+size_t kdbus_names_meta_size(struct kdbus_conn *conn);
+void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn);
+void *kdbus_item_put(void *p, u64 type, const void *data, size_t len);
+bool kdbus_item_is_string(const struct kdbus_item *it);
 
 /* pool.c: every call with the owning connection's lock held */
 struct kdbus_slice;

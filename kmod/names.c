@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * names.c - the name registry: NAME_ACQUIRE, NAME_RELEASE, LIST
+ *
+ * Every well-known name has an entry with a queue of owners; the first is
+ * the primary owner, the others wait (KDBUS_NAME_IN_QUEUE).  Everything
+ * here runs under bus->name_lock: written by acquire, release and
+ * disconnect, read by sends and lookups.  Name notifications go to
+ * matching connections only, and matches are not implemented yet, so none
+ * are emitted.
+ */
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/slab.h>
+#include <linux/stringhash.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+#define NAME_ACQUIRE_FLAGS (KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
+#define NAME_SAVED_FLAGS (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
+#define LIST_FLAGS (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED)
+
+struct kdbus_name_entry {
+	struct hlist_node hentry;	/* in bus->names */
+	struct list_head queue;		/* struct kdbus_name_owner, primary first */
+	u32 hash;
+	char name[];
+};
+
+struct kdbus_name_owner {
+	struct list_head name_link;	/* in entry->queue */
+	struct list_head conn_link;	/* in conn->names */
+	struct kdbus_conn *conn;
+	struct kdbus_name_entry *entry;
+	u64 flags;
+};
+
+static const u64 name_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_NAME };
+
+static u32 kdbus_name_hash(const char *name)
+{
+	return full_name_hash(NULL, name, strlen(name));
+}
+
+static struct kdbus_name_entry *kdbus_name_find(struct kdbus_bus *bus, const char *name)
+{
+	struct kdbus_name_entry *e;
+	u32 hash = kdbus_name_hash(name);
+
+	hash_for_each_possible(bus->names, e, hentry, hash)
+		if (e->hash == hash && strcmp(e->name, name) == 0)
+			return e;
+	return NULL;
+}
+
+static struct kdbus_name_owner *kdbus_name_primary(struct kdbus_name_entry *e)
+{
+	return list_first_entry_or_null(&e->queue, struct kdbus_name_owner, name_link);
+}
+
+static void kdbus_name_owner_free(struct kdbus_name_owner *o)
+{
+	list_del(&o->name_link);
+	list_del(&o->conn_link);
+	o->conn->n_names--;
+	kfree(o);
+}
+
+static void kdbus_name_entry_maybe_free(struct kdbus_name_entry *e)
+{
+	if (list_empty(&e->queue)) {
+		hash_del(&e->hentry);
+		kfree(e);
+	}
+}
+
+/* with the name lock held for reading: a reference to the primary owner */
+struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name)
+{
+	struct kdbus_name_entry *e = kdbus_name_find(bus, name);
+	struct kdbus_name_owner *o = e ? kdbus_name_primary(e) : NULL;
+
+	return o ? kdbus_conn_ref(o->conn) : NULL;
+}
+
+/* may the caller own names on @bus?  Without policy holders: the bus
+ * owner and privileged callers only */
+static bool kdbus_may_own(struct kdbus_bus *bus)
+{
+	return capable(CAP_IPC_OWNER) || uid_eq(current_euid(), bus->creator_cred->euid);
+}
+
+/* copy a name command: flags within @valid, exactly one valid NAME item */
+static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const char **ret_name)
+{
+	const struct kdbus_item *it, *name = NULL;
+	struct kdbus_cmd *cmd;
+	size_t items_size;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return cmd;
+	items_size = cmd->size - offsetof(struct kdbus_cmd, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd, items), valid,
+				    name_items, ARRAY_SIZE(name_items));
+		kfree(cmd);
+		return r < 0 ? ERR_PTR(r) : NULL;
+	}
+	r = -EINVAL;
+	if (cmd->flags & ~valid)
+		goto err;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto err;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		r = -EINVAL;
+		if (it->type != KDBUS_ITEM_NAME || !kdbus_item_is_string(it))
+			goto err;
+		r = -EEXIST;
+		if (name)
+			goto err;
+		name = it;
+	}
+	r = -EINVAL;
+	if (!name || kdbus_name_is_valid(name->str, strlen(name->str)) < 0)
+		goto err;
+	*ret_name = name->str;
+	return cmd;
+err:
+	kfree(cmd);
+	return ERR_PTR(r);
+}
+
+static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 flags, u64 *ret_flags)
+{
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_name_entry *e;
+	struct kdbus_name_owner *o = NULL, *pos, *primary;
+	u64 nflags = 0;
+	int r = 0;
+
+	e = kdbus_name_find(bus, name);
+	if (e) {
+		list_for_each_entry(pos, &e->queue, name_link)
+			if (pos->conn == conn) {
+				o = pos;
+				break;
+			}
+	} else {
+		e = kzalloc(sizeof(*e) + strlen(name) + 1, GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+		strcpy(e->name, name);
+		e->hash = kdbus_name_hash(name);
+		INIT_LIST_HEAD(&e->queue);
+		hash_add(bus->names, &e->hentry, e->hash);
+	}
+	if (!o) {
+		if (conn->n_names >= KDBUS_CONN_MAX_NAMES) {
+			kdbus_name_entry_maybe_free(e);
+			return -E2BIG;
+		}
+		o = kzalloc(sizeof(*o), GFP_KERNEL);
+		if (!o) {
+			kdbus_name_entry_maybe_free(e);
+			return -ENOMEM;
+		}
+		o->conn = conn;
+		o->entry = e;
+		INIT_LIST_HEAD(&o->name_link);
+		list_add_tail(&o->conn_link, &conn->names);
+		conn->n_names++;
+	}
+
+	primary = kdbus_name_primary(e);
+	o->flags = flags & NAME_SAVED_FLAGS;
+	if (!primary) {
+		list_add(&o->name_link, &e->queue);
+		o->flags |= KDBUS_NAME_PRIMARY;
+		nflags |= KDBUS_NAME_ACQUIRED;
+	} else if (o == primary) {
+		/* already the owner: the flags are updated, like dbus-daemon */
+		o->flags |= KDBUS_NAME_PRIMARY;
+		r = -EALREADY;
+	} else if ((primary->flags & KDBUS_NAME_ALLOW_REPLACEMENT) &&
+		   (flags & KDBUS_NAME_REPLACE_EXISTING)) {
+		list_del_init(&o->name_link);
+		list_add(&o->name_link, &e->queue);
+		o->flags |= KDBUS_NAME_PRIMARY;
+		nflags |= KDBUS_NAME_ACQUIRED;
+		if (primary->flags & KDBUS_NAME_QUEUE) {
+			primary->flags &= ~(u64)KDBUS_NAME_PRIMARY;
+			primary->flags |= KDBUS_NAME_IN_QUEUE;
+		} else {
+			kdbus_name_owner_free(primary);
+		}
+	} else if (flags & KDBUS_NAME_QUEUE) {
+		o->flags |= KDBUS_NAME_IN_QUEUE;
+		if (list_empty(&o->name_link))
+			nflags |= KDBUS_NAME_ACQUIRED;
+		if (flags & KDBUS_NAME_REPLACE_EXISTING) {
+			/* a waiter that wanted to replace the owner is next in line */
+			list_del_init(&o->name_link);
+			list_add(&o->name_link, &primary->name_link);
+		} else if (list_empty(&o->name_link)) {
+			list_add_tail(&o->name_link, &e->queue);
+		}
+	} else {
+		/* taken, no queueing: a waiter that no longer queues leaves */
+		list_del_init(&o->name_link);
+		r = -EEXIST;
+	}
+	*ret_flags = o->flags | nflags;
+	if (list_empty(&o->name_link))
+		kdbus_name_owner_free(o);
+	kdbus_name_entry_maybe_free(e);
+	return r;
+}
+
+static void kdbus_name_release_owner(struct kdbus_name_owner *o)
+{
+	struct kdbus_name_entry *e = o->entry;
+	struct kdbus_name_owner *next;
+
+	if (kdbus_name_primary(e) == o) {
+		next = list_next_entry(o, name_link);
+		if (&next->name_link != &e->queue) {
+			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
+			next->flags |= KDBUS_NAME_PRIMARY;
+		}
+	}
+	kdbus_name_owner_free(o);
+	kdbus_name_entry_maybe_free(e);
+}
+
+int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_cmd *cmd;
+	const char *name;
+	u64 ret_flags = 0;
+	int r;
+
+	cmd = kdbus_name_cmd_copy(argp, NAME_ACQUIRE_FLAGS, &name);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+	r = -EOPNOTSUPP;
+	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
+		goto out;
+	r = -EPERM;
+	if (!kdbus_may_own(bus))
+		goto out;
+	down_write(&bus->name_lock);
+	if (!READ_ONCE(conn->connected))
+		r = -ECONNRESET;	/* its names are (being) released */
+	else
+		r = kdbus_name_acquire(conn, name, cmd->flags, &ret_flags);
+	up_write(&bus->name_lock);
+	if (put_user(ret_flags, &((struct kdbus_cmd __user *)argp)->return_flags))
+		r = -EFAULT;
+out:
+	kfree(cmd);
+	return r;
+}
+
+int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_name_owner *o;
+	struct kdbus_name_entry *e;
+	struct kdbus_cmd *cmd;
+	const char *name;
+	int r = -EADDRINUSE;
+
+	cmd = kdbus_name_cmd_copy(argp, 0, &name);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+	down_write(&bus->name_lock);
+	if (!READ_ONCE(conn->connected)) {
+		r = -ECONNRESET;
+		goto out;
+	}
+	e = kdbus_name_find(bus, name);
+	if (!e) {
+		r = -ESRCH;
+		goto out;
+	}
+	list_for_each_entry(o, &e->queue, name_link)
+		if (o->conn == conn) {
+			kdbus_name_release_owner(o);
+			r = 0;
+			break;
+		}
+out:
+	up_write(&bus->name_lock);
+	kfree(cmd);
+	return r;
+}
+
+/* the connection is going away: every name passes on or disappears */
+void kdbus_names_release_all(struct kdbus_conn *conn)
+{
+	struct kdbus_bus *bus = conn->bus;
+
+	down_write(&bus->name_lock);
+	while (!list_empty(&conn->names))
+		kdbus_name_release_owner(list_first_entry(&conn->names, struct kdbus_name_owner,
+							  conn_link));
+	up_write(&bus->name_lock);
+}
+
+/* KDBUS_ATTACH_NAMES, with the name lock held: the names @conn owns */
+size_t kdbus_names_meta_size(struct kdbus_conn *conn)
+{
+	struct kdbus_name_owner *o;
+	size_t size = 0;
+
+	list_for_each_entry(o, &conn->names, conn_link)
+		if (o->flags & KDBUS_NAME_PRIMARY)
+			size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + strlen(o->entry->name) + 1);
+	return size;
+}
+
+void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn)
+{
+	struct kdbus_name_owner *o;
+
+	list_for_each_entry(o, &conn->names, conn_link) {
+		struct kdbus_item *it = p;
+		size_t len = strlen(o->entry->name) + 1;
+
+		if (!(o->flags & KDBUS_NAME_PRIMARY))
+			continue;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
+		it->type = KDBUS_ITEM_OWNED_NAME;
+		it->name.flags = o->flags;
+		memcpy(it->name.name, o->entry->name, len);
+		p = (u8 *)p + KDBUS_ALIGN8(it->size);
+	}
+	return p;
+}
+
+/* ---- LIST ------------------------------------------------------------------ */
+
+/* one record: the connection, and one of its names or none */
+static size_t kdbus_list_record(u8 *p, struct kdbus_conn *c, struct kdbus_name_owner *o)
+{
+	size_t len = o ? strlen(o->entry->name) + 1 : 0;
+	size_t size = sizeof(struct kdbus_info);
+
+	if (o)
+		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + len);
+	if (p) {
+		struct kdbus_info *info = (struct kdbus_info *)p;
+
+		info->size = size;
+		info->id = c->id;
+		info->flags = c->flags;
+		if (o) {
+			struct kdbus_item *it = info->items;
+
+			it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
+			it->type = KDBUS_ITEM_OWNED_NAME;
+			it->name.flags = o->flags;
+			memcpy(it->name.name, o->entry->name, len);
+		}
+	}
+	return size;
+}
+
+/* with the name and connection locks held; @p NULL: only the size */
+static size_t kdbus_list_all(struct kdbus_bus *bus, u64 flags, u8 *p)
+{
+	struct kdbus_conn *c;
+	size_t pos = 0;
+	int i;
+
+	hash_for_each(bus->conns, i, c, hentry) {
+		struct kdbus_name_owner *o;
+		bool added = false;
+
+		list_for_each_entry(o, &c->names, conn_link) {
+			if ((o->flags & KDBUS_NAME_IN_QUEUE) ? !(flags & KDBUS_LIST_QUEUED) :
+							       !(flags & KDBUS_LIST_NAMES))
+				continue;
+			pos += kdbus_list_record(p ? p + pos : NULL, c, o);
+			added = true;
+		}
+		if (!added && (flags & KDBUS_LIST_UNIQUE))
+			pos += kdbus_list_record(p ? p + pos : NULL, c, NULL);
+	}
+	return pos;
+}
+
+int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
+{
+	struct kdbus_cmd_list __user *ulist = argp;
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_cmd_list *cmd;
+	size_t size;
+	u8 *buf = NULL;
+	u64 off = 0;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_list, items), LIST_FLAGS,
+				    name_items, 1);
+		goto out;
+	}
+	r = -EINVAL;
+	if ((cmd->flags & ~(u64)LIST_FLAGS) || cmd->size != sizeof(*cmd))
+		goto out;
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+
+	down_read(&bus->name_lock);
+	down_read(&bus->conn_lock);
+	size = kdbus_list_all(bus, cmd->flags, NULL);
+	buf = kvzalloc(size ? size : 8, GFP_KERNEL);
+	if (buf)
+		kdbus_list_all(bus, cmd->flags, buf);
+	up_read(&bus->conn_lock);
+	up_read(&bus->name_lock);
+	r = -ENOMEM;
+	if (!buf)
+		goto out;
+	/* an empty list still gets a slice: the caller FREEs what it got */
+	mutex_lock(&conn->lock);
+	r = kdbus_pool_write_public(conn, buf, size ? size : 8, &off);
+	mutex_unlock(&conn->lock);
+	if (r == 0 && (put_user(off, &ulist->offset) || put_user((u64)size, &ulist->list_size) ||
+		       put_user((u64)0, &ulist->return_flags)))
+		r = -EFAULT;
+out:
+	kvfree(buf);
+	kfree(cmd);
+	return r;
+}
