@@ -31,6 +31,7 @@ static void __kdbus_bus_free(struct kref *kref)
 
 	WARN_ON(!hash_empty(bus->conns));
 	WARN_ON(!hash_empty(bus->names));
+	WARN_ON(!list_empty(&bus->notify_list));
 	put_cred(bus->creator_cred);
 	put_pid(bus->creator_pid);
 	kfree(bus);
@@ -108,7 +109,7 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 		case KDBUS_ITEM_MAKE_NAME:
 			slot = &name;
 			r = -EINVAL;
-			if (payload < 2 || it->str[payload - 1] != '\0' || strlen(it->str) != payload - 1)
+			if (payload < 2 || kdbus_item_str(it)[payload - 1] != '\0' || strlen(kdbus_item_str(it)) != payload - 1)
 				goto out;
 			break;
 		case KDBUS_ITEM_BLOOM_PARAMETER:
@@ -141,7 +142,7 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	r = -EBADMSG;
 	if (!name || !bloom)
 		goto out;
-	r = kdbus_bus_name_check(name->str, strlen(name->str));
+	r = kdbus_bus_name_check(kdbus_item_str(name), strlen(kdbus_item_str(name)));
 	if (r < 0)
 		goto out;
 	r = -EINVAL;
@@ -155,7 +156,7 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 		goto out;
 	kref_init(&bus->kref);
 	bus->domain = domain;
-	strscpy(bus->name, name->str, sizeof(bus->name));
+	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
 	bus->flags = cmd->flags;
 	bus->bloom = bloom->bloom_parameter;
 	if (req) {
@@ -169,6 +170,9 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	hash_init(bus->conns);
 	init_rwsem(&bus->name_lock);
 	hash_init(bus->names);
+	spin_lock_init(&bus->notify_lock);
+	INIT_LIST_HEAD(&bus->notify_list);
+	mutex_init(&bus->notify_flush_lock);
 	bus->active = true;
 	bus->creator_cred = get_current_cred();
 	bus->creator_pid = get_task_pid(current, PIDTYPE_TGID);

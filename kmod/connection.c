@@ -52,6 +52,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(conn->connected);
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
+	kdbus_match_flush(conn);
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
 	put_pid(conn->pid);
@@ -85,6 +86,7 @@ static void kdbus_conn_flush_queue(struct kdbus_conn *conn)
 void kdbus_conn_disconnect(struct kdbus_conn *conn)
 {
 	struct kdbus_bus *bus = conn->bus;
+	bool was_connected;
 
 	down_write(&bus->conn_lock);
 	if (!hlist_unhashed(&conn->hentry))
@@ -92,10 +94,15 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	up_write(&bus->conn_lock);
 
 	mutex_lock(&conn->lock);
+	was_connected = conn->connected;
 	WRITE_ONCE(conn->connected, false);
 	kdbus_conn_flush_queue(conn);
+	kdbus_match_flush(conn);
 	mutex_unlock(&conn->lock);
 	kdbus_names_release_all(conn);
+	if (was_connected)
+		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
+	kdbus_notify_flush(bus);
 	wake_up_interruptible_all(&conn->wait);
 }
 
@@ -108,7 +115,7 @@ void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
 	it->size = KDBUS_ITEM_HEADER_SIZE + len;
 	it->type = type;
 	if (len)
-		memcpy(it->data, data, len);
+		memcpy(kdbus_item_str(it), data, len);
 	return (u8 *)p + KDBUS_ITEM_SIZE(len);
 }
 
@@ -117,7 +124,7 @@ bool kdbus_item_is_string(const struct kdbus_item *it)
 {
 	size_t n = it->size - KDBUS_ITEM_HEADER_SIZE;
 
-	return n >= 1 && it->str[n - 1] == '\0' && strlen(it->str) == n - 1;
+	return n >= 1 && kdbus_item_str(it)[n - 1] == '\0' && strlen(kdbus_item_str(it)) == n - 1;
 }
 
 size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description)
@@ -306,6 +313,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	conn->attach_recv = recv;
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
+	INIT_LIST_HEAD(&conn->matches);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
 	init_waitqueue_head(&conn->wait);
@@ -313,7 +321,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	conn->pid = get_task_pid(current, PIDTYPE_TGID);
 	conn->tid = get_task_pid(current, PIDTYPE_PID);
 	if (description) {
-		conn->description = kstrdup(description->str, GFP_KERNEL);
+		conn->description = kstrdup(kdbus_item_str(description), GFP_KERNEL);
 		if (!conn->description)
 			goto out;
 	}
@@ -341,7 +349,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	conn->id = ++bus->last_id;
 	conn->connected = true;
 	hash_add(bus->conns, &conn->hentry, conn->id);
+	kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id, conn->flags);
 	up_write(&bus->conn_lock);
+	kdbus_notify_flush(bus);
 
 	cmd->return_flags = 0;
 	cmd->attach_flags_send = bus->attach_req;
@@ -421,8 +431,88 @@ int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 	up_write(&bus->conn_lock);
 	if (r == 0) {
 		kdbus_names_release_all(conn);
+		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
+		kdbus_notify_flush(bus);
 		wake_up_interruptible_all(&conn->wait);
 	}
+	return r;
+}
+
+static const u64 update_items[] = {
+	KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_ATTACH_FLAGS_SEND, KDBUS_ITEM_ATTACH_FLAGS_RECV,
+};
+
+/* KDBUS_CMD_UPDATE: the attach masks (policy holders' policy: not yet) */
+int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
+{
+	const struct kdbus_item *it, *send = NULL, *recv = NULL;
+	struct kdbus_cmd *cmd;
+	size_t items_size;
+	u64 send_flags = 0, recv_flags = 0;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	items_size = cmd->size - offsetof(struct kdbus_cmd, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd, items), 0,
+				    update_items, ARRAY_SIZE(update_items));
+		goto out;
+	}
+	r = -EINVAL;
+	if (cmd->flags)
+		goto out;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		const struct kdbus_item **slot;
+
+		r = -EINVAL;
+		if (it->type == KDBUS_ITEM_ATTACH_FLAGS_SEND)
+			slot = &send;
+		else if (it->type == KDBUS_ITEM_ATTACH_FLAGS_RECV)
+			slot = &recv;
+		else if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
+			slot = NULL;	/* policy holders */
+		else
+			goto out;
+		if (!slot) {
+			r = -EOPNOTSUPP;
+			goto out;
+		}
+		if (it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(u64))
+			goto out;
+		r = -EEXIST;
+		if (*slot)
+			goto out;
+		*slot = it;
+	}
+	r = -EINVAL;
+	if (send) {
+		send_flags = send->data64[0];
+		if (kdbus_attach_flags_check(&send_flags) < 0 || (conn->bus->attach_req & ~send_flags))
+			goto out;
+	}
+	if (recv) {
+		recv_flags = recv->data64[0];
+		if (kdbus_attach_flags_check(&recv_flags) < 0)
+			goto out;
+	}
+	r = -EOPNOTSUPP;
+	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER))
+		goto out;
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+	if (send)
+		WRITE_ONCE(conn->attach_send, send_flags);
+	if (recv)
+		WRITE_ONCE(conn->attach_recv, recv_flags);
+	r = 0;
+out:
+	kfree(cmd);
 	return r;
 }
 
@@ -488,7 +578,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	if (!READ_ONCE(conn->connected))
 		goto out;
 	if (name) {
-		r = kdbus_name_is_valid(name->str, strlen(name->str));
+		r = kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name)));
 		if (r < 0)
 			goto out;
 	} else if (cmd->id == 0) {
@@ -500,7 +590,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	down_read(&conn->bus->name_lock);
 	if (name) {
 		r = -ESRCH;
-		target = kdbus_name_lookup_owner(conn->bus, name->str);
+		target = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(name));
 	} else {
 		r = -ENXIO;
 		target = kdbus_bus_find_conn(conn->bus, cmd->id);
@@ -509,7 +599,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		up_read(&conn->bus->name_lock);
 		goto out;
 	}
-	mask &= target->attach_send;
+	mask &= READ_ONCE(target->attach_send);
 	size = sizeof(*info) + kdbus_meta_size(mask, target->cred, target->pid, target->description);
 	if (mask & KDBUS_ATTACH_NAMES)
 		size += kdbus_names_meta_size(target);
@@ -582,51 +672,46 @@ out:
 
 /* ---- SEND ------------------------------------------------------------------ */
 
-struct kdbus_send_vec {
-	u64 size;
-	u64 address;			/* 0: that many NUL bytes, not stored */
-};
-
 /*
- * Build the message in @dst's pool and queue it.  Layout of the slice:
- * the kdbus_msg with its items (PAYLOAD_OFF per vec, offsets relative to
- * the pool, then metadata), then the data of each vec at 8-byte aligned
- * offsets.
+ * Build a message in @dst's pool and queue it.  Layout of the slice: the
+ * kdbus_msg with its items (DST_NAME, PAYLOAD_OFF per vec with offsets
+ * relative to the pool, the notification of a kernel message, metadata),
+ * then the data of each vec at 8-byte aligned offsets.  A broadcast that
+ * cannot be queued counts as lost for @dst (reported at its next RECV).
  */
-static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
-			      const struct kdbus_msg *msg, const char *dst_name,
-			      const struct kdbus_send_vec *vecs, size_t n_vecs)
+int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 {
-	struct kdbus_domain *domain = src->bus->domain;
-	const struct cred *cred = current_cred();
-	struct pid *pid = task_tgid(current), *tid = task_pid(current);
+	const struct kdbus_msg *msg = s->msg;
+	struct kdbus_conn *src = s->src;
 	struct kdbus_queue_entry *e;
 	struct kdbus_slice *slice;
 	struct kdbus_msg *m;
 	size_t hdr_size, total, data_off, i;
-	u64 mask, seq;
+	u64 mask;
 	void *p;
 	int r;
 
-	mask = src->attach_send & dst->attach_recv;
-	hdr_size = sizeof(*m) + n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
-		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0) +
-		   kdbus_meta_size(mask, cred, pid, src->description);
-	if (dst_name)
-		hdr_size += KDBUS_ITEM_SIZE(strlen(dst_name) + 1);
-	if (mask & KDBUS_ATTACH_NAMES)
+	mask = READ_ONCE(dst->attach_recv) & (src ? READ_ONCE(src->attach_send) : KDBUS_ATTACH_TIMESTAMP);
+	hdr_size = sizeof(*m) + s->n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
+		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0);
+	if (src)
+		hdr_size += kdbus_meta_size(mask, s->cred, s->pid, src->description);
+	if (s->dst_name)
+		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
+	if (s->notify)
+		hdr_size += KDBUS_ALIGN8(s->notify->size);
+	if (src && (mask & KDBUS_ATTACH_NAMES))
 		hdr_size += kdbus_names_meta_size(src);
 	total = KDBUS_ALIGN8(hdr_size);
-	for (i = 0; i < n_vecs; i++)
-		if (vecs[i].address)
-			total += KDBUS_ALIGN8(vecs[i].size);
+	for (i = 0; i < s->n_vecs; i++)
+		if (s->vecs[i].address)
+			total += KDBUS_ALIGN8(s->vecs[i].size);
 
 	m = kzalloc(hdr_size, GFP_KERNEL);
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	r = -ENOMEM;
 	if (!m || !e)
 		goto out;
-	seq = atomic64_inc_return(&domain->seqnum);
 
 	mutex_lock(&dst->lock);
 	r = -ECONNRESET;
@@ -643,38 +728,44 @@ static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
 
 	*m = *msg;
 	m->size = hdr_size;
-	m->src_id = src->id;
+	m->src_id = src ? src->id : KDBUS_SRC_ID_KERNEL;
 	p = m->items;
-	if (dst_name)
-		p = kdbus_item_put(p, KDBUS_ITEM_DST_NAME, dst_name, strlen(dst_name) + 1);
+	if (s->dst_name)
+		p = kdbus_item_put(p, KDBUS_ITEM_DST_NAME, s->dst_name, strlen(s->dst_name) + 1);
 	data_off = kdbus_slice_offset(slice) + KDBUS_ALIGN8(hdr_size);
-	for (i = 0; i < n_vecs; i++) {
-		struct kdbus_vec v = { .size = vecs[i].size, .offset = ~0ULL };
+	for (i = 0; i < s->n_vecs; i++) {
+		struct kdbus_vec v = { .size = s->vecs[i].size, .offset = ~0ULL };
 
-		if (vecs[i].address) {
+		if (s->vecs[i].address) {
 			v.offset = data_off;
-			r = kdbus_pool_write_user(dst->pool, data_off, u64_to_user_ptr(vecs[i].address),
-						  vecs[i].size);
+			r = kdbus_pool_write_user(dst->pool, data_off, u64_to_user_ptr(s->vecs[i].address),
+						  s->vecs[i].size);
 			if (r < 0) {
 				kdbus_pool_slice_release(dst->pool, slice);
 				goto out_unlock;
 			}
-			data_off += KDBUS_ALIGN8(vecs[i].size);
+			data_off += KDBUS_ALIGN8(s->vecs[i].size);
 		}
 		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
 	}
+	if (s->notify) {
+		memcpy(p, s->notify, s->notify->size);
+		p = (u8 *)p + KDBUS_ALIGN8(s->notify->size);
+	}
 	if (mask & KDBUS_ATTACH_TIMESTAMP) {
 		struct kdbus_timestamp ts = {
-			.seqnum = seq,
-			.monotonic_ns = ktime_get_ns(),
-			.realtime_ns = ktime_get_real_ns(),
+			.seqnum = s->seq,
+			.monotonic_ns = s->monotonic_ns,
+			.realtime_ns = s->realtime_ns,
 		};
 
 		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
-	p = kdbus_meta_write(p, mask, cred, pid, tid, src->description);
-	if (mask & KDBUS_ATTACH_NAMES)
-		kdbus_names_meta_write(p, src);
+	if (src) {
+		p = kdbus_meta_write(p, mask, s->cred, s->pid, s->tid, src->description);
+		if (mask & KDBUS_ATTACH_NAMES)
+			kdbus_names_meta_write(p, src);
+	}
 	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, hdr_size);
 	if (r < 0) {
 		kdbus_pool_slice_release(dst->pool, slice);
@@ -690,6 +781,8 @@ static int kdbus_conn_enqueue(struct kdbus_conn *src, struct kdbus_conn *dst,
 	e = NULL;
 	r = 0;
 out_unlock:
+	if (r < 0 && r != -ECONNRESET && s->count_lost)
+		dst->lost_count++;
 	mutex_unlock(&dst->lock);
 	if (r == 0)
 		wake_up_interruptible(&dst->wait);
@@ -699,10 +792,74 @@ out:
 	return r;
 }
 
+/* stamp @s with a sequence number and the clocks, as of now */
+void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus)
+{
+	s->seq = atomic64_inc_return(&bus->domain->seqnum);
+	s->monotonic_ns = ktime_get_ns();
+	s->realtime_ns = ktime_get_real_ns();
+}
+
+/* a kernel message with @notify, to @dst if its matches want it (or
+ * unconditionally for a unicast notification); a lost one is counted */
+void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
+{
+	struct kdbus_msg msg = {
+		.dst_id = dst_id,
+		.payload_type = KDBUS_PAYLOAD_KERNEL,
+		.cookie_reply = cookie_reply,
+	};
+	struct kdbus_staging s = *stamp;
+	bool wanted = true;
+
+	s.msg = &msg;
+	s.notify = notify;
+	s.count_lost = true;
+	if (dst_id == KDBUS_DST_ID_BROADCAST) {
+		mutex_lock(&dst->lock);
+		wanted = kdbus_match_kernel(dst, notify);
+		mutex_unlock(&dst->lock);
+	}
+	if (wanted)
+		kdbus_conn_enqueue(dst, &s);
+}
+
+/* with the name lock held for reading: does @dst want this user message */
+static bool kdbus_conn_wants(struct kdbus_conn *dst, const struct kdbus_match_msg *mm)
+{
+	bool wanted;
+
+	mutex_lock(&dst->lock);
+	wanted = kdbus_match_user(dst, mm);
+	mutex_unlock(&dst->lock);
+	return wanted;
+}
+
+/* with the name lock held for reading: a signal to every connection whose
+ * matches want it, the sender included */
+static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_staging *s,
+				const struct kdbus_match_msg *mm)
+{
+	struct kdbus_conn *dst;
+	int i;
+
+	down_read(&bus->conn_lock);
+	hash_for_each(bus->conns, i, dst, hentry) {
+		if (dst->flags & HELLO_ROLES)
+			continue;
+		if (kdbus_conn_wants(dst, mm))
+			kdbus_conn_enqueue(dst, s);
+	}
+	up_read(&bus->conn_lock);
+}
+
 int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp)
 {
 	const struct kdbus_item *it, *dst_name = NULL, *bloom = NULL;
 	struct kdbus_send_vec *vecs = NULL;
+	struct kdbus_staging stage = {};
+	struct kdbus_match_msg mm = {};
 	struct kdbus_conn *dst = NULL;
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
@@ -814,8 +971,6 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (bloom->size - KDBUS_ITEM_HEADER_SIZE - sizeof(struct kdbus_bloom_filter) !=
 		    conn->bus->bloom.size)
 			goto out;
-		r = -EOPNOTSUPP;	/* broadcasts: not implemented yet */
-		goto out;
 	}
 	r = -EBADMSG;
 	if (bloom && !(msg->flags & KDBUS_MSG_SIGNAL))
@@ -832,7 +987,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	    msg->cookie_reply)
 		goto out;
 	if (dst_name) {
-		r = kdbus_name_is_valid(dst_name->str, strlen(dst_name->str));
+		r = kdbus_name_is_valid(kdbus_item_str(dst_name), strlen(kdbus_item_str(dst_name)));
 		if (r < 0)
 			goto out;
 	}
@@ -846,12 +1001,35 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (!READ_ONCE(conn->connected))
 		goto out;
 
+	stage.msg = msg;
+	stage.src = conn;
+	stage.dst_name = dst_name ? kdbus_item_str(dst_name) : NULL;
+	stage.vecs = vecs;
+	stage.n_vecs = n_vecs;
+	stage.cred = current_cred();
+	stage.pid = task_tgid(current);
+	stage.tid = task_pid(current);
+	kdbus_staging_stamp(&stage, conn->bus);
+	mm.src = conn;
+	mm.dst_id = msg->dst_id;
+	mm.bloom = bloom ? &bloom->bloom_filter : NULL;
+
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
+		/* the sender does not learn who got it or who lost it */
+		stage.count_lost = true;
+		down_read(&conn->bus->name_lock);
+		kdbus_bus_broadcast(conn->bus, &stage, &mm);
+		up_read(&conn->bus->name_lock);
+		r = 0;
+		goto out;
+	}
+
 	/* the registry stays still until the message is queued: a name
 	 * cannot change hands between the lookup and the delivery */
 	down_read(&conn->bus->name_lock);
 	if (dst_name) {
 		r = -ESRCH;
-		dst = kdbus_name_lookup_owner(conn->bus, dst_name->str);
+		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name));
 		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
 			r = -EREMCHG;
 		else if (dst)
@@ -862,9 +1040,9 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (dst && !(dst->flags & HELLO_ROLES))
 			r = 0;
 	}
-	/* a unicast signal needs a match of the receiver; no match exists yet */
-	if (r == 0 && !(msg->flags & KDBUS_MSG_SIGNAL))
-		r = kdbus_conn_enqueue(conn, dst, msg, dst_name ? dst_name->str : NULL, vecs, n_vecs);
+	/* a unicast signal is dropped silently unless the receiver matches it */
+	if (r == 0 && (!(msg->flags & KDBUS_MSG_SIGNAL) || kdbus_conn_wants(dst, &mm)))
+		r = kdbus_conn_enqueue(dst, &stage);
 	up_read(&conn->bus->name_lock);
 	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
 		r = -EFAULT;
@@ -884,7 +1062,7 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_queue_entry *e = NULL, *pos;
 	struct kdbus_cmd_recv *cmd;
 	bool negotiated;
-	u64 off = 0, size = 0;
+	u64 off = 0, size = 0, dropped = 0, ret_flags = 0;
 	int r = 0;
 
 	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), RECV_FLAGS, &negotiated);
@@ -919,6 +1097,11 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	}
 	list_del(&e->entry);
 	WRITE_ONCE(conn->n_msgs, conn->n_msgs - 1);
+	if (conn->lost_count) {
+		dropped = conn->lost_count;
+		conn->lost_count = 0;
+		ret_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
+	}
 	if (cmd->flags & KDBUS_RECV_DROP) {
 		kdbus_pool_slice_release(conn->pool, e->slice);
 		off = size = 0;
@@ -929,8 +1112,8 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	kfree(e);
 out_unlock:
 	mutex_unlock(&conn->lock);
-	if (r == 0 && (put_user((u64)0, &urecv->return_flags) ||
-		       put_user((u64)0, &urecv->dropped_msgs) ||
+	if (r == 0 && (put_user(ret_flags, &urecv->return_flags) ||
+		       put_user(dropped, &urecv->dropped_msgs) ||
 		       put_user(off, &urecv->msg.offset) ||
 		       put_user(size, &urecv->msg.msg_size) ||
 		       put_user((u64)0, &urecv->msg.return_flags)))

@@ -289,6 +289,12 @@ static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		return kdbus_cmd_name_release(conn, argp);
 	case KDBUS_CMD_LIST:
 		return kdbus_cmd_list(conn, argp);
+	case KDBUS_CMD_MATCH_ADD:
+		return kdbus_cmd_match_add(conn, argp);
+	case KDBUS_CMD_MATCH_REMOVE:
+		return kdbus_cmd_match_remove(conn, argp);
+	case KDBUS_CMD_UPDATE:
+		return kdbus_cmd_update(conn, argp);
 	default:
 		/* not implemented yet */
 		return READ_ONCE(conn->connected) ? -EOPNOTSUPP : -ECONNRESET;

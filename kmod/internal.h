@@ -60,6 +60,10 @@ struct kdbus_bus {
 	struct rw_semaphore name_lock;	/* the registry and every conn->names */
 	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
 
+	spinlock_t notify_lock;
+	struct list_head notify_list;	/* notifications not yet delivered */
+	struct mutex notify_flush_lock;	/* delivers them in order */
+
 	/* the creator, as captured at BUS_MAKE */
 	const struct cred *creator_cred;
 	struct pid *creator_pid;
@@ -83,10 +87,39 @@ struct kdbus_conn {
 
 	struct mutex lock;		/* protects everything below */
 	bool connected;
+	struct list_head matches;	/* struct kdbus_match */
+	unsigned int n_matches;
+	u64 lost_count;			/* broadcasts and notifications lost */
 	struct kdbus_pool *pool;
 	struct list_head queue;		/* of struct kdbus_queue_entry */
 	unsigned int n_msgs;
 	wait_queue_head_t wait;
+};
+
+/* a message on its way: what every receiver's copy is built from */
+struct kdbus_send_vec {
+	u64 size;
+	u64 address;			/* 0: that many NUL bytes, not stored */
+};
+
+struct kdbus_staging {
+	const struct kdbus_msg *msg;	/* header as sent */
+	struct kdbus_conn *src;		/* NULL: a kernel message */
+	const char *dst_name;
+	const struct kdbus_send_vec *vecs;
+	size_t n_vecs;
+	const struct kdbus_item *notify;	/* of a kernel message */
+	const struct cred *cred;	/* the sender's, at send time */
+	struct pid *pid, *tid;
+	u64 seq, monotonic_ns, realtime_ns;
+	bool count_lost;		/* a failure counts as lost for the receiver */
+};
+
+/* what a user message shows the match rules */
+struct kdbus_match_msg {
+	struct kdbus_conn *src;
+	u64 dst_id;
+	const struct kdbus_bloom_filter *bloom;
 };
 
 /* main.c / fs.c */
@@ -120,7 +153,27 @@ size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const
 void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
 		       struct pid *tid, const char *description);
 
+int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
+void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);
+void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
+int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
+
+/* match.c */
+int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp);
+int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp);
+void kdbus_match_flush(struct kdbus_conn *conn);
+bool kdbus_match_user(struct kdbus_conn *conn, const struct kdbus_match_msg *msg);
+bool kdbus_match_kernel(struct kdbus_conn *conn, const struct kdbus_item *notify);
+
+/* notify.c */
+void kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id, u64 flags);
+void kdbus_notify_name_change(struct kdbus_bus *bus, u64 type, u64 old_id, u64 new_id,
+			      u64 old_flags, u64 new_flags, const char *name);
+void kdbus_notify_flush(struct kdbus_bus *bus);
+
 /* names.c */
+bool kdbus_name_owned_by(struct kdbus_bus *bus, const char *name, struct kdbus_conn *conn);
 #define KDBUS_CONN_MAX_NAMES 256
 int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp);
@@ -157,6 +210,26 @@ int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_fl
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);
 int kdbus_name_is_valid(const char *name, size_t len);
 int kdbus_attach_flags_check(u64 *flags);
+
+/*
+ * Payloads of items, reached by offset and not through the uapi's
+ * zero-length members: FORTIFY_SOURCE takes those for objects of size 0
+ * and panics on a strlen() or memcpy() through them.
+ */
+static inline char *kdbus_item_str(const struct kdbus_item *it)
+{
+	return (char *)it + KDBUS_ITEM_HEADER_SIZE;
+}
+
+static inline char *kdbus_item_name_change_str(const struct kdbus_item *it)
+{
+	return (char *)it + KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+}
+
+static inline char *kdbus_item_name_str(const struct kdbus_item *it)
+{
+	return (char *)it + KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name);
+}
 
 #define KDBUS_ITEMS_FOREACH(it, first, items_len)				\
 	for ((it) = (first);							\

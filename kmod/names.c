@@ -5,9 +5,9 @@
  * Every well-known name has an entry with a queue of owners; the first is
  * the primary owner, the others wait (KDBUS_NAME_IN_QUEUE).  Everything
  * here runs under bus->name_lock: written by acquire, release and
- * disconnect, read by sends and lookups.  Name notifications go to
- * matching connections only, and matches are not implemented yet, so none
- * are emitted.
+ * disconnect, read by sends and lookups.  Every change of the primary
+ * owner is a NAME_ADD, NAME_CHANGE or NAME_REMOVE notification, delivered
+ * once the lock is dropped; queueing is silent.
  */
 #include <linux/cred.h>
 #include <linux/capability.h>
@@ -75,6 +75,15 @@ static void kdbus_name_entry_maybe_free(struct kdbus_name_entry *e)
 	}
 }
 
+/* with the name lock held: is @conn the primary owner of @name */
+bool kdbus_name_owned_by(struct kdbus_bus *bus, const char *name, struct kdbus_conn *conn)
+{
+	struct kdbus_name_entry *e = kdbus_name_find(bus, name);
+	struct kdbus_name_owner *o = e ? kdbus_name_primary(e) : NULL;
+
+	return o && o->conn == conn;
+}
+
 /* with the name lock held for reading: a reference to the primary owner */
 struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name)
 {
@@ -125,9 +134,9 @@ static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const
 		name = it;
 	}
 	r = -EINVAL;
-	if (!name || kdbus_name_is_valid(name->str, strlen(name->str)) < 0)
+	if (!name || kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name))) < 0)
 		goto err;
-	*ret_name = name->str;
+	*ret_name = kdbus_item_str(name);
 	return cmd;
 err:
 	kfree(cmd);
@@ -181,6 +190,7 @@ static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 fla
 		list_add(&o->name_link, &e->queue);
 		o->flags |= KDBUS_NAME_PRIMARY;
 		nflags |= KDBUS_NAME_ACQUIRED;
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, e->name);
 	} else if (o == primary) {
 		/* already the owner: the flags are updated, like dbus-daemon */
 		o->flags |= KDBUS_NAME_PRIMARY;
@@ -191,6 +201,8 @@ static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 fla
 		list_add(&o->name_link, &e->queue);
 		o->flags |= KDBUS_NAME_PRIMARY;
 		nflags |= KDBUS_NAME_ACQUIRED;
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE, primary->conn->id, conn->id,
+					 primary->flags, o->flags, e->name);
 		if (primary->flags & KDBUS_NAME_QUEUE) {
 			primary->flags &= ~(u64)KDBUS_NAME_PRIMARY;
 			primary->flags |= KDBUS_NAME_IN_QUEUE;
@@ -230,6 +242,11 @@ static void kdbus_name_release_owner(struct kdbus_name_owner *o)
 		if (&next->name_link != &e->queue) {
 			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
 			next->flags |= KDBUS_NAME_PRIMARY;
+			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id,
+						 next->conn->id, o->flags, next->flags, e->name);
+		} else {
+			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_REMOVE, o->conn->id, 0,
+						 o->flags, 0, e->name);
 		}
 	}
 	kdbus_name_owner_free(o);
@@ -259,6 +276,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	else
 		r = kdbus_name_acquire(conn, name, cmd->flags, &ret_flags);
 	up_write(&bus->name_lock);
+	kdbus_notify_flush(bus);
 	if (put_user(ret_flags, &((struct kdbus_cmd __user *)argp)->return_flags))
 		r = -EFAULT;
 out:
@@ -296,6 +314,7 @@ int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
 		}
 out:
 	up_write(&bus->name_lock);
+	kdbus_notify_flush(bus);
 	kfree(cmd);
 	return r;
 }
@@ -337,7 +356,7 @@ void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn)
 		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
 		it->type = KDBUS_ITEM_OWNED_NAME;
 		it->name.flags = o->flags;
-		memcpy(it->name.name, o->entry->name, len);
+		memcpy(kdbus_item_name_str(it), o->entry->name, len);
 		p = (u8 *)p + KDBUS_ALIGN8(it->size);
 	}
 	return p;
@@ -365,7 +384,7 @@ static size_t kdbus_list_record(u8 *p, struct kdbus_conn *c, struct kdbus_name_o
 			it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
 			it->type = KDBUS_ITEM_OWNED_NAME;
 			it->name.flags = o->flags;
-			memcpy(it->name.name, o->entry->name, len);
+			memcpy(kdbus_item_name_str(it), o->entry->name, len);
 		}
 	}
 	return size;
