@@ -4,6 +4,7 @@
  * by id with PAYLOAD_VEC, RECV, FREE, poll and the pool mapping.
  */
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
@@ -31,6 +32,7 @@ static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
 
 struct kdbus_queue_entry {
 	struct list_head entry;		/* in conn->queue */
+	struct kdbus_reply *reply;	/* a call: its tracker */
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
 	s64 priority;
@@ -52,6 +54,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(conn->connected);
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
+	WARN_ON(!list_empty(&conn->replies));
 	kdbus_match_flush(conn);
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
@@ -77,6 +80,7 @@ static void kdbus_conn_flush_queue(struct kdbus_conn *conn)
 	list_for_each_entry_safe(e, tmp, &conn->queue, entry) {
 		list_del(&e->entry);
 		kdbus_pool_slice_release(conn->pool, e->slice);
+		kdbus_reply_unref(e->reply);
 		kfree(e);
 	}
 	conn->n_msgs = 0;
@@ -100,6 +104,7 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	kdbus_match_flush(conn);
 	mutex_unlock(&conn->lock);
 	kdbus_names_release_all(conn);
+	kdbus_reply_conn_gone(conn);
 	if (was_connected)
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
 	kdbus_notify_flush(bus);
@@ -314,6 +319,8 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
+	INIT_LIST_HEAD(&conn->replies);
+	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
 	init_waitqueue_head(&conn->wait);
@@ -431,6 +438,7 @@ int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 	up_write(&bus->conn_lock);
 	if (r == 0) {
 		kdbus_names_release_all(conn);
+		kdbus_reply_conn_gone(conn);
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
 		kdbus_notify_flush(bus);
 		wake_up_interruptible_all(&conn->wait);
@@ -772,19 +780,31 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		goto out_unlock;
 	}
 
+	if (s->ret_offset) {
+		/* the answer to a synchronous call: straight to the caller */
+		kdbus_slice_set_public(slice, true);
+		*s->ret_offset = kdbus_slice_offset(slice);
+		*s->ret_size = hdr_size;
+		r = 0;
+		goto out_unlock;
+	}
 	kdbus_slice_set_queued(slice, true);
 	e->slice = slice;
 	e->msg_size = hdr_size;
 	e->priority = msg->priority;
 	list_add_tail(&e->entry, &dst->queue);
 	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
+	if (s->reply) {
+		kdbus_reply_link(s->reply);
+		e->reply = kdbus_reply_ref(s->reply);
+	}
 	e = NULL;
 	r = 0;
 out_unlock:
 	if (r < 0 && r != -ECONNRESET && s->count_lost)
 		dst->lost_count++;
 	mutex_unlock(&dst->lock);
-	if (r == 0)
+	if (r == 0 && !s->ret_offset)
 		wake_up_interruptible(&dst->wait);
 out:
 	kfree(e);
@@ -854,6 +874,92 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 	up_read(&bus->conn_lock);
 }
 
+/*
+ * An answer (cookie_reply set, no EXPECT_REPLY): it consumes the tracker
+ * @conn keeps for @dst's call, or fails with EBADSLT.  The answer to a
+ * synchronous call goes straight into the caller's pool; an answer that
+ * cannot be delivered fails the call with EREMOTEIO.
+ */
+static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
+			    struct kdbus_staging *stage)
+{
+	struct kdbus_reply *reply;
+	u64 off = 0, size = 0;
+	int r;
+
+	mutex_lock(&conn->lock);
+	reply = kdbus_reply_find(conn, dst->id, stage->msg->cookie_reply);
+	if (reply) {
+		kdbus_reply_ref(reply);
+		kdbus_reply_unlink(reply);
+	}
+	mutex_unlock(&conn->lock);
+	if (!reply)
+		return -EBADSLT;
+	if (reply->sync) {
+		stage->ret_offset = &off;
+		stage->ret_size = &size;
+		r = kdbus_conn_enqueue(dst, stage);
+		kdbus_reply_complete(reply, r == 0 ? 0 : r == -ECOMM ? -EREMOTEIO : r, off, size);
+	} else {
+		r = kdbus_conn_enqueue(dst, stage);
+	}
+	kdbus_reply_unref(reply);
+	return r;
+}
+
+/*
+ * A synchronous call waits for its outcome: the answer (its slice in
+ * @ret_off, @ret_size), ETIMEDOUT at the deadline, EPIPE when the callee
+ * goes away or drops the call, ECONNRESET when the caller does, ECANCELED
+ * when the cancel fd becomes readable, EINTR on a signal.
+ */
+static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel, u64 *ret_off, u64 *ret_size)
+{
+	int r;
+
+	for (;;) {
+		u64 now = ktime_get_ns();
+		long t, w;
+
+		if (now >= reply->deadline_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		t = nsecs_to_jiffies(reply->deadline_ns - now) + 1;
+		if (cancel)
+			t = min_t(long, t, msecs_to_jiffies(10));	/* the cancel fd is polled */
+		w = wait_event_interruptible_timeout(reply->wait, smp_load_acquire(&reply->done), t);
+		if (w == -ERESTARTSYS) {
+			r = -EINTR;
+			break;
+		}
+		if (smp_load_acquire(&reply->done))
+			break;
+		if (cancel && (vfs_poll(cancel, NULL) & EPOLLIN)) {
+			r = -ECANCELED;
+			break;
+		}
+	}
+	if (!smp_load_acquire(&reply->done)) {
+		bool mine;
+
+		/* given up: the tracker goes; if somebody else took it first,
+		 * the outcome is theirs and comes at once */
+		mutex_lock(&reply->reply_dst->lock);
+		mine = reply->linked;
+		kdbus_reply_unlink(reply);
+		mutex_unlock(&reply->reply_dst->lock);
+		if (mine)
+			kdbus_reply_complete(reply, r, 0, 0);
+		else
+			wait_event(reply->wait, smp_load_acquire(&reply->done));
+	}
+	*ret_off = reply->offset;
+	*ret_size = reply->msg_size;
+	return reply->err;
+}
+
 int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp)
 {
 	const struct kdbus_item *it, *dst_name = NULL, *bloom = NULL;
@@ -861,6 +967,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct kdbus_staging stage = {};
 	struct kdbus_match_msg mm = {};
 	struct kdbus_conn *dst = NULL;
+	struct kdbus_reply *reply = NULL;
+	struct file *cancel = NULL;
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
@@ -885,6 +993,13 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		if (it->type != KDBUS_ITEM_CANCEL_FD || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
+			goto out;
+		r = -EEXIST;
+		if (cancel)
+			goto out;
+		r = -EBADF;
+		cancel = fget(it->fds[0]);
+		if (!cancel)
 			goto out;
 	}
 	if (conn->flags & HELLO_ROLES) {
@@ -991,12 +1106,6 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (r < 0)
 			goto out;
 	}
-	r = -EOPNOTSUPP;		/* reply tracking: not implemented yet */
-	if (msg->flags & KDBUS_MSG_EXPECT_REPLY)
-		goto out;
-	r = -EBADSLT;			/* a reply, and no request can be pending */
-	if (msg->cookie_reply)
-		goto out;
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
@@ -1040,13 +1149,52 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (dst && !(dst->flags & HELLO_ROLES))
 			r = 0;
 	}
-	/* a unicast signal is dropped silently unless the receiver matches it */
-	if (r == 0 && (!(msg->flags & KDBUS_MSG_SIGNAL) || kdbus_conn_wants(dst, &mm)))
+	if (r < 0) {
+		/* nothing to send to */
+	} else if (msg->flags & KDBUS_MSG_SIGNAL) {
+		/* a unicast signal is dropped silently unless the receiver matches it */
+		if (kdbus_conn_wants(dst, &mm))
+			r = kdbus_conn_enqueue(dst, &stage);
+	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
+		r = kdbus_send_reply(conn, dst, &stage);
+	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
+		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {
+			r = -EMLINK;
+		} else {
+			reply = kdbus_reply_new(conn, dst, msg->cookie, msg->timeout_ns,
+						cmd->flags & KDBUS_SEND_SYNC_REPLY);
+			if (IS_ERR(reply)) {
+				r = PTR_ERR(reply);
+				reply = NULL;
+			} else {
+				stage.reply = reply;
+				r = kdbus_conn_enqueue(dst, &stage);
+			}
+		}
+		if (r < 0)
+			atomic_dec(&conn->n_requests);	/* never linked */
+	} else {
 		r = kdbus_conn_enqueue(dst, &stage);
+	}
 	up_read(&conn->bus->name_lock);
+
+	if (r == 0 && reply && reply->sync) {
+		/* the registry is not held while waiting */
+		struct kdbus_cmd_send __user *usend = argp;
+		u64 off = 0, size = 0;
+
+		r = kdbus_reply_wait(reply, cancel, &off, &size);
+		if (r == 0 && (put_user(off, &usend->reply.offset) ||
+			       put_user(size, &usend->reply.msg_size) ||
+			       put_user((u64)0, &usend->reply.return_flags)))
+			r = -EFAULT;
+	}
 	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
 		r = -EFAULT;
 out:
+	if (cancel)
+		fput(cancel);
+	kdbus_reply_unref(reply);
 	kdbus_conn_unref(dst);
 	kfree(vecs);
 	kfree(msg);
@@ -1060,6 +1208,7 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_cmd_recv __user *urecv = argp;
 	struct kdbus_queue_entry *e = NULL, *pos;
+	struct kdbus_reply *dead = NULL;
 	struct kdbus_cmd_recv *cmd;
 	bool negotiated;
 	u64 off = 0, size = 0, dropped = 0, ret_flags = 0;
@@ -1105,13 +1254,21 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	if (cmd->flags & KDBUS_RECV_DROP) {
 		kdbus_pool_slice_release(conn->pool, e->slice);
 		off = size = 0;
+		/* a dropped call is never answered */
+		if (e->reply && e->reply->linked) {
+			kdbus_reply_unlink(e->reply);
+			dead = kdbus_reply_ref(e->reply);
+		}
 	} else {
 		kdbus_slice_set_queued(e->slice, false);
 		kdbus_slice_set_public(e->slice, true);
 	}
+	kdbus_reply_unref(e->reply);
 	kfree(e);
 out_unlock:
 	mutex_unlock(&conn->lock);
+	if (dead)
+		kdbus_reply_notify(dead, false, -EPIPE);
 	if (r == 0 && (put_user(ret_flags, &urecv->return_flags) ||
 		       put_user(dropped, &urecv->dropped_msgs) ||
 		       put_user(off, &urecv->msg.offset) ||

@@ -24,6 +24,7 @@
 #include <linux/rwsem.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "kdbus/kdbus.h"
 
@@ -36,6 +37,7 @@
 #define KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE	(2 * 1024 * 1024)
 #define KDBUS_BUS_BLOOM_MAX_SIZE	4096
 #define KDBUS_CONN_MAX_MSGS		256
+#define KDBUS_CONN_MAX_REQUESTS_PENDING	128
 
 /* one kdbusfs mount */
 struct kdbus_domain {
@@ -84,12 +86,14 @@ struct kdbus_conn {
 	struct hlist_node hentry;	/* in bus->conns, under bus->conn_lock */
 	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
 	unsigned int n_names;
+	atomic_t n_requests;		/* its calls waiting for a reply */
 
 	struct mutex lock;		/* protects everything below */
 	bool connected;
 	struct list_head matches;	/* struct kdbus_match */
 	unsigned int n_matches;
 	u64 lost_count;			/* broadcasts and notifications lost */
+	struct list_head replies;	/* struct kdbus_reply: calls it owes an answer */
 	struct kdbus_pool *pool;
 	struct list_head queue;		/* of struct kdbus_queue_entry */
 	unsigned int n_msgs;
@@ -113,6 +117,24 @@ struct kdbus_staging {
 	struct pid *pid, *tid;
 	u64 seq, monotonic_ns, realtime_ns;
 	bool count_lost;		/* a failure counts as lost for the receiver */
+	struct kdbus_reply *reply;	/* a call: its tracker, linked once queued */
+	u64 *ret_offset, *ret_size;	/* a synchronous reply: not queued, a public slice */
+};
+
+struct kdbus_reply {
+	struct kref kref;
+	struct list_head entry;		/* in reply_dst->replies */
+	bool linked;			/* under reply_dst->lock */
+	struct kdbus_conn *reply_src;	/* waits for the answer */
+	struct kdbus_conn *reply_dst;	/* owes it */
+	u64 cookie;
+	u64 deadline_ns;		/* CLOCK_MONOTONIC */
+	bool sync;
+	struct delayed_work timeout_work;	/* asynchronous calls */
+	wait_queue_head_t wait;		/* synchronous calls: the outcome */
+	bool done;
+	int err;
+	u64 offset, msg_size;
 };
 
 /* what a user message shows the match rules */
@@ -158,6 +180,21 @@ void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);
 void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
 			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
 int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
+
+/* reply.c */
+extern struct workqueue_struct *kdbus_wq;
+int kdbus_reply_init(void);
+void kdbus_reply_exit(void);
+struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *src, struct kdbus_conn *dst, u64 cookie,
+				    u64 deadline_ns, bool sync);
+struct kdbus_reply *kdbus_reply_ref(struct kdbus_reply *r);
+struct kdbus_reply *kdbus_reply_unref(struct kdbus_reply *r);
+void kdbus_reply_link(struct kdbus_reply *r);
+void kdbus_reply_unlink(struct kdbus_reply *r);
+struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *dst, u64 src_id, u64 cookie);
+void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_size);
+void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err);
+void kdbus_reply_conn_gone(struct kdbus_conn *conn);
 
 /* match.c */
 int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp);

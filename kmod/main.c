@@ -16,12 +16,18 @@ static int __init kdbus_init(void)
 {
 	int ret;
 
+	ret = kdbus_reply_init();
+	if (ret < 0)
+		return ret;
 	kdbus_dir = kobject_create_and_add(KBUILD_MODNAME, fs_kobj);
-	if (!kdbus_dir)
+	if (!kdbus_dir) {
+		kdbus_reply_exit();
 		return -ENOMEM;
+	}
 	ret = kdbus_fs_init();
 	if (ret < 0) {
 		kobject_put(kdbus_dir);
+		kdbus_reply_exit();
 		return ret;
 	}
 	pr_info("kdbusfs registered, mount point /sys/fs/%s\n", KBUILD_MODNAME);
@@ -32,6 +38,7 @@ static void __exit kdbus_exit(void)
 {
 	kdbus_fs_exit();
 	kobject_put(kdbus_dir);
+	kdbus_reply_exit();
 }
 
 module_init(kdbus_init);

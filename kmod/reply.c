@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * reply.c - reply trackers: a method call with KDBUS_MSG_EXPECT_REPLY
+ * leaves a tracker on the callee; the first message back with the call's
+ * cookie in cookie_reply consumes it.  An asynchronous caller gets a
+ * REPLY_TIMEOUT kernel message when the deadline passes and REPLY_DEAD
+ * when the callee goes away or drops the call; a synchronous caller
+ * (KDBUS_SEND_SYNC_REPLY) sleeps in SEND until one of these happens.
+ *
+ * A tracker is linked in reply_dst->replies under reply_dst->lock; it
+ * holds references on both connections.  Timeouts of asynchronous calls
+ * run on the module's workqueue.
+ */
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "internal.h"
+
+struct workqueue_struct *kdbus_wq;
+
+static void kdbus_reply_timeout_work(struct work_struct *work);
+
+struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *src, struct kdbus_conn *dst, u64 cookie,
+				    u64 deadline_ns, bool sync)
+{
+	struct kdbus_reply *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&r->kref);
+	INIT_LIST_HEAD(&r->entry);
+	r->reply_src = kdbus_conn_ref(src);
+	r->reply_dst = kdbus_conn_ref(dst);
+	r->cookie = cookie;
+	r->deadline_ns = deadline_ns;
+	r->sync = sync;
+	init_waitqueue_head(&r->wait);
+	INIT_DELAYED_WORK(&r->timeout_work, kdbus_reply_timeout_work);
+	return r;
+}
+
+static void __kdbus_reply_free(struct kref *kref)
+{
+	struct kdbus_reply *r = container_of(kref, struct kdbus_reply, kref);
+
+	WARN_ON(r->linked);
+	kdbus_conn_unref(r->reply_src);
+	kdbus_conn_unref(r->reply_dst);
+	kfree(r);
+}
+
+struct kdbus_reply *kdbus_reply_ref(struct kdbus_reply *r)
+{
+	if (r)
+		kref_get(&r->kref);
+	return r;
+}
+
+struct kdbus_reply *kdbus_reply_unref(struct kdbus_reply *r)
+{
+	if (r)
+		kref_put(&r->kref, __kdbus_reply_free);
+	return NULL;
+}
+
+/* with reply_dst->lock held: the call is queued, the tracker starts */
+void kdbus_reply_link(struct kdbus_reply *r)
+{
+	u64 now = ktime_get_ns();
+
+	list_add_tail(&r->entry, &r->reply_dst->replies);
+	r->linked = true;
+	if (!r->sync) {
+		kdbus_reply_ref(r);	/* the timeout's */
+		queue_delayed_work(kdbus_wq, &r->timeout_work,
+				   r->deadline_ns > now ? nsecs_to_jiffies(r->deadline_ns - now) + 1 : 0);
+	}
+}
+
+/* with reply_dst->lock held: the tracker is done (answered, dead, timed out) */
+void kdbus_reply_unlink(struct kdbus_reply *r)
+{
+	if (!r->linked)
+		return;
+	list_del_init(&r->entry);
+	r->linked = false;
+	atomic_dec(&r->reply_src->n_requests);
+	if (!r->sync && cancel_delayed_work(&r->timeout_work))
+		kdbus_reply_unref(r);	/* the timeout's */
+}
+
+/* with reply_dst->lock held: the tracker @dst keeps for @src_id's @cookie */
+struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *dst, u64 src_id, u64 cookie)
+{
+	struct kdbus_reply *r;
+
+	list_for_each_entry(r, &dst->replies, entry)
+		if (r->cookie == cookie && r->reply_src->id == src_id)
+			return r;
+	return NULL;
+}
+
+/* a synchronous caller learns the outcome: @err, or the reply's slice */
+void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_size)
+{
+	spin_lock(&r->wait.lock);
+	if (!r->done) {
+		r->err = err;
+		r->offset = offset;
+		r->msg_size = msg_size;
+		smp_store_release(&r->done, true);
+		wake_up_locked(&r->wait);
+	}
+	spin_unlock(&r->wait.lock);
+}
+
+/*
+ * An unlinked tracker whose call will never be answered: REPLY_DEAD for
+ * an asynchronous caller (or REPLY_TIMEOUT with @timeout), @sync_err for
+ * a synchronous one.  Drops the caller's reference.
+ */
+void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
+{
+	struct {
+		struct kdbus_item item;
+	} n;
+	struct kdbus_staging stamp = {};
+	struct kdbus_conn *src = r->reply_src;
+
+	if (r->sync) {
+		kdbus_reply_complete(r, sync_err, 0, 0);
+	} else {
+		memset(&n, 0, sizeof(n));
+		n.item.size = KDBUS_ITEM_HEADER_SIZE;
+		n.item.type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
+		kdbus_staging_stamp(&stamp, src->bus);
+		kdbus_conn_enqueue_kernel(src, &n.item, src->id, r->cookie, &stamp);
+	}
+	kdbus_reply_unref(r);
+}
+
+static void kdbus_reply_timeout_work(struct work_struct *work)
+{
+	struct kdbus_reply *r = container_of(to_delayed_work(work), struct kdbus_reply, timeout_work);
+	struct kdbus_conn *dst = r->reply_dst;
+	bool fire = false;
+
+	mutex_lock(&dst->lock);
+	if (r->linked) {
+		list_del_init(&r->entry);
+		r->linked = false;
+		atomic_dec(&r->reply_src->n_requests);
+		fire = true;
+	}
+	mutex_unlock(&dst->lock);
+	if (fire)
+		kdbus_reply_notify(kdbus_reply_ref(r), true, -ETIMEDOUT);
+	kdbus_reply_unref(r);	/* the timeout's */
+}
+
+/*
+ * @conn goes away: the calls it owes are dead (REPLY_DEAD, or EPIPE for
+ * synchronous callers), and the calls it made are forgotten (ECONNRESET
+ * for its own synchronous waits).  Called without locks.
+ */
+void kdbus_reply_conn_gone(struct kdbus_conn *conn)
+{
+	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_reply *r, *tmp;
+	struct kdbus_conn *c;
+	LIST_HEAD(dead);
+	LIST_HEAD(mine);
+	int i;
+
+	mutex_lock(&conn->lock);
+	list_for_each_entry_safe(r, tmp, &conn->replies, entry) {
+		kdbus_reply_ref(r);
+		kdbus_reply_unlink(r);
+		list_add_tail(&r->entry, &dead);
+	}
+	mutex_unlock(&conn->lock);
+
+	down_read(&bus->conn_lock);
+	hash_for_each(bus->conns, i, c, hentry) {
+		mutex_lock(&c->lock);
+		list_for_each_entry_safe(r, tmp, &c->replies, entry) {
+			if (r->reply_src != conn)
+				continue;
+			kdbus_reply_ref(r);
+			kdbus_reply_unlink(r);
+			list_add_tail(&r->entry, &mine);
+		}
+		mutex_unlock(&c->lock);
+	}
+	up_read(&bus->conn_lock);
+
+	list_for_each_entry_safe(r, tmp, &dead, entry) {
+		list_del_init(&r->entry);
+		if (r->reply_src == conn) {
+			/* a call to itself: nobody to tell */
+			kdbus_reply_complete(r, -ECONNRESET, 0, 0);
+			kdbus_reply_unref(r);
+		} else {
+			kdbus_reply_notify(r, false, -EPIPE);
+		}
+	}
+	list_for_each_entry_safe(r, tmp, &mine, entry) {
+		list_del_init(&r->entry);
+		kdbus_reply_complete(r, -ECONNRESET, 0, 0);
+		kdbus_reply_unref(r);
+	}
+}
+
+int kdbus_reply_init(void)
+{
+	kdbus_wq = alloc_workqueue("kdbus", WQ_UNBOUND, 0);
+	return kdbus_wq ? 0 : -ENOMEM;
+}
+
+void kdbus_reply_exit(void)
+{
+	destroy_workqueue(kdbus_wq);
+}
