@@ -29,7 +29,8 @@ tests_kdbus_test_kdbus_SOURCES = \
 	tests/kdbus/test-message.c \
 	tests/kdbus/test-names.c \
 	tests/kdbus/test-quota.c \
-	tests/kdbus/test-activator.c
+	tests/kdbus/test-activator.c \
+	tests/kdbus/test-kernel.c
 tests_kdbus_test_kdbus_LDADD = kdbus/libkdbus.a
 TESTS += tests/kdbus/test-kdbus
 

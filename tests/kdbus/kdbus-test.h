@@ -201,7 +201,9 @@ uint64_t kt_now_ns(void);
 	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
 	X(metadata_mask) X(metadata_timestamp) X(metadata_names) \
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
-	X(chat)
+	X(chat) \
+	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
+	X(kernel_concurrent_senders)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)
