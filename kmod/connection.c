@@ -5,6 +5,10 @@
  */
 #include <linux/capability.h>
 #include <linux/file.h>
+#include <linux/magic.h>
+#include <linux/net.h>
+#include <linux/shmem_fs.h>
+#include <net/sock.h>
 #include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
@@ -33,6 +37,9 @@ static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
 struct kdbus_queue_entry {
 	struct list_head entry;		/* in conn->queue */
 	struct kdbus_reply *reply;	/* a call: its tracker */
+	struct file **files;		/* fds and memfds to install at RECV */
+	u64 *fd_pos;			/* where in the pool each one's number goes */
+	unsigned int n_files;
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
 	s64 priority;
@@ -72,6 +79,17 @@ struct kdbus_conn *kdbus_conn_unref(struct kdbus_conn *conn)
 	return NULL;
 }
 
+static void kdbus_queue_entry_free(struct kdbus_queue_entry *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->n_files; i++)
+		fput(e->files[i]);
+	kfree(e->files);
+	kdbus_reply_unref(e->reply);
+	kfree(e);
+}
+
 /* with conn->lock held: drop every queued message */
 static void kdbus_conn_flush_queue(struct kdbus_conn *conn)
 {
@@ -80,8 +98,7 @@ static void kdbus_conn_flush_queue(struct kdbus_conn *conn)
 	list_for_each_entry_safe(e, tmp, &conn->queue, entry) {
 		list_del(&e->entry);
 		kdbus_pool_slice_release(conn->pool, e->slice);
-		kdbus_reply_unref(e->reply);
-		kfree(e);
+		kdbus_queue_entry_free(e);
 	}
 	conn->n_msgs = 0;
 }
@@ -708,6 +725,9 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
 	if (s->notify)
 		hdr_size += KDBUS_ALIGN8(s->notify->size);
+	hdr_size += s->n_memfds * KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
+	if (s->n_fds)
+		hdr_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
 	if (src && (mask & KDBUS_ATTACH_NAMES))
 		hdr_size += kdbus_names_meta_size(src);
 	total = KDBUS_ALIGN8(hdr_size);
@@ -720,10 +740,23 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	r = -ENOMEM;
 	if (!m || !e)
 		goto out;
+	if (s->n_fds + s->n_memfds) {
+		e->files = kcalloc(s->n_fds + s->n_memfds, sizeof(*e->files) + sizeof(*e->fd_pos),
+				   GFP_KERNEL);
+		if (!e->files)
+			goto out;
+		e->fd_pos = (u64 *)(e->files + s->n_fds + s->n_memfds);
+	}
 
 	mutex_lock(&dst->lock);
 	r = -ECONNRESET;
 	if (!dst->connected)
+		goto out_unlock;
+	r = -ECOMM;
+	if (s->n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD))
+		goto out_unlock;
+	r = -EOPNOTSUPP;	/* fds in the answer to a synchronous call: not yet */
+	if (s->ret_offset && s->n_fds + s->n_memfds)
 		goto out_unlock;
 	r = -ENOBUFS;
 	if (dst->n_msgs >= KDBUS_CONN_MAX_MSGS)
@@ -755,6 +788,32 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 			data_off += KDBUS_ALIGN8(s->vecs[i].size);
 		}
 		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
+	}
+	for (i = 0; i < s->n_memfds; i++) {
+		struct kdbus_memfd mf = {
+			.start = s->memfds[i].start,
+			.size = s->memfds[i].size,
+			.fd = -1,	/* installed at RECV */
+		};
+
+		e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
+					KDBUS_ITEM_HEADER_SIZE + offsetof(struct kdbus_memfd, fd);
+		e->files[e->n_files++] = get_file(s->memfds[i].f);
+		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_MEMFD, &mf, sizeof(mf));
+	}
+	if (s->n_fds) {
+		struct kdbus_item *it = p;
+		int *fds = (int *)kdbus_item_str(it);
+
+		it->size = KDBUS_ITEM_HEADER_SIZE + s->n_fds * sizeof(int);
+		it->type = KDBUS_ITEM_FDS;
+		for (i = 0; i < s->n_fds; i++) {
+			fds[i] = -1;	/* installed at RECV */
+			e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
+						KDBUS_ITEM_HEADER_SIZE + i * sizeof(int);
+			e->files[e->n_files++] = get_file(s->fds[i]);
+		}
+		p = (u8 *)p + KDBUS_ALIGN8(it->size);
 	}
 	if (s->notify) {
 		memcpy(p, s->notify, s->notify->size);
@@ -807,7 +866,8 @@ out_unlock:
 	if (r == 0 && !s->ret_offset)
 		wake_up_interruptible(&dst->wait);
 out:
-	kfree(e);
+	if (e)
+		kdbus_queue_entry_free(e);
 	kfree(m);
 	return r;
 }
@@ -872,6 +932,81 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 			kdbus_conn_enqueue(dst, s);
 	}
 	up_read(&bus->conn_lock);
+}
+
+/*
+ * The files of a KDBUS_ITEM_FDS: no kdbus handles and no AF_UNIX sockets
+ * (O_PATH ones excepted), which could make reference cycles (EOPNOTSUPP).
+ */
+static int kdbus_send_get_fds(const struct kdbus_item *it, struct file ***ret, size_t *ret_n)
+{
+	size_t n = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int), i;
+	const int *fds = (const int *)kdbus_item_str(it);
+	struct file **files;
+	int r;
+
+	if (n > KDBUS_MSG_MAX_FDS)
+		return -EMFILE;
+	files = kcalloc(n ? n : 1, sizeof(*files), GFP_KERNEL);
+	if (!files)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct socket *sock;
+
+		r = -EBADF;
+		files[i] = fget_raw(fds[i]);
+		if (!files[i])
+			goto err;
+		r = -EOPNOTSUPP;
+		if (kdbus_file_is_kdbus(files[i]))
+			goto err_put;
+		sock = (files[i]->f_mode & FMODE_PATH) ? NULL : sock_from_file(files[i]);
+		if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
+			goto err_put;
+	}
+	*ret = files;
+	*ret_n = n;
+	return 0;
+err_put:
+	i++;
+err:
+	while (i-- > 0)
+		if (files[i])
+			fput(files[i]);
+	kfree(files);
+	return r;
+}
+
+/*
+ * A PAYLOAD_MEMFD: a shmem file sealed against writes, growing and
+ * shrinking, and against changes of its seals; the range inside it.
+ */
+static int kdbus_send_get_memfd(const struct kdbus_item *it, struct kdbus_send_memfd *ret)
+{
+	const unsigned int seals = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+	struct inode *inode;
+	struct file *f;
+
+	f = fget(it->memfd.fd);
+	if (!f)
+		return -EBADF;
+	inode = file_inode(f);
+	if (inode->i_sb->s_magic != TMPFS_MAGIC || !S_ISREG(inode->i_mode)) {
+		fput(f);
+		return -EMEDIUMTYPE;
+	}
+	if ((SHMEM_I(inode)->seals & seals) != seals) {
+		fput(f);
+		return -ETXTBSY;
+	}
+	if (it->memfd.start + it->memfd.size > i_size_read(inode)) {
+		fput(f);
+		return -EFAULT;
+	}
+	ret->f = f;
+	ret->start = it->memfd.start;
+	ret->size = it->memfd.size;
+	return 0;
 }
 
 /*
@@ -968,7 +1103,9 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct kdbus_match_msg mm = {};
 	struct kdbus_conn *dst = NULL;
 	struct kdbus_reply *reply = NULL;
-	struct file *cancel = NULL;
+	struct file *cancel = NULL, **fds = NULL;
+	struct kdbus_send_memfd memfds[KDBUS_MSG_MAX_MEMFD_ITEMS] = {};
+	size_t n_fds = 0, n_memfds = 0, i;
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
@@ -1066,10 +1203,30 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 				goto out;
 			bloom = it;
 			break;
-		case KDBUS_ITEM_PAYLOAD_MEMFD:
 		case KDBUS_ITEM_FDS:
-			r = -EOPNOTSUPP;	/* not implemented yet */
-			goto out;
+			r = -EEXIST;
+			if (fds)
+				goto out;
+			r = kdbus_send_get_fds(it, &fds, &n_fds);
+			if (r < 0)
+				goto out;
+			break;
+		case KDBUS_ITEM_PAYLOAD_MEMFD:
+			if (len != sizeof(struct kdbus_memfd))
+				goto out;
+			r = -E2BIG;
+			if (n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
+				goto out;
+			r = -EMSGSIZE;
+			payload += it->memfd.size;
+			if (it->memfd.start + it->memfd.size < it->memfd.start ||
+			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+				goto out;
+			r = kdbus_send_get_memfd(it, &memfds[n_memfds]);
+			if (r < 0)
+				goto out;
+			n_memfds++;
+			break;
 		default:
 			goto out;
 		}
@@ -1080,7 +1237,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (!(msg->flags & KDBUS_MSG_SIGNAL) || !bloom || dst_name)
 			goto out;
 		r = -ENOTUNIQ;
-		if (msg->flags & KDBUS_MSG_EXPECT_REPLY)
+		if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) || n_fds)
 			goto out;
 		r = -EDOM;
 		if (bloom->size - KDBUS_ITEM_HEADER_SIZE - sizeof(struct kdbus_bloom_filter) !=
@@ -1115,6 +1272,10 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	stage.dst_name = dst_name ? kdbus_item_str(dst_name) : NULL;
 	stage.vecs = vecs;
 	stage.n_vecs = n_vecs;
+	stage.fds = fds;
+	stage.n_fds = n_fds;
+	stage.memfds = memfds;
+	stage.n_memfds = n_memfds;
 	stage.cred = current_cred();
 	stage.pid = task_tgid(current);
 	stage.tid = task_pid(current);
@@ -1192,6 +1353,11 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
 		r = -EFAULT;
 out:
+	for (i = 0; i < n_fds; i++)
+		fput(fds[i]);
+	kfree(fds);
+	for (i = 0; i < n_memfds; i++)
+		fput(memfds[i].f);
 	if (cancel)
 		fput(cancel);
 	kdbus_reply_unref(reply);
@@ -1203,6 +1369,45 @@ out:
 }
 
 /* ---- RECV, FREE ------------------------------------------------------------ */
+
+/*
+ * With conn->lock held: give the receiver the message's fds and memfds
+ * (close-on-exec) and write their numbers into the message.  One that
+ * cannot be given (no free fd) shows as -1.
+ *
+ * Return: 0, or -EMFILE when some could not be installed.
+ */
+static int kdbus_conn_install_fds(struct kdbus_conn *conn, struct kdbus_queue_entry *e)
+{
+	unsigned int i;
+	int *fds, r = 0;
+
+	fds = kmalloc_array(e->n_files, sizeof(*fds), GFP_KERNEL);
+	if (!fds)
+		return -ENOMEM;
+	for (i = 0; i < e->n_files; i++) {
+		fds[i] = get_unused_fd_flags(O_CLOEXEC);
+		if (fds[i] < 0)
+			r = -EMFILE;
+	}
+	for (i = 0; i < e->n_files; i++) {
+		int v = fds[i] < 0 ? -1 : fds[i];
+
+		if (kdbus_pool_write(conn->pool, e->fd_pos[i], &v, sizeof(v)) < 0) {
+			/* the message cannot tell: nothing is installed */
+			for (i = 0; i < e->n_files; i++)
+				if (fds[i] >= 0)
+					put_unused_fd(fds[i]);
+			kfree(fds);
+			return -EFAULT;
+		}
+	}
+	for (i = 0; i < e->n_files; i++)
+		if (fds[i] >= 0)
+			fd_install(fds[i], get_file(e->files[i]));
+	kfree(fds);
+	return r;
+}
 
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 {
@@ -1260,11 +1465,12 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 			dead = kdbus_reply_ref(e->reply);
 		}
 	} else {
+		if (e->n_files && kdbus_conn_install_fds(conn, e) < 0)
+			ret_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
 		kdbus_slice_set_queued(e->slice, false);
 		kdbus_slice_set_public(e->slice, true);
 	}
-	kdbus_reply_unref(e->reply);
-	kfree(e);
+	kdbus_queue_entry_free(e);
 out_unlock:
 	mutex_unlock(&conn->lock);
 	if (dead)

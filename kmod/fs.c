@@ -332,6 +332,11 @@ static const struct file_operations kdbus_ep_fops = {
 	.llseek = noop_llseek,
 };
 
+bool kdbus_file_is_kdbus(const struct file *f)
+{
+	return f->f_op == &kdbus_ep_fops || f->f_op == &kdbus_control_fops;
+}
+
 /* ---- superblock -------------------------------------------------------- */
 
 static int kdbus_fill_super(struct super_block *sb, struct fs_context *fc)

@@ -38,6 +38,8 @@
 #define KDBUS_BUS_BLOOM_MAX_SIZE	4096
 #define KDBUS_CONN_MAX_MSGS		256
 #define KDBUS_CONN_MAX_REQUESTS_PENDING	128
+#define KDBUS_MSG_MAX_FDS		253
+#define KDBUS_MSG_MAX_MEMFD_ITEMS	16
 
 /* one kdbusfs mount */
 struct kdbus_domain {
@@ -106,6 +108,11 @@ struct kdbus_send_vec {
 	u64 address;			/* 0: that many NUL bytes, not stored */
 };
 
+struct kdbus_send_memfd {
+	struct file *f;
+	u64 start, size;
+};
+
 struct kdbus_staging {
 	const struct kdbus_msg *msg;	/* header as sent */
 	struct kdbus_conn *src;		/* NULL: a kernel message */
@@ -113,6 +120,10 @@ struct kdbus_staging {
 	const struct kdbus_send_vec *vecs;
 	size_t n_vecs;
 	const struct kdbus_item *notify;	/* of a kernel message */
+	struct file **fds;		/* KDBUS_ITEM_FDS, installed at RECV */
+	size_t n_fds;
+	const struct kdbus_send_memfd *memfds;	/* PAYLOAD_MEMFD, installed at RECV */
+	size_t n_memfds;
 	const struct cred *cred;	/* the sender's, at send time */
 	struct pid *pid, *tid;
 	u64 seq, monotonic_ns, realtime_ns;
@@ -145,6 +156,7 @@ struct kdbus_match_msg {
 };
 
 /* main.c / fs.c */
+bool kdbus_file_is_kdbus(const struct file *f);
 int kdbus_fs_init(void);
 void kdbus_fs_exit(void);
 struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode);

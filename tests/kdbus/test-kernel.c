@@ -5,6 +5,7 @@
  * and CPUs really run at once.  Skipped on the userspace backend.
  */
 
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -146,5 +147,64 @@ int test_kernel_concurrent_senders(Env *env) {
 		kdbus_conn_close(s[i].conn);
 	}
 	ASSERT_EQ(kt_recv(env->conn, NULL, NULL), -EAGAIN);
+	return TEST_OK;
+}
+
+/* a memfd travels as payload only when sealed; the receiver gets its own fd */
+int test_kernel_memfd_sealed(Env *env) {
+	KdbusConn *c = kt_hello(env, 0);	/* memfds need no ACCEPT_FD */
+	uint64_t buf[64] = {};
+	struct kdbus_msg *msg = (struct kdbus_msg *)buf, *m;
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t)msg };
+	struct kdbus_item *it = msg->items;
+	char data[16] = {};
+	uint64_t off;
+	int fd;
+
+	IOCTL_ONLY(env);
+	ASSERT_RETURN(c);
+	fd = memfd_create("kt", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ASSERT_RETURN(fd >= 0);
+	ASSERT_EQ(write(fd, "sealed payload", 14), 14);
+	msg->payload_type = KDBUS_PAYLOAD_DBUS;
+	msg->dst_id = kdbus_conn_get_id(c);
+	msg->cookie = 9;
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
+	it->type = KDBUS_ITEM_PAYLOAD_MEMFD;
+	it->memfd.start = 0;
+	it->memfd.size = 14;
+	it->memfd.fd = fd;
+	msg->size = sizeof(*msg) + KDBUS_ALIGN8(it->size);
+	ASSERT_EQ(kdbus_cmd_send(env->conn, &cmd), -ETXTBSY);
+	ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE), 0);
+	ASSERT_EQ(kdbus_cmd_send(env->conn, &cmd), -ETXTBSY);	/* the seals may still change */
+	ASSERT_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL), 0);
+	it->memfd.size = 15;
+	ASSERT_EQ(kdbus_cmd_send(env->conn, &cmd), -EFAULT);	/* beyond its end */
+	it->memfd.size = 14;
+	ASSERT_EQ(kdbus_cmd_send(env->conn, &cmd), 0);
+	close(fd);
+
+	ASSERT_EQ(kt_recv(c, &m, &off), 0);
+	it = kt_msg_item(m, KDBUS_ITEM_PAYLOAD_MEMFD, 0);
+	ASSERT_RETURN(it && it->memfd.size == 14 && it->memfd.fd >= 0);
+	ASSERT_EQ(pread(it->memfd.fd, data, sizeof(data), 0), 14);
+	ASSERT_RETURN(memcmp(data, "sealed payload", 14) == 0);
+	ASSERT_EQ(write(it->memfd.fd, "x", 1), -1);		/* still sealed */
+	close(it->memfd.fd);
+	ASSERT_EQ(kt_free(c, off), 0);
+
+	/* a pipe is no memfd */
+	{
+		int p[2];
+
+		ASSERT_EQ(pipe(p), 0);
+		it = msg->items;
+		it->memfd.fd = p[0];
+		ASSERT_EQ(kdbus_cmd_send(env->conn, &cmd), -EMEDIUMTYPE);
+		close(p[0]);
+		close(p[1]);
+	}
+	kdbus_conn_close(c);
 	return TEST_OK;
 }
