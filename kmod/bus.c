@@ -168,6 +168,7 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	generate_random_uuid(bus->id128);
 	init_rwsem(&bus->conn_lock);
 	hash_init(bus->conns);
+	INIT_HLIST_HEAD(&bus->monitors);
 	init_rwsem(&bus->name_lock);
 	hash_init(bus->names);
 	spin_lock_init(&bus->notify_lock);
@@ -203,6 +204,8 @@ static struct kdbus_conn *kdbus_bus_any_conn(struct kdbus_bus *bus)
 	int i;
 
 	hash_for_each(bus->conns, i, conn, hentry)
+		return kdbus_conn_ref(conn);
+	hlist_for_each_entry(conn, &bus->monitors, hentry)
 		return kdbus_conn_ref(conn);
 	return NULL;
 }

@@ -122,7 +122,7 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	mutex_unlock(&conn->lock);
 	kdbus_names_release_all(conn);
 	kdbus_reply_conn_gone(conn);
-	if (was_connected)
+	if (was_connected && !(conn->flags & KDBUS_HELLO_MONITOR))
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
 	kdbus_notify_flush(bus);
 	wake_up_interruptible_all(&conn->wait);
@@ -310,8 +310,12 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	recv = cmd->attach_flags_recv;
 	if (kdbus_attach_flags_check(&send) < 0 || kdbus_attach_flags_check(&recv) < 0)
 		goto out;
-	if (cmd->flags & HELLO_ROLES) {
-		r = capable(CAP_IPC_OWNER) ? -EOPNOTSUPP : -EPERM;	/* roles: not implemented yet */
+	if ((cmd->flags & HELLO_ROLES) && !capable(CAP_IPC_OWNER)) {
+		r = -EPERM;
+		goto out;
+	}
+	if (cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) {
+		r = -EOPNOTSUPP;	/* not implemented yet */
 		goto out;
 	}
 	if (bus->attach_req & ~send) {
@@ -372,8 +376,13 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	}
 	conn->id = ++bus->last_id;
 	conn->connected = true;
-	hash_add(bus->conns, &conn->hentry, conn->id);
-	kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id, conn->flags);
+	if (conn->flags & KDBUS_HELLO_MONITOR) {
+		/* invisible: no notification, no id to reach it by */
+		hlist_add_head(&conn->hentry, &bus->monitors);
+	} else {
+		hash_add(bus->conns, &conn->hentry, conn->id);
+		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id, conn->flags);
+	}
 	up_write(&bus->conn_lock);
 	kdbus_notify_flush(bus);
 
@@ -881,7 +890,8 @@ void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus)
 }
 
 /* a kernel message with @notify, to @dst if its matches want it (or
- * unconditionally for a unicast notification); a lost one is counted */
+ * unconditionally for a unicast notification or a monitor); a lost one is
+ * counted */
 void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
 			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
 {
@@ -896,13 +906,31 @@ void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *
 	s.msg = &msg;
 	s.notify = notify;
 	s.count_lost = true;
-	if (dst_id == KDBUS_DST_ID_BROADCAST) {
+	if (dst_id == KDBUS_DST_ID_BROADCAST && !(dst->flags & KDBUS_HELLO_MONITOR)) {
 		mutex_lock(&dst->lock);
 		wanted = kdbus_match_kernel(dst, notify);
 		mutex_unlock(&dst->lock);
 	}
 	if (wanted)
 		kdbus_conn_enqueue(dst, &s);
+}
+
+/* with the name lock held for reading: a copy of a message for every
+ * monitor; one that does not take fds sees the message without them */
+void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s)
+{
+	struct kdbus_staging copy = *s;
+	struct kdbus_conn *mon;
+
+	copy.reply = NULL;
+	copy.ret_offset = copy.ret_size = NULL;
+	copy.count_lost = true;
+	down_read(&bus->conn_lock);
+	hlist_for_each_entry(mon, &bus->monitors, hentry) {
+		copy.n_fds = (mon->flags & KDBUS_HELLO_ACCEPT_FD) ? s->n_fds : 0;
+		kdbus_conn_enqueue(mon, &copy);
+	}
+	up_read(&bus->conn_lock);
 }
 
 /* with the name lock held for reading: does @dst want this user message */
@@ -1289,6 +1317,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		stage.count_lost = true;
 		down_read(&conn->bus->name_lock);
 		kdbus_bus_broadcast(conn->bus, &stage, &mm);
+		kdbus_bus_eavesdrop(conn->bus, &stage);
 		up_read(&conn->bus->name_lock);
 		r = 0;
 		goto out;
@@ -1337,6 +1366,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else {
 		r = kdbus_conn_enqueue(dst, &stage);
 	}
+	if (r == 0)
+		kdbus_bus_eavesdrop(conn->bus, &stage);
 	up_read(&conn->bus->name_lock);
 
 	if (r == 0 && reply && reply->sync) {

@@ -60,6 +60,7 @@ struct kdbus_bus {
 	bool active;			/* false once the control fd is closed */
 	u64 last_id;
 	DECLARE_HASHTABLE(conns, 8);	/* by id */
+	struct hlist_head monitors;	/* invisible: by no id, in no list */
 
 	struct rw_semaphore name_lock;	/* the registry and every conn->names */
 	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
@@ -85,7 +86,7 @@ struct kdbus_conn {
 	char *description;
 	const struct cred *cred;	/* of the opener, at HELLO */
 	struct pid *pid, *tid;
-	struct hlist_node hentry;	/* in bus->conns, under bus->conn_lock */
+	struct hlist_node hentry;	/* in bus->conns or bus->monitors, under bus->conn_lock */
 	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
 	unsigned int n_names;
 	atomic_t n_requests;		/* its calls waiting for a reply */
@@ -191,6 +192,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
 void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);
 void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
 			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
+void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s);
 int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
 
 /* reply.c */

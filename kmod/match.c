@@ -201,6 +201,8 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	mutex_lock(&conn->lock);
 	if (!conn->connected) {
 		r = -ECONNRESET;
+	} else if (conn->flags & KDBUS_HELLO_MONITOR) {
+		r = -EOPNOTSUPP;	/* a monitor sees everything anyway */
 	} else {
 		struct kdbus_match *pos;
 

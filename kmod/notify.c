@@ -84,6 +84,8 @@ void kdbus_notify_flush(struct kdbus_bus *bus)
 		down_read(&bus->conn_lock);
 		hash_for_each(bus->conns, i, dst, hentry)
 			kdbus_conn_enqueue_kernel(dst, &n->item, KDBUS_DST_ID_BROADCAST, 0, &stamp);
+		hlist_for_each_entry(dst, &bus->monitors, hentry)
+			kdbus_conn_enqueue_kernel(dst, &n->item, KDBUS_DST_ID_BROADCAST, 0, &stamp);
 		up_read(&bus->conn_lock);
 		list_del(&n->entry);
 		kfree(n);
