@@ -40,6 +40,8 @@ struct kdbus_queue_entry {
 	struct file **files;		/* fds and memfds to install at RECV */
 	u64 *fd_pos;			/* where in the pool each one's number goes */
 	unsigned int n_files;
+	bool has_fds;			/* KDBUS_ITEM_FDS among them */
+	u64 dst_name_id;		/* sent to a name: which */
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
 	s64 priority;
@@ -61,7 +63,6 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(conn->connected);
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
-	WARN_ON(!list_empty(&conn->replies));
 	kdbus_match_flush(conn);
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
@@ -117,10 +118,13 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	mutex_lock(&conn->lock);
 	was_connected = conn->connected;
 	WRITE_ONCE(conn->connected, false);
-	kdbus_conn_flush_queue(conn);
 	kdbus_match_flush(conn);
 	mutex_unlock(&conn->lock);
+	/* what was sent to its names returns to their activators first */
 	kdbus_names_release_all(conn);
+	mutex_lock(&conn->lock);
+	kdbus_conn_flush_queue(conn);
+	mutex_unlock(&conn->lock);
 	kdbus_reply_conn_gone(conn);
 	if (was_connected && !(conn->flags & KDBUS_HELLO_MONITOR))
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
@@ -241,12 +245,11 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	struct kdbus_cmd_hello __user *uhello = argp;
 	const struct kdbus_item *it, *description = NULL;
 	struct kdbus_cmd_hello *cmd;
+	const struct kdbus_item *activator_name = NULL;
 	struct kdbus_conn *conn = NULL;
-	size_t items_size, n_names = 0, n_access = 0;
+	size_t items_size, n_names = 0, n_access = 0, out_size;
 	u64 send, recv, off;
-	/* the answer's items: one BLOOM_PARAMETER */
-	u64 out_items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) / 8];
-	struct kdbus_item *out_item = (struct kdbus_item *)out_items;
+	void *out_items = NULL, *p;
 	int r;
 
 	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
@@ -314,9 +317,18 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		r = -EPERM;
 		goto out;
 	}
-	if (cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) {
+	if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER) {
 		r = -EOPNOTSUPP;	/* not implemented yet */
 		goto out;
+	}
+	if (cmd->flags & KDBUS_HELLO_ACTIVATOR) {
+		KDBUS_ITEMS_FOREACH(it, cmd->items, items_size)
+			if (it->type == KDBUS_ITEM_NAME)
+				activator_name = it;
+		r = -EINVAL;
+		if (kdbus_name_is_valid(kdbus_item_str(activator_name),
+					strlen(kdbus_item_str(activator_name))) < 0)
+			goto out;
 	}
 	if (bus->attach_req & ~send) {
 		r = -ECONNREFUSED;
@@ -340,7 +352,6 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
-	INIT_LIST_HEAD(&conn->replies);
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
@@ -361,16 +372,40 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	}
 
 	/* the items of the answer: the bus's bloom parameters */
-	kdbus_item_put(out_item, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
+	/* the answer's items: the bloom parameters; for an activator, its
+	 * NAME and POLICY_ACCESS items back */
+	out_size = KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter));
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size)
+		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
+			out_size += KDBUS_ALIGN8(it->size);
+	r = -ENOMEM;
+	out_items = kzalloc(out_size, GFP_KERNEL);
+	if (!out_items)
+		goto out;
+	p = kdbus_item_put(out_items, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size)
+		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
+			p = kdbus_item_put(p, it->type, kdbus_item_str(it), it->size - KDBUS_ITEM_HEADER_SIZE);
 	mutex_lock(&conn->lock);
-	r = kdbus_pool_write_public(conn, out_items, sizeof(out_items), &off);
+	r = kdbus_pool_write_public(conn, out_items, out_size, &off);
 	mutex_unlock(&conn->lock);
 	if (r < 0)
 		goto out;
 
+	/* an activator's name is taken in the same step that makes it known */
+	if (activator_name) {
+		down_write(&bus->name_lock);
+		if (kdbus_name_has_activator(bus, kdbus_item_str(activator_name))) {
+			up_write(&bus->name_lock);
+			r = -EEXIST;
+			goto out;
+		}
+	}
 	down_write(&bus->conn_lock);
 	if (!bus->active) {
 		up_write(&bus->conn_lock);
+		if (activator_name)
+			up_write(&bus->name_lock);
 		r = -ESHUTDOWN;
 		goto out;
 	}
@@ -384,6 +419,15 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_ADD, conn->id, conn->flags);
 	}
 	up_write(&bus->conn_lock);
+	if (activator_name) {
+		r = kdbus_name_activator_add(conn, kdbus_item_str(activator_name));
+		up_write(&bus->name_lock);
+		if (r < 0) {
+			kdbus_conn_disconnect(conn);	/* never seen: nothing to undo */
+			kdbus_notify_flush(bus);
+			goto out;
+		}
+	}
 	kdbus_notify_flush(bus);
 
 	cmd->return_flags = 0;
@@ -391,18 +435,20 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	cmd->bus_flags = bus->flags;
 	cmd->id = conn->id;
 	cmd->offset = off;
-	cmd->items_size = sizeof(out_items);
+	cmd->items_size = out_size;
 	memcpy(cmd->id128, bus->id128, sizeof(cmd->id128));
 	if (copy_to_user(argp, cmd, sizeof(*cmd))) {
 		kdbus_conn_disconnect(conn);
 		r = -EFAULT;
 		goto out;
 	}
+	kfree(out_items);
 	kfree(cmd);
 	return conn;
 
 out:
 	kdbus_conn_unref(conn);
+	kfree(out_items);
 	kfree(cmd);
 	return ERR_PTR(r);
 }
@@ -624,7 +670,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	down_read(&conn->bus->name_lock);
 	if (name) {
 		r = -ESRCH;
-		target = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(name));
+		target = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(name), NULL);
 	} else {
 		r = -ENXIO;
 		target = kdbus_bus_find_conn(conn->bus, cmd->id);
@@ -860,6 +906,8 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	e->slice = slice;
 	e->msg_size = hdr_size;
 	e->priority = msg->priority;
+	e->has_fds = s->n_fds > 0;
+	e->dst_name_id = s->dst_name_id;
 	list_add_tail(&e->entry, &dst->queue);
 	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
 	if (s->reply) {
@@ -1050,13 +1098,7 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 	u64 off = 0, size = 0;
 	int r;
 
-	mutex_lock(&conn->lock);
-	reply = kdbus_reply_find(conn, dst->id, stage->msg->cookie_reply);
-	if (reply) {
-		kdbus_reply_ref(reply);
-		kdbus_reply_unlink(reply);
-	}
-	mutex_unlock(&conn->lock);
+	reply = kdbus_reply_find_take(conn, dst->id, stage->msg->cookie_reply);
 	if (!reply)
 		return -EBADSLT;
 	if (reply->sync) {
@@ -1109,10 +1151,7 @@ static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel, u64 
 
 		/* given up: the tracker goes; if somebody else took it first,
 		 * the outcome is theirs and comes at once */
-		mutex_lock(&reply->reply_dst->lock);
-		mine = reply->linked;
-		kdbus_reply_unlink(reply);
-		mutex_unlock(&reply->reply_dst->lock);
+		mine = kdbus_reply_take(reply);
 		if (mine)
 			kdbus_reply_complete(reply, r, 0, 0);
 		else
@@ -1328,9 +1367,11 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	down_read(&conn->bus->name_lock);
 	if (dst_name) {
 		r = -ESRCH;
-		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name));
+		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name), &stage.dst_name_id);
 		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
 			r = -EREMCHG;
+		else if (dst && (dst->flags & KDBUS_HELLO_ACTIVATOR) && (msg->flags & KDBUS_MSG_NO_AUTO_START))
+			r = -EADDRNOTAVAIL;
 		else if (dst)
 			r = 0;
 	} else {
@@ -1399,6 +1440,125 @@ out:
 	return r;
 }
 
+/* ---- moving messages (activators) ------------------------------------------ */
+
+/* both connection locks, the lower address first */
+static void kdbus_conn_lock2(struct kdbus_conn *a, struct kdbus_conn *b)
+{
+	if (a > b)
+		swap(a, b);
+	mutex_lock(&a->lock);
+	mutex_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
+}
+
+static void kdbus_conn_unlock2(struct kdbus_conn *a, struct kdbus_conn *b)
+{
+	mutex_unlock(&a->lock);
+	mutex_unlock(&b->lock);
+}
+
+/*
+ * With both locks held: copy @e's message into @to's pool (the pool
+ * offsets inside it move along) and queue it there.
+ */
+static int kdbus_queue_entry_move(struct kdbus_conn *to, struct kdbus_conn *from,
+				  struct kdbus_queue_entry *e)
+{
+	size_t old_off = kdbus_slice_offset(e->slice), size = kdbus_slice_size(e->slice);
+	struct kdbus_slice *slice;
+	struct kdbus_item *it;
+	struct kdbus_msg *m;
+	unsigned int i;
+	void *buf;
+	s64 delta;
+	int r;
+
+	if (e->has_fds && !(to->flags & KDBUS_HELLO_ACCEPT_FD))
+		return -ECOMM;
+	if (to->n_msgs >= KDBUS_CONN_MAX_MSGS)
+		return -ENOBUFS;
+	buf = kvmalloc(size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	r = kdbus_pool_read(from->pool, old_off, buf, size);
+	if (r < 0)
+		goto out;
+	slice = kdbus_pool_slice_alloc(to->pool, size, true);
+	if (IS_ERR(slice)) {
+		r = PTR_ERR(slice);
+		goto out;
+	}
+	delta = (s64)kdbus_slice_offset(slice) - (s64)old_off;
+	m = buf;
+	KDBUS_ITEMS_FOREACH(it, m->items, m->size - offsetof(struct kdbus_msg, items))
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && it->vec.offset != ~0ULL)
+			it->vec.offset += delta;
+	r = kdbus_pool_write(to->pool, kdbus_slice_offset(slice), buf, size);
+	if (r < 0) {
+		kdbus_pool_slice_release(to->pool, slice);
+		goto out;
+	}
+	for (i = 0; i < e->n_files; i++)
+		e->fd_pos[i] += delta;
+	kdbus_pool_slice_release(from->pool, e->slice);
+	kdbus_slice_set_queued(slice, true);
+	e->slice = slice;
+	list_add_tail(&e->entry, &to->queue);
+	WRITE_ONCE(to->n_msgs, to->n_msgs + 1);
+	if (e->reply)
+		kdbus_reply_move(e->reply, to);
+out:
+	kvfree(buf);
+	return r;
+}
+
+/**
+ * kdbus_conn_move_messages() - hand over what was sent to a name
+ * @to:		the name's new holder
+ * @from:	its old one
+ * @name_id:	the name's id
+ *
+ * With the name lock held for writing, so that nothing is sent to the
+ * name meanwhile.  The messages keep their order, after what @to has;
+ * their reply trackers move with them.  One that @to cannot take is
+ * dropped and counted as lost for @to; a call among them is dead for its
+ * caller.
+ */
+void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u64 name_id)
+{
+	struct kdbus_queue_entry *e, *tmp;
+	LIST_HEAD(failed);
+	bool moved = false;
+
+	if (to == from)
+		return;
+	kdbus_conn_lock2(to, from);
+	if (to->connected) {
+		list_for_each_entry_safe(e, tmp, &from->queue, entry) {
+			if (e->dst_name_id != name_id)
+				continue;
+			list_del(&e->entry);
+			WRITE_ONCE(from->n_msgs, from->n_msgs - 1);
+			if (kdbus_queue_entry_move(to, from, e) == 0) {
+				moved = true;
+				continue;
+			}
+			to->lost_count++;
+			kdbus_pool_slice_release(from->pool, e->slice);
+			list_add_tail(&e->entry, &failed);
+		}
+	}
+	kdbus_conn_unlock2(to, from);
+	if (moved)
+		wake_up_interruptible(&to->wait);
+	list_for_each_entry_safe(e, tmp, &failed, entry) {
+		list_del(&e->entry);
+		if (e->reply && kdbus_reply_take(e->reply))
+			kdbus_reply_notify(kdbus_reply_ref(e->reply), false, -EPIPE);
+		kdbus_queue_entry_free(e);
+	}
+}
+
 /* ---- RECV, FREE ------------------------------------------------------------ */
 
 /*
@@ -1454,6 +1614,11 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 
+	/* an activator may look at what waits for the service, and drop it */
+	if ((conn->flags & KDBUS_HELLO_ACTIVATOR) && !(cmd->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) {
+		kfree(cmd);
+		return -EOPNOTSUPP;
+	}
 	mutex_lock(&conn->lock);
 	if (!conn->connected) {
 		r = -ECONNRESET;
@@ -1491,10 +1656,8 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 		kdbus_pool_slice_release(conn->pool, e->slice);
 		off = size = 0;
 		/* a dropped call is never answered */
-		if (e->reply && e->reply->linked) {
-			kdbus_reply_unlink(e->reply);
+		if (e->reply && kdbus_reply_take(e->reply))
 			dead = kdbus_reply_ref(e->reply);
-		}
 	} else {
 		if (e->n_files && kdbus_conn_install_fds(conn, e) < 0)
 			ret_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;

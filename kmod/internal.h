@@ -64,6 +64,10 @@ struct kdbus_bus {
 
 	struct rw_semaphore name_lock;	/* the registry and every conn->names */
 	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
+	u64 last_name_id;
+
+	struct mutex reply_lock;	/* after any connection lock */
+	struct list_head replies;	/* struct kdbus_reply */
 
 	spinlock_t notify_lock;
 	struct list_head notify_list;	/* notifications not yet delivered */
@@ -96,7 +100,6 @@ struct kdbus_conn {
 	struct list_head matches;	/* struct kdbus_match */
 	unsigned int n_matches;
 	u64 lost_count;			/* broadcasts and notifications lost */
-	struct list_head replies;	/* struct kdbus_reply: calls it owes an answer */
 	struct kdbus_pool *pool;
 	struct list_head queue;		/* of struct kdbus_queue_entry */
 	unsigned int n_msgs;
@@ -125,6 +128,7 @@ struct kdbus_staging {
 	size_t n_fds;
 	const struct kdbus_send_memfd *memfds;	/* PAYLOAD_MEMFD, installed at RECV */
 	size_t n_memfds;
+	u64 dst_name_id;		/* sent to a name: which (activator moves) */
 	const struct cred *cred;	/* the sender's, at send time */
 	struct pid *pid, *tid;
 	u64 seq, monotonic_ns, realtime_ns;
@@ -135,8 +139,8 @@ struct kdbus_staging {
 
 struct kdbus_reply {
 	struct kref kref;
-	struct list_head entry;		/* in reply_dst->replies */
-	bool linked;			/* under reply_dst->lock */
+	struct list_head entry;		/* in bus->replies */
+	bool linked;			/* under bus->reply_lock */
 	struct kdbus_conn *reply_src;	/* waits for the answer */
 	struct kdbus_conn *reply_dst;	/* owes it */
 	u64 cookie;
@@ -204,8 +208,9 @@ struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *src, struct kdbus_conn *d
 struct kdbus_reply *kdbus_reply_ref(struct kdbus_reply *r);
 struct kdbus_reply *kdbus_reply_unref(struct kdbus_reply *r);
 void kdbus_reply_link(struct kdbus_reply *r);
-void kdbus_reply_unlink(struct kdbus_reply *r);
-struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *dst, u64 src_id, u64 cookie);
+bool kdbus_reply_take(struct kdbus_reply *r);
+struct kdbus_reply *kdbus_reply_find_take(struct kdbus_conn *dst, u64 src_id, u64 cookie);
+void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to);
 void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_size);
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err);
 void kdbus_reply_conn_gone(struct kdbus_conn *conn);
@@ -230,7 +235,10 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp);
 void kdbus_names_release_all(struct kdbus_conn *conn);
-struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name);
+struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name, u64 *ret_name_id);
+int kdbus_name_activator_add(struct kdbus_conn *conn, const char *name);
+bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name);
+void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u64 name_id);
 size_t kdbus_names_meta_size(struct kdbus_conn *conn);
 void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn);
 void *kdbus_item_put(void *p, u64 type, const void *data, size_t len);
@@ -250,6 +258,7 @@ bool kdbus_slice_is_public(const struct kdbus_slice *slice);
 void kdbus_slice_set_queued(struct kdbus_slice *slice, bool queued);
 bool kdbus_slice_is_queued(const struct kdbus_slice *slice);
 int kdbus_pool_write(struct kdbus_pool *pool, size_t off, const void *data, size_t len);
+int kdbus_pool_read(struct kdbus_pool *pool, size_t off, void *data, size_t len);
 int kdbus_pool_write_user(struct kdbus_pool *pool, size_t off, const void __user *data, size_t len);
 int kdbus_pool_mmap(struct kdbus_pool *pool, struct vm_area_struct *vma);
 

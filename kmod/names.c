@@ -8,6 +8,12 @@
  * disconnect, read by sends and lookups.  Every change of the primary
  * owner is a NAME_ADD, NAME_CHANGE or NAME_REMOVE notification, delivered
  * once the lock is dropped; queueing is silent.
+ *
+ * An activator holds a name apart from the queue: it is the owner while
+ * nobody else is.  Messages to the name then queue on it; the first real
+ * owner takes them over (with their reply trackers) in the same locked
+ * step that makes it the owner, and when the name returns to the
+ * activator, what is still queued for the name returns with it.
  */
 #include <linux/cred.h>
 #include <linux/capability.h>
@@ -24,6 +30,8 @@
 struct kdbus_name_entry {
 	struct hlist_node hentry;	/* in bus->names */
 	struct list_head queue;		/* struct kdbus_name_owner, primary first */
+	struct kdbus_name_owner *activator;
+	u64 name_id;			/* which messages were addressed to it */
 	u32 hash;
 	char name[];
 };
@@ -69,7 +77,7 @@ static void kdbus_name_owner_free(struct kdbus_name_owner *o)
 
 static void kdbus_name_entry_maybe_free(struct kdbus_name_entry *e)
 {
-	if (list_empty(&e->queue)) {
+	if (list_empty(&e->queue) && !e->activator) {
 		hash_del(&e->hentry);
 		kfree(e);
 	}
@@ -84,13 +92,96 @@ bool kdbus_name_owned_by(struct kdbus_bus *bus, const char *name, struct kdbus_c
 	return o && o->conn == conn;
 }
 
-/* with the name lock held for reading: a reference to the primary owner */
-struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name)
+/* with the name lock held for reading: a reference to the owner (the
+ * activator when nobody else), and the name's id for the message */
+struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *name, u64 *ret_name_id)
 {
 	struct kdbus_name_entry *e = kdbus_name_find(bus, name);
-	struct kdbus_name_owner *o = e ? kdbus_name_primary(e) : NULL;
+	struct kdbus_name_owner *o;
 
+	if (!e)
+		return NULL;
+	o = kdbus_name_primary(e);
+	if (!o)
+		o = e->activator;
+	if (ret_name_id)
+		*ret_name_id = e->name_id;
 	return o ? kdbus_conn_ref(o->conn) : NULL;
+}
+
+static struct kdbus_name_entry *kdbus_name_entry_new(struct kdbus_bus *bus, const char *name)
+{
+	struct kdbus_name_entry *e;
+
+	e = kzalloc(sizeof(*e) + strlen(name) + 1, GFP_KERNEL);
+	if (!e)
+		return NULL;
+	strcpy(e->name, name);
+	e->hash = kdbus_name_hash(name);
+	e->name_id = ++bus->last_name_id;
+	INIT_LIST_HEAD(&e->queue);
+	hash_add(bus->names, &e->hentry, e->hash);
+	return e;
+}
+
+static struct kdbus_name_owner *kdbus_name_owner_new(struct kdbus_conn *conn, struct kdbus_name_entry *e)
+{
+	struct kdbus_name_owner *o = kzalloc(sizeof(*o), GFP_KERNEL);
+
+	if (!o)
+		return NULL;
+	o->conn = conn;
+	o->entry = e;
+	INIT_LIST_HEAD(&o->name_link);
+	list_add_tail(&o->conn_link, &conn->names);
+	conn->n_names++;
+	return o;
+}
+
+/**
+ * kdbus_name_activator_add() - an activator's HELLO: it holds @name
+ * @conn:	the activator (in the connection table already)
+ * @name:	a valid name
+ *
+ * With the name lock held for writing.  It owns the name when nobody
+ * does; otherwise it waits behind the owners.
+ *
+ * Return: 0, -EEXIST when the name has an activator, -ENOMEM.
+ */
+int kdbus_name_activator_add(struct kdbus_conn *conn, const char *name)
+{
+	struct kdbus_name_entry *e = kdbus_name_find(conn->bus, name);
+	struct kdbus_name_owner *o;
+
+	if (e && e->activator)
+		return -EEXIST;
+	if (!e) {
+		e = kdbus_name_entry_new(conn->bus, name);
+		if (!e)
+			return -ENOMEM;
+	}
+	o = kdbus_name_owner_new(conn, e);
+	if (!o) {
+		kdbus_name_entry_maybe_free(e);
+		return -ENOMEM;
+	}
+	e->activator = o;
+	o->flags = KDBUS_NAME_ACTIVATOR;
+	if (kdbus_name_primary(e)) {
+		o->flags |= KDBUS_NAME_IN_QUEUE;
+	} else {
+		o->flags |= KDBUS_NAME_PRIMARY;
+		kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, name);
+	}
+	return 0;
+}
+
+/* with the name lock held: does @name have an activator */
+bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name)
+{
+	struct kdbus_name_entry *e = kdbus_name_find(bus, name);
+
+	return e && e->activator;
 }
 
 /* may the caller own names on @bus?  Without policy holders: the bus
@@ -159,34 +250,37 @@ static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 fla
 				break;
 			}
 	} else {
-		e = kzalloc(sizeof(*e) + strlen(name) + 1, GFP_KERNEL);
+		e = kdbus_name_entry_new(bus, name);
 		if (!e)
 			return -ENOMEM;
-		strcpy(e->name, name);
-		e->hash = kdbus_name_hash(name);
-		INIT_LIST_HEAD(&e->queue);
-		hash_add(bus->names, &e->hentry, e->hash);
 	}
 	if (!o) {
 		if (conn->n_names >= KDBUS_CONN_MAX_NAMES) {
 			kdbus_name_entry_maybe_free(e);
 			return -E2BIG;
 		}
-		o = kzalloc(sizeof(*o), GFP_KERNEL);
+		o = kdbus_name_owner_new(conn, e);
 		if (!o) {
 			kdbus_name_entry_maybe_free(e);
 			return -ENOMEM;
 		}
-		o->conn = conn;
-		o->entry = e;
-		INIT_LIST_HEAD(&o->name_link);
-		list_add_tail(&o->conn_link, &conn->names);
-		conn->n_names++;
 	}
 
 	primary = kdbus_name_primary(e);
 	o->flags = flags & NAME_SAVED_FLAGS;
-	if (!primary) {
+	if (!primary && e->activator) {
+		/* the handover: what waits on the activator moves, in order */
+		struct kdbus_name_owner *act = e->activator;
+
+		list_add(&o->name_link, &e->queue);
+		o->flags |= KDBUS_NAME_PRIMARY;
+		nflags |= KDBUS_NAME_ACQUIRED;
+		kdbus_conn_move_messages(conn, act->conn, e->name_id);
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE, act->conn->id, conn->id,
+					 act->flags, o->flags, e->name);
+		act->flags &= ~(u64)KDBUS_NAME_PRIMARY;
+		act->flags |= KDBUS_NAME_IN_QUEUE;
+	} else if (!primary) {
 		list_add(&o->name_link, &e->queue);
 		o->flags |= KDBUS_NAME_PRIMARY;
 		nflags |= KDBUS_NAME_ACQUIRED;
@@ -237,11 +331,31 @@ static void kdbus_name_release_owner(struct kdbus_name_owner *o)
 	struct kdbus_name_entry *e = o->entry;
 	struct kdbus_name_owner *next;
 
+	if (o == e->activator) {
+		/* the activator goes; the name with it if nobody else has it */
+		e->activator = NULL;
+		list_del(&o->conn_link);
+		o->conn->n_names--;
+		if (!kdbus_name_primary(e))
+			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_REMOVE, o->conn->id, 0,
+						 o->flags, 0, e->name);
+		kfree(o);
+		kdbus_name_entry_maybe_free(e);
+		return;
+	}
 	if (kdbus_name_primary(e) == o) {
 		next = list_next_entry(o, name_link);
 		if (&next->name_link != &e->queue) {
 			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
 			next->flags |= KDBUS_NAME_PRIMARY;
+			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id,
+						 next->conn->id, o->flags, next->flags, e->name);
+		} else if (e->activator) {
+			/* give-back: what is still queued for the name returns */
+			next = e->activator;
+			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
+			next->flags |= KDBUS_NAME_PRIMARY;
+			kdbus_conn_move_messages(next->conn, o->conn, e->name_id);
 			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id,
 						 next->conn->id, o->flags, next->flags, e->name);
 		} else {
@@ -402,9 +516,13 @@ static size_t kdbus_list_all(struct kdbus_bus *bus, u64 flags, u8 *p)
 		bool added = false;
 
 		list_for_each_entry(o, &c->names, conn_link) {
-			if ((o->flags & KDBUS_NAME_IN_QUEUE) ? !(flags & KDBUS_LIST_QUEUED) :
-							       !(flags & KDBUS_LIST_NAMES))
+			if (o->flags & KDBUS_NAME_ACTIVATOR) {
+				if (!(flags & KDBUS_LIST_ACTIVATORS))
+					continue;
+			} else if ((o->flags & KDBUS_NAME_IN_QUEUE) ? !(flags & KDBUS_LIST_QUEUED) :
+								      !(flags & KDBUS_LIST_NAMES)) {
 				continue;
+			}
 			pos += kdbus_list_record(p ? p + pos : NULL, c, o);
 			added = true;
 		}

@@ -176,6 +176,17 @@ int kdbus_pool_write(struct kdbus_pool *pool, size_t off, const void *data, size
 	return n == len ? 0 : -EFAULT;
 }
 
+int kdbus_pool_read(struct kdbus_pool *pool, size_t off, void *data, size_t len)
+{
+	loff_t pos = off;
+	ssize_t n;
+
+	n = kernel_read(pool->f, data, len, &pos);
+	if (n < 0)
+		return n;
+	return n == len ? 0 : -EFAULT;
+}
+
 /* copy @len bytes of the caller's memory straight into the pool */
 int kdbus_pool_write_user(struct kdbus_pool *pool, size_t off, const void __user *data, size_t len)
 {

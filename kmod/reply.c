@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * reply.c - reply trackers: a method call with KDBUS_MSG_EXPECT_REPLY
- * leaves a tracker on the callee; the first message back with the call's
+ * leaves a tracker for its callee; the first message back with the call's
  * cookie in cookie_reply consumes it.  An asynchronous caller gets a
  * REPLY_TIMEOUT kernel message when the deadline passes and REPLY_DEAD
  * when the callee goes away or drops the call; a synchronous caller
  * (KDBUS_SEND_SYNC_REPLY) sleeps in SEND until one of these happens.
  *
- * A tracker is linked in reply_dst->replies under reply_dst->lock; it
- * holds references on both connections.  Timeouts of asynchronous calls
- * run on the module's workqueue.
+ * The trackers of a bus are in one list under bus->reply_lock (taken
+ * after any connection lock).  A tracker holds references on both
+ * connections; its callee changes when an activator hands its queue
+ * over.  Timeouts of asynchronous calls run on the module's workqueue.
  */
 #include <linux/jiffies.h>
 #include <linux/slab.h>
@@ -65,25 +66,26 @@ struct kdbus_reply *kdbus_reply_unref(struct kdbus_reply *r)
 	return NULL;
 }
 
-/* with reply_dst->lock held: the call is queued, the tracker starts */
+/* the call is queued: the tracker starts */
 void kdbus_reply_link(struct kdbus_reply *r)
 {
+	struct kdbus_bus *bus = r->reply_dst->bus;
 	u64 now = ktime_get_ns();
 
-	list_add_tail(&r->entry, &r->reply_dst->replies);
+	mutex_lock(&bus->reply_lock);
+	list_add_tail(&r->entry, &bus->replies);
 	r->linked = true;
 	if (!r->sync) {
 		kdbus_reply_ref(r);	/* the timeout's */
 		queue_delayed_work(kdbus_wq, &r->timeout_work,
 				   r->deadline_ns > now ? nsecs_to_jiffies(r->deadline_ns - now) + 1 : 0);
 	}
+	mutex_unlock(&bus->reply_lock);
 }
 
-/* with reply_dst->lock held: the tracker is done (answered, dead, timed out) */
-void kdbus_reply_unlink(struct kdbus_reply *r)
+/* with bus->reply_lock held: the tracker is done */
+static void kdbus_reply_unlink(struct kdbus_reply *r)
 {
-	if (!r->linked)
-		return;
 	list_del_init(&r->entry);
 	r->linked = false;
 	atomic_dec(&r->reply_src->n_requests);
@@ -91,15 +93,54 @@ void kdbus_reply_unlink(struct kdbus_reply *r)
 		kdbus_reply_unref(r);	/* the timeout's */
 }
 
-/* with reply_dst->lock held: the tracker @dst keeps for @src_id's @cookie */
-struct kdbus_reply *kdbus_reply_find(struct kdbus_conn *dst, u64 src_id, u64 cookie)
+/**
+ * kdbus_reply_take() - end the tracker, if nobody else did
+ * @r:		the tracker
+ *
+ * Return: whether this call ended it (and must tell its caller).
+ */
+bool kdbus_reply_take(struct kdbus_reply *r)
 {
-	struct kdbus_reply *r;
+	struct kdbus_bus *bus = r->reply_src->bus;
+	bool mine;
 
-	list_for_each_entry(r, &dst->replies, entry)
-		if (r->cookie == cookie && r->reply_src->id == src_id)
-			return r;
-	return NULL;
+	mutex_lock(&bus->reply_lock);
+	mine = r->linked;
+	if (mine)
+		kdbus_reply_unlink(r);
+	mutex_unlock(&bus->reply_lock);
+	return mine;
+}
+
+/* the tracker @dst keeps for the call @cookie of @src_id, ended, with a
+ * reference; NULL if there is none */
+struct kdbus_reply *kdbus_reply_find_take(struct kdbus_conn *dst, u64 src_id, u64 cookie)
+{
+	struct kdbus_bus *bus = dst->bus;
+	struct kdbus_reply *r, *found = NULL;
+
+	mutex_lock(&bus->reply_lock);
+	list_for_each_entry(r, &bus->replies, entry)
+		if (r->reply_dst == dst && r->cookie == cookie && r->reply_src->id == src_id) {
+			found = kdbus_reply_ref(r);
+			kdbus_reply_unlink(r);
+			break;
+		}
+	mutex_unlock(&bus->reply_lock);
+	return found;
+}
+
+/* an activator hands a queued call over: the new owner owes the answer */
+void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to)
+{
+	struct kdbus_bus *bus = to->bus;
+	struct kdbus_conn *old;
+
+	mutex_lock(&bus->reply_lock);
+	old = r->reply_dst;
+	r->reply_dst = kdbus_conn_ref(to);
+	mutex_unlock(&bus->reply_lock);
+	kdbus_conn_unref(old);
 }
 
 /* a synchronous caller learns the outcome: @err, or the reply's slice */
@@ -117,26 +158,24 @@ void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_si
 }
 
 /*
- * An unlinked tracker whose call will never be answered: REPLY_DEAD for
- * an asynchronous caller (or REPLY_TIMEOUT with @timeout), @sync_err for
- * a synchronous one.  Drops the caller's reference.
+ * An ended tracker whose call will never be answered: REPLY_DEAD for an
+ * asynchronous caller (or REPLY_TIMEOUT with @timeout), @sync_err for a
+ * synchronous one.  Drops a reference.
  */
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 {
-	struct {
-		struct kdbus_item item;
-	} n;
+	u64 item[KDBUS_ITEM_HEADER_SIZE / 8] = {};
+	struct kdbus_item *n = (struct kdbus_item *)item;
 	struct kdbus_staging stamp = {};
 	struct kdbus_conn *src = r->reply_src;
 
 	if (r->sync) {
 		kdbus_reply_complete(r, sync_err, 0, 0);
 	} else {
-		memset(&n, 0, sizeof(n));
-		n.item.size = KDBUS_ITEM_HEADER_SIZE;
-		n.item.type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
+		n->size = KDBUS_ITEM_HEADER_SIZE;
+		n->type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
 		kdbus_staging_stamp(&stamp, src->bus);
-		kdbus_conn_enqueue_kernel(src, &n.item, src->id, r->cookie, &stamp);
+		kdbus_conn_enqueue_kernel(src, n, src->id, r->cookie, &stamp);
 	}
 	kdbus_reply_unref(r);
 }
@@ -144,17 +183,17 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 static void kdbus_reply_timeout_work(struct work_struct *work)
 {
 	struct kdbus_reply *r = container_of(to_delayed_work(work), struct kdbus_reply, timeout_work);
-	struct kdbus_conn *dst = r->reply_dst;
-	bool fire = false;
+	struct kdbus_bus *bus = r->reply_src->bus;
+	bool fire;
 
-	mutex_lock(&dst->lock);
-	if (r->linked) {
+	mutex_lock(&bus->reply_lock);
+	fire = r->linked;
+	if (fire) {
 		list_del_init(&r->entry);
 		r->linked = false;
 		atomic_dec(&r->reply_src->n_requests);
-		fire = true;
 	}
-	mutex_unlock(&dst->lock);
+	mutex_unlock(&bus->reply_lock);
 	if (fire)
 		kdbus_reply_notify(kdbus_reply_ref(r), true, -ETIMEDOUT);
 	kdbus_reply_unref(r);	/* the timeout's */
@@ -163,48 +202,28 @@ static void kdbus_reply_timeout_work(struct work_struct *work)
 /*
  * @conn goes away: the calls it owes are dead (REPLY_DEAD, or EPIPE for
  * synchronous callers), and the calls it made are forgotten (ECONNRESET
- * for its own synchronous waits).  Called without locks.
+ * for its own synchronous waits).  Called without connection locks.
  */
 void kdbus_reply_conn_gone(struct kdbus_conn *conn)
 {
 	struct kdbus_bus *bus = conn->bus;
 	struct kdbus_reply *r, *tmp;
-	struct kdbus_conn *c;
 	LIST_HEAD(dead);
 	LIST_HEAD(mine);
-	int i;
 
-	mutex_lock(&conn->lock);
-	list_for_each_entry_safe(r, tmp, &conn->replies, entry) {
+	mutex_lock(&bus->reply_lock);
+	list_for_each_entry_safe(r, tmp, &bus->replies, entry) {
+		if (r->reply_dst != conn && r->reply_src != conn)
+			continue;
 		kdbus_reply_ref(r);
 		kdbus_reply_unlink(r);
-		list_add_tail(&r->entry, &dead);
+		list_add_tail(&r->entry, r->reply_src == conn ? &mine : &dead);
 	}
-	mutex_unlock(&conn->lock);
-
-	down_read(&bus->conn_lock);
-	hash_for_each(bus->conns, i, c, hentry) {
-		mutex_lock(&c->lock);
-		list_for_each_entry_safe(r, tmp, &c->replies, entry) {
-			if (r->reply_src != conn)
-				continue;
-			kdbus_reply_ref(r);
-			kdbus_reply_unlink(r);
-			list_add_tail(&r->entry, &mine);
-		}
-		mutex_unlock(&c->lock);
-	}
-	up_read(&bus->conn_lock);
+	mutex_unlock(&bus->reply_lock);
 
 	list_for_each_entry_safe(r, tmp, &dead, entry) {
 		list_del_init(&r->entry);
-		if (r->reply_src == conn) {
-			/* a call to itself: nobody to tell */
-			kdbus_reply_complete(r, -ECONNRESET, 0, 0);
-			kdbus_reply_unref(r);
-		} else {
-			kdbus_reply_notify(r, false, -EPIPE);
-		}
+		kdbus_reply_notify(r, false, -EPIPE);
 	}
 	list_for_each_entry_safe(r, tmp, &mine, entry) {
 		list_del_init(&r->entry);
