@@ -165,9 +165,10 @@ else
 fi
 
 # --- the kernel module in a VM ------------------------------------------------------
-# tests/vm/run.sh (about 10 s, 40 s with the first download): kmod/ built
+# tests/vm/run.sh (about 80 s, 60 of them the stress test): kmod/ built
 # against linux-headers-amd64, the matching kernel booted in qemu, the
-# conformance suite on the ioctl backend twice and after rmmod/insmod; any
+# conformance suite on the ioctl backend twice and after rmmod/insmod, a
+# minute of concurrent senders, receivers, names and connections; any
 # oops, WARN or hang fails.  Where it cannot run (exit 77) it counts as skipped.
 if [ "${SKIP_VM:-0}" != 1 ]; then
 	out=$(tests/vm/run.sh 2>&1 | tee build-vm.log | tail -n 1)

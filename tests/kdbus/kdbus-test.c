@@ -21,6 +21,7 @@
 #include "kdbus-test.h"
 
 unsigned kt_bus_counter;
+const char *kt_skip_reason;
 
 typedef struct Test {
 	const char *name;
@@ -118,12 +119,14 @@ int main(int argc, char **argv) {
 			skipped++;
 			continue;
 		}
+		kt_skip_reason = NULL;
 		r = run_one(backend, t);
 		fflush(stderr);
 		if (r == TEST_OK) {
 			printf("ok %u - test_%s\n", n, t->name);
 		} else if (r == TEST_SKIP) {
-			printf("ok %u - test_%s # SKIP\n", n, t->name);
+			printf("ok %u - test_%s # SKIP%s%s\n", n, t->name, kt_skip_reason ? " " : "",
+			       kt_skip_reason ? kt_skip_reason : "");
 			skipped++;
 		} else {
 			printf("not ok %u - test_%s\n", n, t->name);

@@ -53,10 +53,20 @@ typedef struct Env {
 		}                                                                   \
 	} while (0)
 
+/* why the test returns TEST_SKIP, for the TAP line (reset before each test) */
+extern const char *kt_skip_reason;
+
+#define SKIP_BECAUSE(why)                                                           \
+	do {                                                                        \
+		kt_skip_reason = (why);                                             \
+		return TEST_SKIP;                                                   \
+	} while (0)
+
+/* faked identities, limits, hooks and extensions of the in-process core */
 #define USERSPACE_ONLY(env)                                                         \
 	do {                                                                        \
 		if ((env)->backend != KDBUS_BACKEND_USERSPACE)                      \
-			return TEST_SKIP;                                           \
+			SKIP_BECAUSE("needs the userspace backend");                \
 	} while (0)
 
 /* ---- kdbus-util.c ---- */
@@ -203,7 +213,7 @@ uint64_t kt_now_ns(void);
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(chat) \
 	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
-	X(kernel_concurrent_senders) X(kernel_memfd_sealed)
+	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)

@@ -19,7 +19,7 @@
 #define IOCTL_ONLY(env)                                                         \
 	do {                                                                    \
 		if ((env)->backend != KDBUS_BACKEND_IOCTL)                      \
-			return TEST_SKIP;                                       \
+			SKIP_BECAUSE("needs the kernel module");                \
 	} while (0)
 
 /* the pool can be mapped read-only only, and never made writable */
@@ -206,5 +206,212 @@ int test_kernel_memfd_sealed(Env *env) {
 		close(p[1]);
 	}
 	kdbus_conn_close(c);
+	return TEST_OK;
+}
+
+/* ---- stress: KDBUS_STRESS_SECONDS of everything at once ---- */
+
+#define STRESS_NAMES 4
+
+typedef struct Stress {
+	Env *env;
+	volatile int stop;
+	uint64_t recv_id[2];		/* the receivers, for sends by id */
+	unsigned long sent, received, broadcasts, calls, churned, unexpected;
+	pthread_mutex_t lock;
+} Stress;
+
+static void stress_count(Stress *st, unsigned long *what, unsigned long n) {
+	pthread_mutex_lock(&st->lock);
+	*what += n;
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void stress_bad(Stress *st, const char *what, int r) {
+	fprintf(stderr, "# stress: %s: %s\n", what, strerror(-r));
+	stress_count(st, &st->unexpected, 1);
+}
+
+static bool send_ok(int r) {
+	return r == 0 || r == -ESRCH || r == -ENXIO || r == -ECONNRESET || r == -ENOBUFS ||
+	       r == -EXFULL || r == -EMLINK || r == -EADDRNOTAVAIL;
+}
+
+static const char *stress_name(unsigned i) {
+	static const char *n[STRESS_NAMES] = { "org.kt.stress.a", "org.kt.stress.b", "org.kt.stress.c",
+						"org.kt.stress.d" };
+	return n[i % STRESS_NAMES];
+}
+
+/* receives, answers calls, and takes and gives up names */
+static void *stress_receiver(void *p) {
+	Stress *st = p;
+	KdbusConn *c = kt_hello(st->env, KDBUS_HELLO_ACCEPT_FD);
+	unsigned i = 0;
+
+	if (!c) {
+		stress_bad(st, "receiver hello", -EIO);
+		return NULL;
+	}
+	pthread_mutex_lock(&st->lock);
+	st->recv_id[st->recv_id[0] ? 1 : 0] = kdbus_conn_get_id(c);
+	pthread_mutex_unlock(&st->lock);
+	if (kt_match_empty(c, 1) < 0)
+		stress_bad(st, "match", -EIO);
+	while (!st->stop) {
+		struct pollfd pfd = { .fd = kdbus_conn_get_fd(c), .events = POLLIN };
+		struct kdbus_msg *m;
+		uint64_t off;
+		int r;
+
+		if (++i % 64 == 0) {
+			const char *n = stress_name(i / 64);
+
+			r = (i / 64) % 3 ? kt_name_acquire(c, n, KDBUS_NAME_QUEUE | KDBUS_NAME_ALLOW_REPLACEMENT |
+							 KDBUS_NAME_REPLACE_EXISTING, NULL)
+					 : kt_name_release(c, n);
+			if (r < 0 && r != -EALREADY && r != -ESRCH && r != -EADDRINUSE && r != -EEXIST)
+				stress_bad(st, "name", r);
+		}
+		r = kt_recv(c, &m, &off);
+		if (r == -EAGAIN) {
+			poll(&pfd, 1, 20);
+			continue;
+		}
+		if (r < 0) {
+			stress_bad(st, "recv", r);
+			continue;
+		}
+		if (m->flags & KDBUS_MSG_EXPECT_REPLY) {
+			r = kt_reply(c, m->src_id, 1, m->cookie);
+			if (r < 0 && r != -EBADSLT && !send_ok(r))
+				stress_bad(st, "reply", r);
+		}
+		{
+			struct kdbus_item *it = kt_msg_item(m, KDBUS_ITEM_FDS, 0);
+
+			if (it)
+				for (size_t k = 0; k < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); k++)
+					if (it->fds[k] >= 0)
+						close(it->fds[k]);
+		}
+		r = kt_free(c, off);
+		if (r < 0)
+			stress_bad(st, "free", r);
+		stress_count(st, &st->received, 1);
+	}
+	kdbus_conn_close(c);
+	return NULL;
+}
+
+/* sends by name, by id, broadcasts, calls with short deadlines, fds */
+static void *stress_sender(void *p) {
+	Stress *st = p;
+	KdbusConn *c = kt_hello(st->env, KDBUS_HELLO_ACCEPT_FD);
+	uint64_t cookie = 0, payload[64] = {};
+	int pfd[2];
+
+	if (!c || pipe(pfd) < 0) {
+		stress_bad(st, "sender setup", -EIO);
+		return NULL;
+	}
+	while (!st->stop) {
+		KtMsg m = KT_MSG(.cookie = ++cookie, .vec = { payload }, .vec_size = { 8 * (cookie % 64 + 1) });
+		int r;
+
+		switch (cookie % 5) {
+		case 0:
+			m.dst_name = stress_name(cookie);
+			break;
+		case 1:
+			m.dst_id = st->recv_id[cookie & 1];
+			m.fds = &pfd[0];
+			m.n_fds = 1;
+			break;
+		case 2:
+			m.dst_id = KDBUS_DST_ID_BROADCAST;
+			m.flags = KDBUS_MSG_SIGNAL;
+			stress_count(st, &st->broadcasts, 1);
+			break;
+		case 3:
+			m.dst_name = stress_name(cookie);
+			m.flags = KDBUS_MSG_EXPECT_REPLY;
+			m.timeout_ns = kt_now_ns() + 20000000ULL;
+			stress_count(st, &st->calls, 1);
+			break;
+		default:
+			m.dst_id = st->recv_id[cookie & 1];
+			m.flags = KDBUS_MSG_EXPECT_REPLY;
+			m.timeout_ns = kt_now_ns() + 50000000ULL;
+			m.send_flags = cookie % 10 == 4 ? KDBUS_SEND_SYNC_REPLY : 0;
+			stress_count(st, &st->calls, 1);
+			break;
+		}
+		if (!m.dst_id && !m.dst_name)
+			continue;	/* the receivers are not up yet */
+		r = kt_send_msg(c, &m);
+		if (r == 0 && m.send_flags)
+			kt_free(c, m.reply.offset);
+		else if (!send_ok(r) && r != -ETIMEDOUT && r != -EPIPE)
+			stress_bad(st, "send", r);
+		stress_count(st, &st->sent, 1);
+		if (cookie % 16 == 0)
+			kt_drain(c);	/* answers, timeouts, dead calls, broadcasts */
+	}
+	kt_drain(c);
+	close(pfd[0]);
+	close(pfd[1]);
+	kdbus_conn_close(c);
+	return NULL;
+}
+
+/* connections that take names, get messages and vanish mid-stream */
+static void *stress_churner(void *p) {
+	Stress *st = p;
+	unsigned i = 0;
+
+	while (!st->stop) {
+		KdbusConn *c = kt_hello(st->env, KDBUS_HELLO_ACCEPT_FD);
+		int r;
+
+		if (!c) {
+			stress_bad(st, "churn hello", -EIO);
+			continue;
+		}
+		r = kt_name_acquire(c, stress_name(i++), KDBUS_NAME_QUEUE, NULL);
+		if (r < 0 && r != -EEXIST)
+			stress_bad(st, "churn acquire", r);
+		usleep(2000);
+		if (i % 4 == 0 && kt_byebye(c) < 0)
+			kt_drain(c);	/* EBUSY: messages came in */
+		kdbus_conn_close(c);
+		stress_count(st, &st->churned, 1);
+	}
+	return NULL;
+}
+
+int test_kernel_stress(Env *env) {
+	const char *s = getenv("KDBUS_STRESS_SECONDS");
+	Stress st = { .env = env, .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t t[8];
+	int n = 0, seconds;
+
+	IOCTL_ONLY(env);
+	if (!s || (seconds = atoi(s)) <= 0)
+		SKIP_BECAUSE("KDBUS_STRESS_SECONDS not set");
+	pthread_create(&t[n++], NULL, stress_receiver, &st);
+	pthread_create(&t[n++], NULL, stress_receiver, &st);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[n++], NULL, stress_sender, &st);
+	pthread_create(&t[n++], NULL, stress_churner, &st);
+	pthread_create(&t[n++], NULL, stress_churner, &st);
+	sleep(seconds);
+	st.stop = 1;
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	fprintf(stderr, "# stress: %d s: %lu sent (%lu calls, %lu broadcasts), %lu received, %lu connections churned, %lu unexpected errors\n",
+		seconds, st.sent, st.calls, st.broadcasts, st.received, st.churned, st.unexpected);
+	ASSERT_EQ(st.unexpected, 0);
+	ASSERT_RETURN(st.received > 0 && st.churned > 0);
 	return TEST_OK;
 }

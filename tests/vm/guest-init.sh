@@ -1,7 +1,8 @@
 #!/bin/busybox sh
 # /init of the VM test's initramfs (tests/vm/run.sh): loads kdbus.ko, mounts
-# kdbusfs, runs the conformance suite on the ioctl backend twice, unloads and
-# reloads the module, runs it once more, and powers off.  Output goes to the
+# kdbusfs, runs the conformance suite on the ioctl backend twice and the
+# concurrency stress test (kernel_stress, /kdbus/stress-seconds long),
+# unloads and reloads the module, runs the suite once more, and powers off.  Output goes to the
 # serial console; the host reads the TAP between KDBUS-VM-BEGIN and
 # KDBUS-VM-END and the final KDBUS-VM-RESULT line.
 /bin/busybox --install -s /bin
@@ -36,6 +37,8 @@ echo "KDBUS-VM-BEGIN $(cut -d' ' -f1 /proc/uptime)"
 load
 suite 1
 suite 2
+echo "# stress"
+KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
 unload
 load
 suite 3

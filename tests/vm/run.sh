@@ -13,8 +13,10 @@
 #    tests/vm/guest-init.sh as /init) and boots it in qemu (TCG unless
 #    VM_ACCEL=kvm) with panic_on_warn=1 oops=panic slub_debug=FZPU
 # 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
-#    the suite on the ioctl backend twice, then again after umount, rmmod
-#    and insmod; its TAP comes back over the serial console
+#    the suite on the ioctl backend twice, the concurrency stress test
+#    (VM_STRESS_SECONDS, 60 s: senders, receivers, names changing hands,
+#    connections closing mid-send on both vCPUs), then the suite again after
+#    umount, rmmod and insmod; its TAP comes back over the serial console
 #
 # A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
@@ -25,6 +27,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${VM_WORK:-$top/build-vm}
 timeout_s=${VM_TIMEOUT:-600}
 accel=${VM_ACCEL:-tcg}
+stress_s=${VM_STRESS_SECONDS:-60}
 export LC_ALL=C.UTF-8
 
 skip() { echo "# SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
@@ -70,7 +73,8 @@ rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initram
 cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
-	cp "$top/kmod/unsupported-tests" "$root/kdbus/" || fail "initramfs"
+	cp "$top/kmod/unsupported-tests" "$root/kdbus/" &&
+	echo "$stress_s" > "$root/kdbus/stress-seconds" || fail "initramfs"
 ( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
 
 # --- boot ----------------------------------------------------------------------------
