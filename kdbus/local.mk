@@ -32,6 +32,8 @@ tests_kdbus_test_kdbus_SOURCES = \
 	tests/kdbus/test-activator.c \
 	tests/kdbus/test-kernel.c
 tests_kdbus_test_kdbus_LDADD = kdbus/libkdbus.a
+# the kernel module (built with Kbuild by tests/vm/run.sh, not by make)
+EXTRA_DIST += kmod
 TESTS += tests/kdbus/test-kdbus
 
 check_PROGRAMS += tests/unit/test-kdbus-core
