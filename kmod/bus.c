@@ -33,6 +33,7 @@ static void __kdbus_bus_free(struct kref *kref)
 	WARN_ON(!hash_empty(bus->names));
 	WARN_ON(!list_empty(&bus->notify_list));
 	WARN_ON(!list_empty(&bus->replies));
+	WARN_ON(!hash_empty(bus->policy));
 	put_cred(bus->creator_cred);
 	put_pid(bus->creator_pid);
 	kfree(bus);
@@ -172,6 +173,8 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	INIT_HLIST_HEAD(&bus->monitors);
 	init_rwsem(&bus->name_lock);
 	hash_init(bus->names);
+	init_rwsem(&bus->policy_lock);
+	hash_init(bus->policy);
 	mutex_init(&bus->reply_lock);
 	INIT_LIST_HEAD(&bus->replies);
 	spin_lock_init(&bus->notify_lock);

@@ -64,6 +64,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
 	kdbus_match_flush(conn);
+	kdbus_policy_remove_owner(conn);
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
 	put_pid(conn->pid);
@@ -122,6 +123,7 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	mutex_unlock(&conn->lock);
 	/* what was sent to its names returns to their activators first */
 	kdbus_names_release_all(conn);
+	kdbus_policy_remove_owner(conn);
 	mutex_lock(&conn->lock);
 	kdbus_conn_flush_queue(conn);
 	mutex_unlock(&conn->lock);
@@ -305,7 +307,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	r = -EINVAL;
 	if (hweight64(cmd->flags & HELLO_ROLES) > 1)
 		goto out;
-	if ((cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) && n_names != 1)
+	if ((cmd->flags & KDBUS_HELLO_ACTIVATOR) && n_names != 1)
+		goto out;
+	if ((cmd->flags & KDBUS_HELLO_POLICY_HOLDER) && n_names < 1)
 		goto out;
 	if (!(cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) && (n_names || n_access))
 		goto out;
@@ -315,10 +319,6 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		goto out;
 	if ((cmd->flags & HELLO_ROLES) && !capable(CAP_IPC_OWNER)) {
 		r = -EPERM;
-		goto out;
-	}
-	if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER) {
-		r = -EOPNOTSUPP;	/* not implemented yet */
 		goto out;
 	}
 	if (cmd->flags & KDBUS_HELLO_ACTIVATOR) {
@@ -352,6 +352,8 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
+	INIT_LIST_HEAD(&conn->policy);
+	conn->privileged = capable(CAP_IPC_OWNER);
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
@@ -372,6 +374,16 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	}
 
 	/* the items of the answer: the bus's bloom parameters */
+	/* a policy holder's entries, an activator's if it brings any; they
+	 * are in place before anybody can see the connection */
+	if ((cmd->flags & KDBUS_HELLO_POLICY_HOLDER) || n_access) {
+		r = kdbus_policy_set(conn, cmd->items, items_size,
+				     (cmd->flags & KDBUS_HELLO_ACTIVATOR) ? 1 : 0,
+				     cmd->flags & KDBUS_HELLO_POLICY_HOLDER);
+		if (r < 0)
+			goto out;
+	}
+
 	/* the answer's items: the bloom parameters; for an activator, its
 	 * NAME and POLICY_ACCESS items back */
 	out_size = KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter));
@@ -529,6 +541,7 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_cmd *cmd;
 	size_t items_size;
 	u64 send_flags = 0, recv_flags = 0;
+	bool policy = false;
 	int r;
 
 	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
@@ -555,12 +568,18 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 		else if (it->type == KDBUS_ITEM_ATTACH_FLAGS_RECV)
 			slot = &recv;
 		else if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
-			slot = NULL;	/* policy holders */
+			slot = NULL;	/* a policy holder's new entries */
 		else
 			goto out;
 		if (!slot) {
 			r = -EOPNOTSUPP;
-			goto out;
+			if (!(conn->flags & KDBUS_HELLO_POLICY_HOLDER))
+				goto out;
+			r = -EINVAL;
+			if (it->type == KDBUS_ITEM_NAME && !kdbus_item_is_string(it))
+				goto out;
+			policy = true;
+			continue;
 		}
 		if (it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(u64))
 			goto out;
@@ -580,11 +599,19 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 		if (kdbus_attach_flags_check(&recv_flags) < 0)
 			goto out;
 	}
-	r = -EOPNOTSUPP;
-	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER))
-		goto out;
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
+		goto out;
+	if (conn->flags & KDBUS_HELLO_POLICY_HOLDER) {
+		/* a policy holder replaces its entries, all or nothing */
+		r = -EOPNOTSUPP;
+		if (send || recv)
+			goto out;
+		r = policy ? kdbus_policy_set(conn, cmd->items, items_size, 0, true) : 0;
+		goto out;
+	}
+	r = -EOPNOTSUPP;
+	if (conn->flags & KDBUS_HELLO_ACTIVATOR)
 		goto out;
 	if (send)
 		WRITE_ONCE(conn->attach_send, send_flags);
@@ -1004,6 +1031,9 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 	hash_for_each(bus->conns, i, dst, hentry) {
 		if (dst->flags & HELLO_ROLES)
 			continue;
+		/* the receiver needs TALK access to the sender */
+		if (!kdbus_policy_may_talk(dst->privileged, dst->cred, s->src))
+			continue;
 		if (kdbus_conn_wants(dst, mm))
 			kdbus_conn_enqueue(dst, s);
 	}
@@ -1383,11 +1413,15 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (r < 0) {
 		/* nothing to send to */
 	} else if (msg->flags & KDBUS_MSG_SIGNAL) {
-		/* a unicast signal is dropped silently unless the receiver matches it */
-		if (kdbus_conn_wants(dst, &mm))
+		/* a unicast signal is dropped silently unless the receiver matches
+		 * it and may talk to the sender, as for broadcasts */
+		if (kdbus_policy_may_talk(dst->privileged, dst->cred, conn) && kdbus_conn_wants(dst, &mm))
 			r = kdbus_conn_enqueue(dst, &stage);
 	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
+		/* an answer to a call needs no policy: the tracker is the permission */
 		r = kdbus_send_reply(conn, dst, &stage);
+	} else if (!kdbus_policy_may_talk(conn->privileged, current_cred(), dst)) {
+		r = -EPERM;
 	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
 		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {
 			r = -EMLINK;
@@ -1614,8 +1648,10 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 
-	/* an activator may look at what waits for the service, and drop it */
-	if ((conn->flags & KDBUS_HELLO_ACTIVATOR) && !(cmd->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) {
+	/* an activator may look at what waits for the service, and drop it;
+	 * a policy holder receives nothing */
+	if (((conn->flags & KDBUS_HELLO_ACTIVATOR) && !(cmd->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) ||
+	    (conn->flags & KDBUS_HELLO_POLICY_HOLDER)) {
 		kfree(cmd);
 		return -EOPNOTSUPP;
 	}

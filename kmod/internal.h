@@ -66,6 +66,9 @@ struct kdbus_bus {
 	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
 	u64 last_name_id;
 
+	struct rw_semaphore policy_lock;	/* after the name lock */
+	DECLARE_HASHTABLE(policy, 6);	/* struct kdbus_policy_entry */
+
 	struct mutex reply_lock;	/* after any connection lock */
 	struct list_head replies;	/* struct kdbus_reply */
 
@@ -86,6 +89,8 @@ struct kdbus_conn {
 	struct kdbus_bus *bus;
 	u64 id;
 	u64 flags;			/* HELLO flags */
+	bool privileged;		/* CAP_IPC_OWNER at HELLO */
+	struct list_head policy;	/* the policy entries it installed */
 	u64 attach_send, attach_recv;
 	char *description;
 	const struct cred *cred;	/* of the opener, at HELLO */
@@ -228,7 +233,16 @@ void kdbus_notify_name_change(struct kdbus_bus *bus, u64 type, u64 old_id, u64 n
 			      u64 old_flags, u64 new_flags, const char *name);
 void kdbus_notify_flush(struct kdbus_bus *bus);
 
+/* policy.c */
+int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, size_t items_size,
+		     size_t max_names, bool wildcards);
+void kdbus_policy_remove_owner(struct kdbus_conn *owner);
+int kdbus_policy_query_locked(struct kdbus_bus *bus, const struct cred *cred, const char *name);
+bool kdbus_policy_may_own(struct kdbus_bus *bus, bool privileged, const struct cred *cred, const char *name);
+bool kdbus_policy_may_talk(bool privileged, const struct cred *cred, struct kdbus_conn *to);
+
 /* names.c */
+bool kdbus_names_policy_allows(struct kdbus_conn *conn, const struct cred *cred, int level);
 bool kdbus_name_owned_by(struct kdbus_bus *bus, const char *name, struct kdbus_conn *conn);
 #define KDBUS_CONN_MAX_NAMES 256
 int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);

@@ -184,13 +184,6 @@ bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name)
 	return e && e->activator;
 }
 
-/* may the caller own names on @bus?  Without policy holders: the bus
- * owner and privileged callers only */
-static bool kdbus_may_own(struct kdbus_bus *bus)
-{
-	return capable(CAP_IPC_OWNER) || uid_eq(current_euid(), bus->creator_cred->euid);
-}
-
 /* copy a name command: flags within @valid, exactly one valid NAME item */
 static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const char **ret_name)
 {
@@ -382,7 +375,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
 		goto out;
 	r = -EPERM;
-	if (!kdbus_may_own(bus))
+	if (!kdbus_policy_may_own(bus, conn->privileged, current_cred(), name))
 		goto out;
 	down_write(&bus->name_lock);
 	if (!READ_ONCE(conn->connected))
@@ -443,6 +436,18 @@ void kdbus_names_release_all(struct kdbus_conn *conn)
 		kdbus_name_release_owner(list_first_entry(&conn->names, struct kdbus_name_owner,
 							  conn_link));
 	up_write(&bus->name_lock);
+}
+
+/* with the name and policy locks held: does @cred have @level to one of
+ * the names @conn owns or waits for */
+bool kdbus_names_policy_allows(struct kdbus_conn *conn, const struct cred *cred, int level)
+{
+	struct kdbus_name_owner *o;
+
+	list_for_each_entry(o, &conn->names, conn_link)
+		if (kdbus_policy_query_locked(conn->bus, cred, o->entry->name) >= level)
+			return true;
+	return false;
 }
 
 /* KDBUS_ATTACH_NAMES, with the name lock held: the names @conn owns */

@@ -213,7 +213,8 @@ uint64_t kt_now_ns(void);
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(chat) \
 	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
-	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress)
+	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
+	X(kernel_policy_unprivileged)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)

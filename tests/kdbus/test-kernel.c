@@ -6,6 +6,7 @@
  */
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -413,5 +414,103 @@ int test_kernel_stress(Env *env) {
 		seconds, st.sent, st.calls, st.broadcasts, st.received, st.churned, st.unexpected);
 	ASSERT_EQ(st.unexpected, 0);
 	ASSERT_RETURN(st.received > 0 && st.churned > 0);
+	return TEST_OK;
+}
+
+/* ---- policy, with a process that really is another user ---- */
+
+#define UNPRIV_UID 60001
+
+/* run @fn(@arg) in a child that dropped to UNPRIV_UID; its exit status */
+static int as_unprivileged(int (*fn)(void *), void *arg) {
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0 ||
+		    setresuid(UNPRIV_UID, UNPRIV_UID, UNPRIV_UID) < 0)
+			_exit(99);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+typedef struct PolicyProbe {
+	Env *env;
+	uint64_t root_id;
+	bool granted;
+} PolicyProbe;
+
+static int policy_probe(void *p) {
+	PolicyProbe *pp = p;
+	KdbusConn *u = kt_hello(pp->env, 0);
+	int want_own = pp->granted ? 0 : -EPERM, want_talk = pp->granted ? 0 : -EPERM;
+
+	if (!u)
+		return 10;
+	if (kt_name_acquire(u, "org.kt.Mine", 0, NULL) != want_own)
+		return 11;
+	if (kt_name_acquire(u, "org.kt.NotMine", 0, NULL) != -EPERM)
+		return 12;
+	if (kt_send(u, pp->root_id, 1) != want_talk)
+		return 13;
+	if (kt_send_name(u, "org.kt.Talk", 2, 0) != want_talk)
+		return 14;
+	kdbus_conn_close(u);
+	return 0;
+}
+
+int test_kernel_policy_unprivileged(Env *env) {
+	static const struct kdbus_policy_access own = { KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_OWN, 0 };
+	static const struct kdbus_policy_access talk = { KDBUS_POLICY_ACCESS_USER, KDBUS_POLICY_TALK, UNPRIV_UID };
+	uint64_t buf[64] = {};
+	struct kdbus_cmd *cmd = (struct kdbus_cmd *)buf;
+	struct kdbus_item *it = cmd->items;
+	struct kdbus_bloom_parameter bp = { BLOOM_SIZE, BLOOM_N_HASH };
+	Env world = { .backend = env->backend };
+	PolicyProbe pp = { .env = &world };
+	KdbusConn *root, *ph = NULL;
+	KtHello h = { .flags = KDBUS_HELLO_POLICY_HOLDER, .names = { "org.kt.Mine", "org.kt.Talk" },
+		      .access = { &own, &talk }, .n_access = { 1, 1 } };
+
+	IOCTL_ONLY(env);
+	if (geteuid() != 0)
+		SKIP_BECAUSE("needs root to become another user");
+	/* a bus that every user may open */
+	snprintf(world.name, sizeof(world.name), "%.50s-world", env->name);
+	it->size = KDBUS_ITEM_HEADER_SIZE + strlen(world.name) + 1;
+	it->type = KDBUS_ITEM_MAKE_NAME;
+	strcpy(it->str, world.name);
+	it = KDBUS_ITEM_NEXT(it);
+	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(bp);
+	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
+	it->bloom_parameter = bp;
+	it = KDBUS_ITEM_NEXT(it);
+	cmd->size = (uint8_t *)it - (uint8_t *)cmd;
+	cmd->flags = KDBUS_MAKE_ACCESS_WORLD;
+	ASSERT_EQ(kdbus_cmd_bus_make(env->backend, cmd, &world.bus), 0);
+	root = kt_hello(&world, 0);
+	ASSERT_RETURN(root);
+	pp.root_id = kdbus_conn_get_id(root);
+	ASSERT_EQ(kt_name_acquire(root, "org.kt.Talk", 0, NULL), 0);
+
+	/* secure by default: no name to own, nobody to talk to */
+	ASSERT_EQ(as_unprivileged(policy_probe, &pp), 0);
+	ASSERT_EQ(kt_recv(root, NULL, NULL), -EAGAIN);
+	/* a policy holder grants OWN of one name to all, TALK to one user */
+	ASSERT_EQ(kt_hello_full(world.bus, &h, &ph), 0);
+	pp.granted = true;
+	ASSERT_EQ(as_unprivileged(policy_probe, &pp), 0);
+	ASSERT_EQ(kt_drain(root), 2);
+	/* its entries go with it */
+	kdbus_conn_close(ph);
+	pp.granted = false;
+	ASSERT_EQ(as_unprivileged(policy_probe, &pp), 0);
+	kdbus_conn_close(root);
+	kdbus_bus_close(world.bus);
 	return TEST_OK;
 }
