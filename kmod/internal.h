@@ -111,6 +111,22 @@ struct kdbus_conn {
 	wait_queue_head_t wait;
 };
 
+#define KDBUS_HELLO_ROLES (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)
+
+/* a message in a connection's queue */
+struct kdbus_queue_entry {
+	struct list_head entry;		/* in conn->queue */
+	struct kdbus_reply *reply;	/* a call: its tracker */
+	struct file **files;		/* fds and memfds to install at RECV */
+	u64 *fd_pos;			/* where in the pool each one's number goes */
+	unsigned int n_files;
+	bool has_fds;			/* KDBUS_ITEM_FDS among them */
+	u64 dst_name_id;		/* sent to a name: which */
+	struct kdbus_slice *slice;
+	u64 msg_size;			/* the kdbus_msg with its items */
+	s64 priority;
+};
+
 /* a message on its way: what every receiver's copy is built from */
 struct kdbus_send_vec {
 	u64 size;
@@ -187,12 +203,18 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp);
 void kdbus_conn_disconnect(struct kdbus_conn *conn);
 int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp);
+/* message.c */
 int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp);
+
+/* queue.c: the entries under the connection's lock */
+void kdbus_queue_entry_free(struct kdbus_queue_entry *e);
+void kdbus_conn_flush_queue(struct kdbus_conn *conn);
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);
 __poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait);
 int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
 int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off);
+/* metadata.c */
 size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description);
 void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
 		       struct pid *tid, const char *description);
@@ -284,6 +306,7 @@ int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_fl
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);
 int kdbus_name_is_valid(const char *name, size_t len);
 int kdbus_attach_flags_check(u64 *flags);
+void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid, bool *negotiated);
 
 /*
  * Payloads of items, reached by offset and not through the uapi's

@@ -151,3 +151,57 @@ int kdbus_attach_flags_check(u64 *flags)
 	}
 	return (*flags & ~(u64)_KDBUS_ATTACH_ALL) ? -EINVAL : 0;
 }
+
+/* ---- items and metadata ------------------------------------------------- */
+
+void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
+{
+	struct kdbus_item *it = p;
+
+	it->size = KDBUS_ITEM_HEADER_SIZE + len;
+	it->type = type;
+	if (len)
+		memcpy(kdbus_item_str(it), data, len);
+	return (u8 *)p + KDBUS_ITEM_SIZE(len);
+}
+
+/* a NUL-terminated string filling the item exactly */
+bool kdbus_item_is_string(const struct kdbus_item *it)
+{
+	size_t n = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+	return n >= 1 && kdbus_item_str(it)[n - 1] == '\0' && strlen(kdbus_item_str(it)) == n - 1;
+}
+
+
+static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
+
+/* ---- simple commands ------------------------------------------------------- */
+
+/*
+ * Copy a fixed-size command without items of its own; answer a
+ * negotiation (*negotiated) with @valid flags.
+ */
+void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid,
+			      bool *negotiated)
+{
+	u64 *cmd = kdbus_cmd_copy(argp, min, KDBUS_CMD_MAX_SIZE);
+	int r;
+
+	*negotiated = false;
+	if (IS_ERR(cmd))
+		return cmd;
+	if (cmd[1] & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, items_off, valid, no_items, ARRAY_SIZE(no_items));
+		*negotiated = true;
+	} else if (cmd[1] & ~valid) {
+		r = -EINVAL;
+	} else if (cmd[0] != items_off) {
+		r = -EINVAL;		/* no item is expected */
+	} else {
+		return cmd;
+	}
+	kfree(cmd);
+	return r < 0 ? ERR_PTR(r) : NULL;
+}
+

@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * message.c - SEND: unicast by id or name, broadcasts, unicast signals,
+ * calls and their answers (synchronous ones too), fds and memfds, and the
+ * copies for monitors; building a message in a receiver's pool
+ */
+#include <linux/file.h>
+#include <linux/magic.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <net/sock.h>
+
+#include "internal.h"
+
+#define MSG_FLAGS (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START | KDBUS_MSG_SIGNAL)
+
+static const u64 send_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_CANCEL_FD };
+
+/* ---- SEND ------------------------------------------------------------------ */
+
+/*
+ * Build a message in @dst's pool and queue it.  Layout of the slice: the
+ * kdbus_msg with its items (DST_NAME, PAYLOAD_OFF per vec with offsets
+ * relative to the pool, the notification of a kernel message, metadata),
+ * then the data of each vec at 8-byte aligned offsets.  A broadcast that
+ * cannot be queued counts as lost for @dst (reported at its next RECV).
+ */
+int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
+{
+	const struct kdbus_msg *msg = s->msg;
+	struct kdbus_conn *src = s->src;
+	struct kdbus_queue_entry *e;
+	struct kdbus_slice *slice;
+	struct kdbus_msg *m;
+	size_t hdr_size, total, data_off, i;
+	u64 mask;
+	void *p;
+	int r;
+
+	mask = READ_ONCE(dst->attach_recv) & (src ? READ_ONCE(src->attach_send) : KDBUS_ATTACH_TIMESTAMP);
+	hdr_size = sizeof(*m) + s->n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
+		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0);
+	if (src)
+		hdr_size += kdbus_meta_size(mask, s->cred, s->pid, src->description);
+	if (s->dst_name)
+		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
+	if (s->notify)
+		hdr_size += KDBUS_ALIGN8(s->notify->size);
+	hdr_size += s->n_memfds * KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
+	if (s->n_fds)
+		hdr_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
+	if (src && (mask & KDBUS_ATTACH_NAMES))
+		hdr_size += kdbus_names_meta_size(src);
+	total = KDBUS_ALIGN8(hdr_size);
+	for (i = 0; i < s->n_vecs; i++)
+		if (s->vecs[i].address)
+			total += KDBUS_ALIGN8(s->vecs[i].size);
+
+	m = kzalloc(hdr_size, GFP_KERNEL);
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	r = -ENOMEM;
+	if (!m || !e)
+		goto out;
+	if (s->n_fds + s->n_memfds) {
+		e->files = kcalloc(s->n_fds + s->n_memfds, sizeof(*e->files) + sizeof(*e->fd_pos),
+				   GFP_KERNEL);
+		if (!e->files)
+			goto out;
+		e->fd_pos = (u64 *)(e->files + s->n_fds + s->n_memfds);
+	}
+
+	mutex_lock(&dst->lock);
+	r = -ECONNRESET;
+	if (!dst->connected)
+		goto out_unlock;
+	r = -ECOMM;
+	if (s->n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD))
+		goto out_unlock;
+	r = -EOPNOTSUPP;	/* fds in the answer to a synchronous call: not yet */
+	if (s->ret_offset && s->n_fds + s->n_memfds)
+		goto out_unlock;
+	r = -ENOBUFS;
+	if (dst->n_msgs >= KDBUS_CONN_MAX_MSGS)
+		goto out_unlock;
+	slice = kdbus_pool_slice_alloc(dst->pool, total, dst != src);
+	if (IS_ERR(slice)) {
+		r = PTR_ERR(slice);
+		goto out_unlock;
+	}
+
+	*m = *msg;
+	m->size = hdr_size;
+	m->src_id = src ? src->id : KDBUS_SRC_ID_KERNEL;
+	p = m->items;
+	if (s->dst_name)
+		p = kdbus_item_put(p, KDBUS_ITEM_DST_NAME, s->dst_name, strlen(s->dst_name) + 1);
+	data_off = kdbus_slice_offset(slice) + KDBUS_ALIGN8(hdr_size);
+	for (i = 0; i < s->n_vecs; i++) {
+		struct kdbus_vec v = { .size = s->vecs[i].size, .offset = ~0ULL };
+
+		if (s->vecs[i].address) {
+			v.offset = data_off;
+			r = kdbus_pool_write_user(dst->pool, data_off, u64_to_user_ptr(s->vecs[i].address),
+						  s->vecs[i].size);
+			if (r < 0) {
+				kdbus_pool_slice_release(dst->pool, slice);
+				goto out_unlock;
+			}
+			data_off += KDBUS_ALIGN8(s->vecs[i].size);
+		}
+		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
+	}
+	for (i = 0; i < s->n_memfds; i++) {
+		struct kdbus_memfd mf = {
+			.start = s->memfds[i].start,
+			.size = s->memfds[i].size,
+			.fd = -1,	/* installed at RECV */
+		};
+
+		e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
+					KDBUS_ITEM_HEADER_SIZE + offsetof(struct kdbus_memfd, fd);
+		e->files[e->n_files++] = get_file(s->memfds[i].f);
+		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_MEMFD, &mf, sizeof(mf));
+	}
+	if (s->n_fds) {
+		struct kdbus_item *it = p;
+		int *fds = (int *)kdbus_item_str(it);
+
+		it->size = KDBUS_ITEM_HEADER_SIZE + s->n_fds * sizeof(int);
+		it->type = KDBUS_ITEM_FDS;
+		for (i = 0; i < s->n_fds; i++) {
+			fds[i] = -1;	/* installed at RECV */
+			e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
+						KDBUS_ITEM_HEADER_SIZE + i * sizeof(int);
+			e->files[e->n_files++] = get_file(s->fds[i]);
+		}
+		p = (u8 *)p + KDBUS_ALIGN8(it->size);
+	}
+	if (s->notify) {
+		memcpy(p, s->notify, s->notify->size);
+		p = (u8 *)p + KDBUS_ALIGN8(s->notify->size);
+	}
+	if (mask & KDBUS_ATTACH_TIMESTAMP) {
+		struct kdbus_timestamp ts = {
+			.seqnum = s->seq,
+			.monotonic_ns = s->monotonic_ns,
+			.realtime_ns = s->realtime_ns,
+		};
+
+		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
+	}
+	if (src) {
+		p = kdbus_meta_write(p, mask, s->cred, s->pid, s->tid, src->description);
+		if (mask & KDBUS_ATTACH_NAMES)
+			kdbus_names_meta_write(p, src);
+	}
+	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, hdr_size);
+	if (r < 0) {
+		kdbus_pool_slice_release(dst->pool, slice);
+		goto out_unlock;
+	}
+
+	if (s->ret_offset) {
+		/* the answer to a synchronous call: straight to the caller */
+		kdbus_slice_set_public(slice, true);
+		*s->ret_offset = kdbus_slice_offset(slice);
+		*s->ret_size = hdr_size;
+		r = 0;
+		goto out_unlock;
+	}
+	kdbus_slice_set_queued(slice, true);
+	e->slice = slice;
+	e->msg_size = hdr_size;
+	e->priority = msg->priority;
+	e->has_fds = s->n_fds > 0;
+	e->dst_name_id = s->dst_name_id;
+	list_add_tail(&e->entry, &dst->queue);
+	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
+	if (s->reply) {
+		kdbus_reply_link(s->reply);
+		e->reply = kdbus_reply_ref(s->reply);
+	}
+	e = NULL;
+	r = 0;
+out_unlock:
+	if (r < 0 && r != -ECONNRESET && s->count_lost)
+		dst->lost_count++;
+	mutex_unlock(&dst->lock);
+	if (r == 0 && !s->ret_offset)
+		wake_up_interruptible(&dst->wait);
+out:
+	if (e)
+		kdbus_queue_entry_free(e);
+	kfree(m);
+	return r;
+}
+
+/* stamp @s with a sequence number and the clocks, as of now */
+void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus)
+{
+	s->seq = atomic64_inc_return(&bus->domain->seqnum);
+	s->monotonic_ns = ktime_get_ns();
+	s->realtime_ns = ktime_get_real_ns();
+}
+
+/* a kernel message with @notify, to @dst if its matches want it (or
+ * unconditionally for a unicast notification or a monitor); a lost one is
+ * counted */
+void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
+{
+	struct kdbus_msg msg = {
+		.dst_id = dst_id,
+		.payload_type = KDBUS_PAYLOAD_KERNEL,
+		.cookie_reply = cookie_reply,
+	};
+	struct kdbus_staging s = *stamp;
+	bool wanted = true;
+
+	s.msg = &msg;
+	s.notify = notify;
+	s.count_lost = true;
+	if (dst_id == KDBUS_DST_ID_BROADCAST && !(dst->flags & KDBUS_HELLO_MONITOR)) {
+		mutex_lock(&dst->lock);
+		wanted = kdbus_match_kernel(dst, notify);
+		mutex_unlock(&dst->lock);
+	}
+	if (wanted)
+		kdbus_conn_enqueue(dst, &s);
+}
+
+/* with the name lock held for reading: a copy of a message for every
+ * monitor; one that does not take fds sees the message without them */
+void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s)
+{
+	struct kdbus_staging copy = *s;
+	struct kdbus_conn *mon;
+
+	copy.reply = NULL;
+	copy.ret_offset = copy.ret_size = NULL;
+	copy.count_lost = true;
+	down_read(&bus->conn_lock);
+	hlist_for_each_entry(mon, &bus->monitors, hentry) {
+		copy.n_fds = (mon->flags & KDBUS_HELLO_ACCEPT_FD) ? s->n_fds : 0;
+		kdbus_conn_enqueue(mon, &copy);
+	}
+	up_read(&bus->conn_lock);
+}
+
+/* with the name lock held for reading: does @dst want this user message */
+static bool kdbus_conn_wants(struct kdbus_conn *dst, const struct kdbus_match_msg *mm)
+{
+	bool wanted;
+
+	mutex_lock(&dst->lock);
+	wanted = kdbus_match_user(dst, mm);
+	mutex_unlock(&dst->lock);
+	return wanted;
+}
+
+/* with the name lock held for reading: a signal to every connection whose
+ * matches want it, the sender included */
+static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_staging *s,
+				const struct kdbus_match_msg *mm)
+{
+	struct kdbus_conn *dst;
+	int i;
+
+	down_read(&bus->conn_lock);
+	hash_for_each(bus->conns, i, dst, hentry) {
+		if (dst->flags & KDBUS_HELLO_ROLES)
+			continue;
+		/* the receiver needs TALK access to the sender */
+		if (!kdbus_policy_may_talk(dst->privileged, dst->cred, s->src))
+			continue;
+		if (kdbus_conn_wants(dst, mm))
+			kdbus_conn_enqueue(dst, s);
+	}
+	up_read(&bus->conn_lock);
+}
+
+/*
+ * The files of a KDBUS_ITEM_FDS: no kdbus handles and no AF_UNIX sockets
+ * (O_PATH ones excepted), which could make reference cycles (EOPNOTSUPP).
+ */
+static int kdbus_send_get_fds(const struct kdbus_item *it, struct file ***ret, size_t *ret_n)
+{
+	size_t n = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int), i;
+	const int *fds = (const int *)kdbus_item_str(it);
+	struct file **files;
+	int r;
+
+	if (n > KDBUS_MSG_MAX_FDS)
+		return -EMFILE;
+	files = kcalloc(n ? n : 1, sizeof(*files), GFP_KERNEL);
+	if (!files)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct socket *sock;
+
+		r = -EBADF;
+		files[i] = fget_raw(fds[i]);
+		if (!files[i])
+			goto err;
+		r = -EOPNOTSUPP;
+		if (kdbus_file_is_kdbus(files[i]))
+			goto err_put;
+		sock = (files[i]->f_mode & FMODE_PATH) ? NULL : sock_from_file(files[i]);
+		if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
+			goto err_put;
+	}
+	*ret = files;
+	*ret_n = n;
+	return 0;
+err_put:
+	i++;
+err:
+	while (i-- > 0)
+		if (files[i])
+			fput(files[i]);
+	kfree(files);
+	return r;
+}
+
+/*
+ * A PAYLOAD_MEMFD: a shmem file sealed against writes, growing and
+ * shrinking, and against changes of its seals; the range inside it.
+ */
+static int kdbus_send_get_memfd(const struct kdbus_item *it, struct kdbus_send_memfd *ret)
+{
+	const unsigned int seals = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+	struct inode *inode;
+	struct file *f;
+
+	f = fget(it->memfd.fd);
+	if (!f)
+		return -EBADF;
+	inode = file_inode(f);
+	if (inode->i_sb->s_magic != TMPFS_MAGIC || !S_ISREG(inode->i_mode)) {
+		fput(f);
+		return -EMEDIUMTYPE;
+	}
+	if ((SHMEM_I(inode)->seals & seals) != seals) {
+		fput(f);
+		return -ETXTBSY;
+	}
+	if (it->memfd.start + it->memfd.size > i_size_read(inode)) {
+		fput(f);
+		return -EFAULT;
+	}
+	ret->f = f;
+	ret->start = it->memfd.start;
+	ret->size = it->memfd.size;
+	return 0;
+}
+
+/*
+ * An answer (cookie_reply set, no EXPECT_REPLY): it consumes the tracker
+ * @conn keeps for @dst's call, or fails with EBADSLT.  The answer to a
+ * synchronous call goes straight into the caller's pool; an answer that
+ * cannot be delivered fails the call with EREMOTEIO.
+ */
+static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
+			    struct kdbus_staging *stage)
+{
+	struct kdbus_reply *reply;
+	u64 off = 0, size = 0;
+	int r;
+
+	reply = kdbus_reply_find_take(conn, dst->id, stage->msg->cookie_reply);
+	if (!reply)
+		return -EBADSLT;
+	if (reply->sync) {
+		stage->ret_offset = &off;
+		stage->ret_size = &size;
+		r = kdbus_conn_enqueue(dst, stage);
+		kdbus_reply_complete(reply, r == 0 ? 0 : r == -ECOMM ? -EREMOTEIO : r, off, size);
+	} else {
+		r = kdbus_conn_enqueue(dst, stage);
+	}
+	kdbus_reply_unref(reply);
+	return r;
+}
+
+/*
+ * A synchronous call waits for its outcome: the answer (its slice in
+ * @ret_off, @ret_size), ETIMEDOUT at the deadline, EPIPE when the callee
+ * goes away or drops the call, ECONNRESET when the caller does, ECANCELED
+ * when the cancel fd becomes readable, EINTR on a signal.
+ */
+static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel, u64 *ret_off, u64 *ret_size)
+{
+	int r;
+
+	for (;;) {
+		u64 now = ktime_get_ns();
+		long t, w;
+
+		if (now >= reply->deadline_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		t = nsecs_to_jiffies(reply->deadline_ns - now) + 1;
+		if (cancel)
+			t = min_t(long, t, msecs_to_jiffies(10));	/* the cancel fd is polled */
+		w = wait_event_interruptible_timeout(reply->wait, smp_load_acquire(&reply->done), t);
+		if (w == -ERESTARTSYS) {
+			r = -EINTR;
+			break;
+		}
+		if (smp_load_acquire(&reply->done))
+			break;
+		if (cancel && (vfs_poll(cancel, NULL) & EPOLLIN)) {
+			r = -ECANCELED;
+			break;
+		}
+	}
+	if (!smp_load_acquire(&reply->done)) {
+		bool mine;
+
+		/* given up: the tracker goes; if somebody else took it first,
+		 * the outcome is theirs and comes at once */
+		mine = kdbus_reply_take(reply);
+		if (mine)
+			kdbus_reply_complete(reply, r, 0, 0);
+		else
+			wait_event(reply->wait, smp_load_acquire(&reply->done));
+	}
+	*ret_off = reply->offset;
+	*ret_size = reply->msg_size;
+	return reply->err;
+}
+
+int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp)
+{
+	const struct kdbus_item *it, *dst_name = NULL, *bloom = NULL;
+	struct kdbus_send_vec *vecs = NULL;
+	struct kdbus_staging stage = {};
+	struct kdbus_match_msg mm = {};
+	struct kdbus_conn *dst = NULL;
+	struct kdbus_reply *reply = NULL;
+	struct file *cancel = NULL, **fds = NULL;
+	struct kdbus_send_memfd memfds[KDBUS_MSG_MAX_MEMFD_ITEMS] = {};
+	size_t n_fds = 0, n_memfds = 0, i;
+	struct kdbus_cmd_send *cmd;
+	struct kdbus_msg *msg = NULL;
+	size_t items_size, n_vecs = 0, n_items = 0;
+	u64 payload = 0;
+	int r;
+
+	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	items_size = cmd->size - offsetof(struct kdbus_cmd_send, items);
+	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_send, items),
+				    KDBUS_SEND_SYNC_REPLY, send_items, ARRAY_SIZE(send_items));
+		goto out;
+	}
+	r = -EINVAL;
+	if (cmd->flags & ~(u64)KDBUS_SEND_SYNC_REPLY)
+		goto out;
+	r = kdbus_items_validate(cmd->items, items_size);
+	if (r < 0)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		r = -EINVAL;
+		if (it->type != KDBUS_ITEM_CANCEL_FD || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
+			goto out;
+		r = -EEXIST;
+		if (cancel)
+			goto out;
+		r = -EBADF;
+		cancel = fget(it->fds[0]);
+		if (!cancel)
+			goto out;
+	}
+	if (conn->flags & KDBUS_HELLO_ROLES) {
+		r = -EOPNOTSUPP;
+		goto out;
+	}
+
+	msg = kdbus_cmd_copy(u64_to_user_ptr(cmd->msg_address), sizeof(*msg), KDBUS_MSG_MAX_SIZE);
+	if (IS_ERR(msg)) {
+		r = PTR_ERR(msg);
+		msg = NULL;
+		goto out;
+	}
+	items_size = msg->size - offsetof(struct kdbus_msg, items);
+	r = -EINVAL;
+	if (msg->flags & ~(u64)MSG_FLAGS)
+		goto out;
+	if (msg->payload_type == KDBUS_PAYLOAD_KERNEL)
+		goto out;
+	if (msg->src_id != 0 && msg->src_id != conn->id)
+		goto out;
+	r = kdbus_items_validate(msg->items, items_size);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	vecs = kcalloc(KDBUS_MSG_MAX_ITEMS, sizeof(*vecs), GFP_KERNEL);
+	if (!vecs)
+		goto out;
+	KDBUS_ITEMS_FOREACH(it, msg->items, items_size) {
+		size_t len = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+		r = -E2BIG;
+		if (++n_items > KDBUS_MSG_MAX_ITEMS)
+			goto out;
+		r = -EINVAL;
+		switch (it->type) {
+		case KDBUS_ITEM_PAYLOAD_VEC:
+			if (len != sizeof(struct kdbus_vec))
+				goto out;
+			r = -EMSGSIZE;
+			payload += it->vec.size;
+			if (it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
+			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+				goto out;
+			if (it->vec.size == 0)
+				break;
+			vecs[n_vecs].size = it->vec.size;
+			vecs[n_vecs].address = it->vec.address;
+			n_vecs++;
+			break;
+		case KDBUS_ITEM_DST_NAME:
+			if (!kdbus_item_is_string(it))
+				goto out;
+			r = -EEXIST;
+			if (dst_name)
+				goto out;
+			dst_name = it;
+			break;
+		case KDBUS_ITEM_BLOOM_FILTER:
+			if (len < sizeof(struct kdbus_bloom_filter))
+				goto out;
+			r = -EEXIST;
+			if (bloom)
+				goto out;
+			bloom = it;
+			break;
+		case KDBUS_ITEM_FDS:
+			r = -EEXIST;
+			if (fds)
+				goto out;
+			r = kdbus_send_get_fds(it, &fds, &n_fds);
+			if (r < 0)
+				goto out;
+			break;
+		case KDBUS_ITEM_PAYLOAD_MEMFD:
+			if (len != sizeof(struct kdbus_memfd))
+				goto out;
+			r = -E2BIG;
+			if (n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
+				goto out;
+			r = -EMSGSIZE;
+			payload += it->memfd.size;
+			if (it->memfd.start + it->memfd.size < it->memfd.start ||
+			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+				goto out;
+			r = kdbus_send_get_memfd(it, &memfds[n_memfds]);
+			if (r < 0)
+				goto out;
+			n_memfds++;
+			break;
+		default:
+			goto out;
+		}
+	}
+
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
+		r = -EBADMSG;
+		if (!(msg->flags & KDBUS_MSG_SIGNAL) || !bloom || dst_name)
+			goto out;
+		r = -ENOTUNIQ;
+		if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) || n_fds)
+			goto out;
+		r = -EDOM;
+		if (bloom->size - KDBUS_ITEM_HEADER_SIZE - sizeof(struct kdbus_bloom_filter) !=
+		    conn->bus->bloom.size)
+			goto out;
+	}
+	r = -EBADMSG;
+	if (bloom && !(msg->flags & KDBUS_MSG_SIGNAL))
+		goto out;
+	r = -EDESTADDRREQ;
+	if (msg->dst_id == KDBUS_DST_ID_NAME && !dst_name)
+		goto out;
+	r = -EINVAL;
+	if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->timeout_ns == 0)
+		goto out;
+	if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY))
+		goto out;
+	if ((msg->flags & KDBUS_MSG_SIGNAL) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&
+	    msg->cookie_reply)
+		goto out;
+	if (dst_name) {
+		r = kdbus_name_is_valid(kdbus_item_str(dst_name), strlen(kdbus_item_str(dst_name)));
+		if (r < 0)
+			goto out;
+	}
+	r = -ECONNRESET;
+	if (!READ_ONCE(conn->connected))
+		goto out;
+
+	stage.msg = msg;
+	stage.src = conn;
+	stage.dst_name = dst_name ? kdbus_item_str(dst_name) : NULL;
+	stage.vecs = vecs;
+	stage.n_vecs = n_vecs;
+	stage.fds = fds;
+	stage.n_fds = n_fds;
+	stage.memfds = memfds;
+	stage.n_memfds = n_memfds;
+	stage.cred = current_cred();
+	stage.pid = task_tgid(current);
+	stage.tid = task_pid(current);
+	kdbus_staging_stamp(&stage, conn->bus);
+	mm.src = conn;
+	mm.dst_id = msg->dst_id;
+	mm.bloom = bloom ? &bloom->bloom_filter : NULL;
+
+	if (msg->dst_id == KDBUS_DST_ID_BROADCAST) {
+		/* the sender does not learn who got it or who lost it */
+		stage.count_lost = true;
+		down_read(&conn->bus->name_lock);
+		kdbus_bus_broadcast(conn->bus, &stage, &mm);
+		kdbus_bus_eavesdrop(conn->bus, &stage);
+		up_read(&conn->bus->name_lock);
+		r = 0;
+		goto out;
+	}
+
+	/* the registry stays still until the message is queued: a name
+	 * cannot change hands between the lookup and the delivery */
+	down_read(&conn->bus->name_lock);
+	if (dst_name) {
+		r = -ESRCH;
+		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name), &stage.dst_name_id);
+		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
+			r = -EREMCHG;
+		else if (dst && (dst->flags & KDBUS_HELLO_ACTIVATOR) && (msg->flags & KDBUS_MSG_NO_AUTO_START))
+			r = -EADDRNOTAVAIL;
+		else if (dst)
+			r = 0;
+	} else {
+		r = -ENXIO;
+		dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
+		if (dst && !(dst->flags & KDBUS_HELLO_ROLES))
+			r = 0;
+	}
+	if (r < 0) {
+		/* nothing to send to */
+	} else if (msg->flags & KDBUS_MSG_SIGNAL) {
+		/* a unicast signal is dropped silently unless the receiver matches
+		 * it and may talk to the sender, as for broadcasts */
+		if (kdbus_policy_may_talk(dst->privileged, dst->cred, conn) && kdbus_conn_wants(dst, &mm))
+			r = kdbus_conn_enqueue(dst, &stage);
+	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
+		/* an answer to a call needs no policy: the tracker is the permission */
+		r = kdbus_send_reply(conn, dst, &stage);
+	} else if (!kdbus_policy_may_talk(conn->privileged, current_cred(), dst)) {
+		r = -EPERM;
+	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
+		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {
+			r = -EMLINK;
+		} else {
+			reply = kdbus_reply_new(conn, dst, msg->cookie, msg->timeout_ns,
+						cmd->flags & KDBUS_SEND_SYNC_REPLY);
+			if (IS_ERR(reply)) {
+				r = PTR_ERR(reply);
+				reply = NULL;
+			} else {
+				stage.reply = reply;
+				r = kdbus_conn_enqueue(dst, &stage);
+			}
+		}
+		if (r < 0)
+			atomic_dec(&conn->n_requests);	/* never linked */
+	} else {
+		r = kdbus_conn_enqueue(dst, &stage);
+	}
+	if (r == 0)
+		kdbus_bus_eavesdrop(conn->bus, &stage);
+	up_read(&conn->bus->name_lock);
+
+	if (r == 0 && reply && reply->sync) {
+		/* the registry is not held while waiting */
+		struct kdbus_cmd_send __user *usend = argp;
+		u64 off = 0, size = 0;
+
+		r = kdbus_reply_wait(reply, cancel, &off, &size);
+		if (r == 0 && (put_user(off, &usend->reply.offset) ||
+			       put_user(size, &usend->reply.msg_size) ||
+			       put_user((u64)0, &usend->reply.return_flags)))
+			r = -EFAULT;
+	}
+	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
+		r = -EFAULT;
+out:
+	for (i = 0; i < n_fds; i++)
+		fput(fds[i]);
+	kfree(fds);
+	for (i = 0; i < n_memfds; i++)
+		fput(memfds[i].f);
+	if (cancel)
+		fput(cancel);
+	kdbus_reply_unref(reply);
+	kdbus_conn_unref(dst);
+	kfree(vecs);
+	kfree(msg);
+	kfree(cmd);
+	return r;
+}
+
