@@ -223,6 +223,16 @@ static struct kdbus_conn *kdbus_handle_conn(struct kdbus_handle *h)
 	return smp_load_acquire(&h->conn);
 }
 
+/*
+ * A connection belongs to the process that said HELLO: another one that
+ * got the fd (by fork or fd passing) can neither use it nor map its pool,
+ * so the pool, the names and the fds received stay with that process.
+ */
+static bool kdbus_conn_is_owner(struct kdbus_conn *conn)
+{
+	return conn->pid == task_tgid(current);
+}
+
 static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_handle *h = file->private_data;
@@ -269,6 +279,8 @@ static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 	conn = kdbus_handle_conn(h);
 	if (!conn)
 		return -EBADFD;
+	if (!kdbus_conn_is_owner(conn))
+		return -EPERM;
 
 	switch (cmd) {
 	case KDBUS_CMD_BYEBYE:
@@ -316,7 +328,7 @@ static int kdbus_ep_mmap(struct file *file, struct vm_area_struct *vma)
 	struct kdbus_handle *h = file->private_data;
 	struct kdbus_conn *conn = kdbus_handle_conn(h);
 
-	if (!conn)
+	if (!conn || !kdbus_conn_is_owner(conn))
 		return -EPERM;
 	return kdbus_conn_mmap(conn, vma);
 }

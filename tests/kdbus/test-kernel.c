@@ -514,3 +514,36 @@ int test_kernel_policy_unprivileged(Env *env) {
 	kdbus_bus_close(world.bus);
 	return TEST_OK;
 }
+
+/* a connection belongs to the process that said HELLO: a child that
+ * inherited the fd can neither use it nor map its pool */
+int test_kernel_conn_other_process(Env *env) {
+	int status, fd = kdbus_conn_get_fd(env->conn);
+	uint64_t id = kdbus_conn_get_id(env->conn);
+	pid_t pid;
+
+	IOCTL_ONLY(env);
+	pid = fork();
+	ASSERT_RETURN(pid >= 0);
+	if (pid == 0) {
+		void *p;
+
+		if (kt_send(env->conn, id, 1) != -EPERM)
+			_exit(1);
+		if (kt_recv(env->conn, NULL, NULL) != -EPERM)
+			_exit(2);
+		if (kt_name_acquire(env->conn, "org.kt.Child", 0, NULL) != -EPERM)
+			_exit(3);
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (p != MAP_FAILED || errno != EPERM)
+			_exit(4);
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_RETURN(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	/* the owner still can */
+	ASSERT_EQ(kt_send(env->conn, id, 2), 0);
+	ASSERT_EQ(kt_drain(env->conn), 1);
+	return TEST_OK;
+}
