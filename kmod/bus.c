@@ -36,6 +36,7 @@ static void __kdbus_bus_free(struct kref *kref)
 	WARN_ON(!hash_empty(bus->policy));
 	put_cred(bus->creator_cred);
 	put_pid(bus->creator_pid);
+	kdbus_domain_unref(bus->domain);
 	kfree(bus);
 }
 
@@ -152,12 +153,16 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	    !IS_ALIGNED(bloom->bloom_parameter.size, 8) || bloom->bloom_parameter.n_hash < 1)
 		goto out;
 
+	/* the answer first: once the bus exists, the call succeeds */
+	r = -EFAULT;
+	if (put_user((u64)0, &((struct kdbus_cmd __user *)argp)->return_flags))
+		goto out;
 	r = -ENOMEM;
 	bus = kzalloc(sizeof(*bus), GFP_KERNEL);
 	if (!bus)
 		goto out;
 	kref_init(&bus->kref);
-	bus->domain = domain;
+	bus->domain = kdbus_domain_ref(domain);
 	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
 	bus->flags = cmd->flags;
 	bus->bloom = bloom->bloom_parameter;
@@ -195,8 +200,6 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	*ret = bus;
 	bus = NULL;
 	r = 0;
-	if (put_user((u64)0, &((struct kdbus_cmd __user *)argp)->return_flags))
-		r = -EFAULT;	/* the bus exists; the caller sees the error */
 out:
 	kdbus_bus_unref(bus);
 	kfree(cmd);

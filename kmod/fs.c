@@ -349,6 +349,25 @@ bool kdbus_file_is_kdbus(const struct file *f)
 	return f->f_op == &kdbus_ep_fops || f->f_op == &kdbus_control_fops;
 }
 
+struct kdbus_domain *kdbus_domain_ref(struct kdbus_domain *domain)
+{
+	if (domain)
+		kref_get(&domain->kref);
+	return domain;
+}
+
+static void __kdbus_domain_free(struct kref *kref)
+{
+	kfree(container_of(kref, struct kdbus_domain, kref));
+}
+
+struct kdbus_domain *kdbus_domain_unref(struct kdbus_domain *domain)
+{
+	if (domain)
+		kref_put(&domain->kref, __kdbus_domain_free);
+	return NULL;
+}
+
 /* ---- superblock -------------------------------------------------------- */
 
 static int kdbus_fill_super(struct super_block *sb, struct fs_context *fc)
@@ -360,6 +379,7 @@ static int kdbus_fill_super(struct super_block *sb, struct fs_context *fc)
 	domain = kzalloc(sizeof(*domain), GFP_KERNEL);
 	if (!domain)
 		return -ENOMEM;
+	kref_init(&domain->kref);
 	domain->sb = sb;
 	atomic64_set(&domain->seqnum, 0);
 	sb->s_fs_info = domain;
@@ -408,7 +428,7 @@ static void kdbus_kill_sb(struct super_block *sb)
 	struct kdbus_domain *domain = sb->s_fs_info;
 
 	kill_litter_super(sb);
-	kfree(domain);
+	kdbus_domain_unref(domain);
 }
 
 static struct file_system_type kdbus_fs_type = {

@@ -41,8 +41,10 @@
 #define KDBUS_MSG_MAX_FDS		253
 #define KDBUS_MSG_MAX_MEMFD_ITEMS	16
 
-/* one kdbusfs mount */
+/* one kdbusfs mount; its buses keep it (a reply timeout may still stamp a
+ * message after the last fd is closed) */
 struct kdbus_domain {
+	struct kref kref;
 	struct super_block *sb;
 	atomic64_t seqnum;		/* message and notification sequence */
 };
@@ -182,6 +184,8 @@ struct kdbus_match_msg {
 };
 
 /* main.c / fs.c */
+struct kdbus_domain *kdbus_domain_ref(struct kdbus_domain *domain);
+struct kdbus_domain *kdbus_domain_unref(struct kdbus_domain *domain);
 bool kdbus_file_is_kdbus(const struct file *f);
 int kdbus_fs_init(void);
 void kdbus_fs_exit(void);
