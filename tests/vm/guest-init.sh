@@ -2,7 +2,9 @@
 # /init of the VM test's initramfs (tests/vm/run.sh): loads kdbus.ko, mounts
 # kdbusfs, runs the conformance suite on the ioctl backend twice and the
 # concurrency stress test (kernel_stress, /kdbus/stress-seconds long),
-# unloads and reloads the module, runs the suite once more, and powers off.  Output goes to the
+# checks that umount and rmmod are refused while an fd is open (and that a
+# lazy umount completes when it closes), unloads and reloads the module,
+# runs the suite once more, and powers off.  Output goes to the
 # serial console; the host reads the TAP between KDBUS-VM-BEGIN and
 # KDBUS-VM-END and the final KDBUS-VM-RESULT line.
 /bin/busybox --install -s /bin
@@ -27,6 +29,19 @@ unload() {
 	step "rmmod" rmmod kdbus
 	step "/sys/fs/kdbus gone" test ! -e /sys/fs/kdbus
 }
+refused() { # COMMAND...: it must fail
+	! "$@" 2> /dev/null
+}
+teardown() { # umount and rmmod while an fd is open: refused, or lazy
+	exec 3<> /sys/fs/kdbus/control
+	step "umount refused while a control fd is open" refused umount /sys/fs/kdbus
+	step "rmmod refused while kdbusfs is mounted" refused rmmod kdbus
+	step "lazy umount with an open fd" umount -l /sys/fs/kdbus
+	step "rmmod refused while an fd is open" refused rmmod kdbus
+	exec 3>&-
+	step "mount again once the fd is closed" mount -t kdbusfs kdbusfs /sys/fs/kdbus
+	echo "# teardown done"
+}
 suite() { # RUN
 	echo "# run $1"
 	KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP=/kdbus/unsupported-tests /kdbus/test-kdbus 2>&1
@@ -39,6 +54,7 @@ suite 1
 suite 2
 echo "# stress"
 KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
+teardown
 unload
 load
 suite 3

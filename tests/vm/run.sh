@@ -15,8 +15,10 @@
 # 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
 #    the suite on the ioctl backend twice, the concurrency stress test
 #    (VM_STRESS_SECONDS, 60 s: senders, receivers, names changing hands,
-#    connections closing mid-send on both vCPUs), then the suite again after
-#    umount, rmmod and insmod; its TAP comes back over the serial console
+#    connections closing mid-send on both vCPUs), checks that umount and
+#    rmmod are refused while an fd is open (a lazy umount completes once it
+#    closes), then runs the suite again after umount, rmmod and insmod; its
+#    TAP comes back over the serial console
 #
 # A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
