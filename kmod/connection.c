@@ -44,6 +44,7 @@ static void __kdbus_conn_free(struct kref *kref)
 	kdbus_policy_remove_owner(conn);
 	kdbus_pool_free(conn->pool);
 	put_cred(conn->cred);
+	kdbus_meta_fake_free(conn->fake);
 	put_pid(conn->pid);
 	put_pid(conn->tid);
 	kfree(conn->description);
@@ -129,6 +130,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	const struct kdbus_item *it, *description = NULL;
 	struct kdbus_cmd_hello *cmd;
 	const struct kdbus_item *activator_name = NULL;
+	struct kdbus_meta_fake *fake = NULL;
+	const struct cred *cred = NULL;
+	bool has_fake = false, privileged;
 	struct kdbus_conn *conn = NULL;
 	size_t items_size, n_names = 0, n_access = 0, out_size;
 	u64 send, recv, off;
@@ -175,12 +179,12 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		case KDBUS_ITEM_AUXGROUPS:
 		case KDBUS_ITEM_SECLABEL:
 		case KDBUS_ITEM_PID_COMM:
-			/* faked metadata, for privileged proxies only */
+			/* who a proxy stands for: privileged proxies only */
 			r = -EPERM;
 			if (!capable(CAP_IPC_OWNER))
 				goto out;
-			r = -EOPNOTSUPP;	/* not implemented yet */
-			goto out;
+			has_fake = true;
+			break;
 		default:
 			goto out;
 		}
@@ -198,7 +202,21 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	recv = cmd->attach_flags_recv;
 	if (kdbus_attach_flags_check(&send) < 0 || kdbus_attach_flags_check(&recv) < 0)
 		goto out;
-	if ((cmd->flags & KDBUS_HELLO_ROLES) && !capable(CAP_IPC_OWNER)) {
+	if (has_fake) {
+		fake = kdbus_meta_fake_new(cmd->items, items_size, &cred);
+		if (IS_ERR(fake)) {
+			r = PTR_ERR(fake);
+			fake = NULL;
+			goto out;
+		}
+	}
+	if (!cred)
+		cred = get_current_cred();
+	/* privileged: CAP_IPC_OWNER, unless it stands for somebody else;
+	 * the special roles are for privileged callers and the bus owner */
+	privileged = capable(CAP_IPC_OWNER) && (!fake || !fake->creds || uid_eq(cred->euid, GLOBAL_ROOT_UID));
+	if ((cmd->flags & KDBUS_HELLO_ROLES) && !privileged &&
+	    !uid_eq(cred->euid, bus->creator_cred->euid)) {
 		r = -EPERM;
 		goto out;
 	}
@@ -234,12 +252,16 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
 	INIT_LIST_HEAD(&conn->policy);
-	conn->privileged = capable(CAP_IPC_OWNER);
+	conn->privileged = privileged;
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
 	init_waitqueue_head(&conn->wait);
-	conn->cred = get_current_cred();
+	conn->cred = cred;
+	cred = NULL;
+	conn->fake = fake;
+	fake = NULL;
+	get_task_comm(conn->comm, current);
 	conn->pid = get_task_pid(current, PIDTYPE_TGID);
 	conn->tid = get_task_pid(current, PIDTYPE_PID);
 	if (description) {
@@ -341,6 +363,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 
 out:
 	kdbus_conn_unref(conn);
+	if (cred)
+		put_cred(cred);
+	kdbus_meta_fake_free(fake);
 	kfree(out_items);
 	kfree(cmd);
 	return ERR_PTR(r);
@@ -500,6 +525,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
 	const struct kdbus_item *it, *name = NULL;
 	struct kdbus_conn *target = NULL;
+	struct kdbus_meta_src ms;
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_info *info = NULL;
 	size_t items_size, size;
@@ -559,7 +585,8 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		goto out;
 	}
 	mask &= READ_ONCE(target->attach_send);
-	size = sizeof(*info) + kdbus_meta_size(mask, target->cred, target->pid, target->description);
+	kdbus_meta_src_conn(&ms, target);
+	size = sizeof(*info) + kdbus_meta_size(mask, &ms);
 	if (mask & KDBUS_ATTACH_NAMES)
 		size += kdbus_names_meta_size(target);
 	info = kzalloc(size, GFP_KERNEL);
@@ -569,8 +596,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		info->size = size;
 		info->id = target->id;
 		info->flags = target->flags;
-		p = kdbus_meta_write(info->items, mask, target->cred, target->pid, target->tid,
-				     target->description);
+		p = kdbus_meta_write(info->items, mask, &ms);
 		if (mask & KDBUS_ATTACH_NAMES)
 			kdbus_names_meta_write(p, target);
 	}
@@ -589,6 +615,7 @@ out:
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_meta_src ms = { .cred = bus->creator_cred, .pid = bus->creator_pid };
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_info *info = NULL;
 	size_t size, name_len = strlen(bus->name) + 1;
@@ -612,7 +639,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	if (!READ_ONCE(conn->connected))
 		goto out;
 	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
-	       kdbus_meta_size(mask, bus->creator_cred, bus->creator_pid, NULL);
+	       kdbus_meta_size(mask, &ms);
 	r = -ENOMEM;
 	info = kzalloc(size, GFP_KERNEL);
 	if (!info)
@@ -621,7 +648,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	info->id = 0;
 	info->flags = bus->flags;
 	p = kdbus_item_put(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
-	kdbus_meta_write(p, mask, bus->creator_cred, bus->creator_pid, NULL, NULL);
+	kdbus_meta_write(p, mask, &ms);
 	r = kdbus_info_reply(conn, argp, info, size);
 out:
 	kfree(info);

@@ -22,6 +22,7 @@
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -86,6 +87,23 @@ struct kdbus_bus {
 
 struct kdbus_pool;
 
+/* what a proxy's connection says about who it stands for */
+struct kdbus_meta_fake {
+	bool creds, pids, groups;	/* creds and groups are in conn->cred */
+	struct kdbus_pids pids_v;
+	char *pid_comm;
+	char *seclabel;
+};
+
+/* whose metadata an item list shows */
+struct kdbus_meta_src {
+	const struct cred *cred;
+	struct pid *pid, *tid;		/* NULL: none (a proxy's, or the bus creator's tid) */
+	const char *comm;
+	const struct kdbus_meta_fake *fake;	/* NULL: real */
+	const char *description;
+};
+
 struct kdbus_conn {
 	struct kref kref;
 	struct kdbus_bus *bus;
@@ -95,7 +113,9 @@ struct kdbus_conn {
 	struct list_head policy;	/* the policy entries it installed */
 	u64 attach_send, attach_recv;
 	char *description;
-	const struct cred *cred;	/* of the opener, at HELLO */
+	const struct cred *cred;	/* of the opener at HELLO, or who a proxy stands for */
+	struct kdbus_meta_fake *fake;	/* the proxy's items, or NULL */
+	char comm[TASK_COMM_LEN];	/* of the opener, at HELLO */
 	struct pid *pid, *tid;
 	struct hlist_node hentry;	/* in bus->conns or bus->monitors, under bus->conn_lock */
 	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
@@ -152,8 +172,7 @@ struct kdbus_staging {
 	const struct kdbus_send_memfd *memfds;	/* PAYLOAD_MEMFD, installed at RECV */
 	size_t n_memfds;
 	u64 dst_name_id;		/* sent to a name: which (activator moves) */
-	const struct cred *cred;	/* the sender's, at send time */
-	struct pid *pid, *tid;
+	struct kdbus_meta_src meta;	/* the sender's, at send time */
 	u64 seq, monotonic_ns, realtime_ns;
 	bool count_lost;		/* a failure counts as lost for the receiver */
 	struct kdbus_reply *reply;	/* a call: its tracker, linked once queued */
@@ -219,9 +238,13 @@ __poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table 
 int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
 int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off);
 /* metadata.c */
-size_t kdbus_meta_size(u64 mask, const struct cred *cred, struct pid *pid, const char *description);
-void *kdbus_meta_write(void *p, u64 mask, const struct cred *cred, struct pid *pid,
-		       struct pid *tid, const char *description);
+size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m);
+void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m);
+void kdbus_meta_src_conn(struct kdbus_meta_src *m, const struct kdbus_conn *conn);
+void kdbus_meta_src_current(struct kdbus_meta_src *m, const struct kdbus_conn *conn, char *comm_buf);
+struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size_t items_size,
+					    const struct cred **ret_cred);
+void kdbus_meta_fake_free(struct kdbus_meta_fake *fake);
 
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
 void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);

@@ -46,7 +46,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	hdr_size = sizeof(*m) + s->n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
 		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0);
 	if (src)
-		hdr_size += kdbus_meta_size(mask, s->cred, s->pid, src->description);
+		hdr_size += kdbus_meta_size(mask, &s->meta);
 	if (s->dst_name)
 		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
 	if (s->notify)
@@ -155,7 +155,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
 	if (src) {
-		p = kdbus_meta_write(p, mask, s->cred, s->pid, s->tid, src->description);
+		p = kdbus_meta_write(p, mask, &s->meta);
 		if (mask & KDBUS_ATTACH_NAMES)
 			kdbus_names_meta_write(p, src);
 	}
@@ -447,6 +447,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct file *cancel = NULL, **fds = NULL;
 	struct kdbus_send_memfd memfds[KDBUS_MSG_MAX_MEMFD_ITEMS] = {};
 	size_t n_fds = 0, n_memfds = 0, i;
+	char comm[TASK_COMM_LEN];
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
@@ -617,9 +618,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	stage.n_fds = n_fds;
 	stage.memfds = memfds;
 	stage.n_memfds = n_memfds;
-	stage.cred = current_cred();
-	stage.pid = task_tgid(current);
-	stage.tid = task_pid(current);
+	kdbus_meta_src_current(&stage.meta, conn, comm);
 	kdbus_staging_stamp(&stage, conn->bus);
 	mm.src = conn;
 	mm.dst_id = msg->dst_id;
@@ -664,7 +663,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
 		/* an answer to a call needs no policy: the tracker is the permission */
 		r = kdbus_send_reply(conn, dst, &stage);
-	} else if (!kdbus_policy_may_talk(conn->privileged, current_cred(), dst)) {
+	} else if (!kdbus_policy_may_talk(conn->privileged, conn->cred, dst)) {
 		r = -EPERM;
 	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
 		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {

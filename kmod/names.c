@@ -375,7 +375,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
 		goto out;
 	r = -EPERM;
-	if (!kdbus_policy_may_own(bus, conn->privileged, current_cred(), name))
+	if (!kdbus_policy_may_own(bus, conn->privileged, conn->cred, name))
 		goto out;
 	down_write(&bus->name_lock);
 	if (!READ_ONCE(conn->connected))

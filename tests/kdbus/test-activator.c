@@ -287,7 +287,6 @@ int test_activator_close_reply_dead(Env *env) {
 int test_policy_secure_default(Env *env) {
 	KdbusConn *u, *v;
 
-	USERSPACE_ONLY(env);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
 	v = kt_hello_uid(env, UID_B, GID_A, 0);
 	ASSERT_RETURN(u && v);
@@ -316,7 +315,6 @@ int test_policy_secure_default(Env *env) {
 int test_policy_own_world(Env *env) {
 	KdbusConn *ph = NULL, *u;
 
-	USERSPACE_ONLY(env);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
 	ASSERT_RETURN(u);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.World", &world_own, 1, &ph), 0);
@@ -341,7 +339,6 @@ int test_policy_own_user_group(Env *env) {
 	KtHello hg = { .creds = &cr, .groups = groups, .n_groups = 1 };
 	KdbusConn *ph = NULL, *a, *b, *g = NULL;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_full(env->bus, &h, &ph), 0);
 	a = kt_hello_uid(env, UID_A, GID_A, 0);
 	b = kt_hello_uid(env, UID_B, GID_A, 0);
@@ -367,7 +364,6 @@ int test_policy_talk(Env *env) {
 	};
 	KdbusConn *ph = NULL, *a, *b, *c;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.Talk", acc, 2, &ph), 0);
 	a = kt_hello_uid(env, UID_A, GID_A, 0);
 	b = kt_hello_uid(env, UID_B, GID_A, 0);
@@ -391,7 +387,6 @@ int test_policy_talk(Env *env) {
 int test_policy_wildcard_any_depth(Env *env) {
 	KdbusConn *ph = NULL, *u;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.wild.*", &world_own, 1, &ph), 0);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
 	ASSERT_RETURN(u);
@@ -413,7 +408,6 @@ int test_policy_exact_over_wildcard(Env *env) {
 		      .access = { &world_own, &see, &see }, .n_access = { 1, 1, 1 } };
 	KdbusConn *ph = NULL, *u;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_full(env->bus, &h, &ph), 0);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
 	ASSERT_RETURN(u);
@@ -482,7 +476,6 @@ static int update_policy(KdbusConn *ph, const char *name, const struct kdbus_pol
 int test_policy_update(Env *env) {
 	KdbusConn *ph = NULL, *other = NULL, *u;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.upd.a", &world_own, 1, &ph), 0);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.upd.b", &world_own, 1, &other), 0);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
@@ -509,7 +502,6 @@ int test_policy_update(Env *env) {
 int test_policy_holder_disconnect(Env *env) {
 	KdbusConn *ph = NULL, *u;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.Temp", &world_own, 1, &ph), 0);
 	u = kt_hello_uid(env, UID_A, GID_A, 0);
 	ASSERT_RETURN(u);
@@ -528,7 +520,6 @@ int test_policy_broadcast_receiver_talk(Env *env) {
 		{ KDBUS_POLICY_ACCESS_USER, KDBUS_POLICY_TALK, UID_B },
 	};
 
-	USERSPACE_ONLY(env);
 	send_a = kt_hello_uid(env, UID_A, GID_A, 0);
 	recv_b = kt_hello_uid(env, UID_B, GID_A, 0);
 	uint64_t zero[BLOOM_SIZE / 8] = {};
@@ -568,7 +559,6 @@ int test_policy_reply_bypass(Env *env) {
 	};
 	struct kdbus_msg m;
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_policy(env, "org.kt.Svc", acc, 2, &ph), 0);
 	svc = kt_hello_uid(env, UID_A, GID_A, 0);
 	caller = kt_hello_uid(env, UID_B, GID_A, 0);
@@ -595,7 +585,6 @@ int test_policy_activator_talk(Env *env) {
 		{ KDBUS_POLICY_ACCESS_USER, KDBUS_POLICY_OWN, UID_B },
 	};
 
-	USERSPACE_ONLY(env);
 	ASSERT_EQ(kt_hello_activator(env, "org.kt.ActPol", acc, 2, &act), 0);
 	u = kt_hello_uid(env, UID_B + 7, GID_A, 0);
 	ASSERT_RETURN(u);
@@ -621,7 +610,7 @@ int test_policy_fallback(Env *env) {
 	struct kdbus_policy_access see = { KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_SEE, 0 };
 	KdbusConn *ph = NULL, *a, *b;
 
-	USERSPACE_ONLY(env);
+	USERSPACE_ONLY(env);	/* kdbus_bus_set_policy_fallback() */
 	a = kt_hello_uid(env, UID_A, GID_A, 0);
 	b = kt_hello_uid(env, UID_B, GID_A, 0);
 	ASSERT_RETURN(a && b);
