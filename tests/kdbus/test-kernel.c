@@ -218,7 +218,7 @@ typedef struct Stress {
 	Env *env;
 	volatile int stop;
 	uint64_t recv_id[2];		/* the receivers, for sends by id */
-	unsigned long sent, received, broadcasts, calls, churned, unexpected;
+	unsigned long sent, received, broadcasts, calls, churned, activations, unexpected;
 	pthread_mutex_t lock;
 } Stress;
 
@@ -391,10 +391,58 @@ static void *stress_churner(void *p) {
 	return NULL;
 }
 
+/* an activator, calls queued on it, a service that takes them over,
+ * answers, gives the name back and exits, over and over */
+static void *stress_activation(void *p) {
+	Stress *st = p;
+	KdbusConn *caller = kt_hello(st->env, 0);
+	uint64_t cookie = 0;
+
+	if (!caller) {
+		stress_bad(st, "activation hello", -EIO);
+		return NULL;
+	}
+	while (!st->stop) {
+		KdbusConn *act = NULL, *svc;
+		struct kdbus_msg m;
+		int r;
+
+		r = kt_hello_activator(st->env, "org.kt.stress.act", NULL, 0, &act);
+		if (r < 0) {
+			stress_bad(st, "activator", r);
+			break;
+		}
+		for (int i = 0; i < 3; i++) {
+			r = kt_send_name(caller, "org.kt.stress.act", ++cookie, i ? KDBUS_MSG_EXPECT_REPLY : 0);
+			if (r < 0 && !send_ok(r))
+				stress_bad(st, "send to activator", r);
+		}
+		svc = kt_hello(st->env, 0);
+		if (svc) {
+			r = kt_name_acquire(svc, "org.kt.stress.act", 0, NULL);
+			if (r < 0)
+				stress_bad(st, "handover", r);
+			while (kt_recv_free(svc, &m) == 0)
+				if (m.flags & KDBUS_MSG_EXPECT_REPLY)
+					kt_reply(svc, m.src_id, ++cookie, m.cookie);
+			kt_send_name(caller, "org.kt.stress.act", ++cookie, KDBUS_MSG_EXPECT_REPLY);
+			if ((cookie & 1) && kt_name_release(svc, "org.kt.stress.act") < 0)
+				stress_bad(st, "give back", -EIO);
+			kdbus_conn_close(svc);	/* the rest returns to the activator */
+		}
+		kdbus_conn_close(act);		/* and dies with it */
+		kt_drain(caller);
+		stress_count(st, &st->activations, 1);
+	}
+	kt_drain(caller);
+	kdbus_conn_close(caller);
+	return NULL;
+}
+
 int test_kernel_stress(Env *env) {
 	const char *s = getenv("KDBUS_STRESS_SECONDS");
 	Stress st = { .env = env, .lock = PTHREAD_MUTEX_INITIALIZER };
-	pthread_t t[8];
+	pthread_t t[9];
 	int n = 0, seconds;
 
 	IOCTL_ONLY(env);
@@ -406,14 +454,15 @@ int test_kernel_stress(Env *env) {
 		pthread_create(&t[n++], NULL, stress_sender, &st);
 	pthread_create(&t[n++], NULL, stress_churner, &st);
 	pthread_create(&t[n++], NULL, stress_churner, &st);
+	pthread_create(&t[n++], NULL, stress_activation, &st);
 	sleep(seconds);
 	st.stop = 1;
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	fprintf(stderr, "# stress: %d s: %lu sent (%lu calls, %lu broadcasts), %lu received, %lu connections churned, %lu unexpected errors\n",
-		seconds, st.sent, st.calls, st.broadcasts, st.received, st.churned, st.unexpected);
+	fprintf(stderr, "# stress: %d s: %lu sent (%lu calls, %lu broadcasts), %lu received, %lu connections churned, %lu activator handovers, %lu unexpected errors\n",
+		seconds, st.sent, st.calls, st.broadcasts, st.received, st.churned, st.activations, st.unexpected);
 	ASSERT_EQ(st.unexpected, 0);
-	ASSERT_RETURN(st.received > 0 && st.churned > 0);
+	ASSERT_RETURN(st.received > 0 && st.churned > 0 && st.activations > 0);
 	return TEST_OK;
 }
 
