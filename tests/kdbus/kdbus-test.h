@@ -214,7 +214,7 @@ uint64_t kt_now_ns(void);
 	X(chat) \
 	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
-	X(kernel_policy_unprivileged) X(kernel_conn_other_process)
+	X(kernel_policy_unprivileged) X(kernel_conn_other_process) X(kernel_bus_close_under_load)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)

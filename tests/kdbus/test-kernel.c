@@ -596,3 +596,67 @@ int test_kernel_conn_other_process(Env *env) {
 	ASSERT_EQ(kt_drain(env->conn), 1);
 	return TEST_OK;
 }
+
+/* ---- the bus goes away under load ---- */
+
+typedef struct Loaded {
+	Env env;
+	volatile int stop;
+	uint64_t dst;
+	unsigned long sent, received, refused;
+} Loaded;
+
+static void *loaded_sender(void *p) {
+	Loaded *l = p;
+	KdbusConn *c = kt_hello(&l->env, 0);
+	uint64_t cookie = 0;
+
+	if (!c)
+		return NULL;
+	while (!l->stop) {
+		int r = kt_send(c, l->dst, ++cookie);
+
+		if (r == 0)
+			__atomic_add_fetch(&l->sent, 1, __ATOMIC_RELAXED);
+		else if (r == -ECONNRESET || r == -ENXIO)
+			__atomic_add_fetch(&l->refused, 1, __ATOMIC_RELAXED);
+		else if (r != -ENOBUFS && r != -EXFULL)
+			__atomic_add_fetch(&l->refused, 1000000, __ATOMIC_RELAXED);	/* unexpected */
+	}
+	kdbus_conn_close(c);
+	return NULL;
+}
+
+/* closing the control fd disconnects every connection while they send
+ * and receive; nothing breaks, and the name is free again */
+int test_kernel_bus_close_under_load(Env *env) {
+	Loaded l = { .env = { .backend = env->backend } };
+	KdbusConn *rcv;
+	pthread_t t[3];
+
+	IOCTL_ONLY(env);
+	snprintf(l.env.name, sizeof(l.env.name), "%.50s-load", env->name);
+	ASSERT_EQ(kt_bus_make(env->backend, l.env.name, 0, &l.env.bus), 0);
+	rcv = kt_hello(&l.env, 0);
+	ASSERT_RETURN(rcv);
+	l.dst = kdbus_conn_get_id(rcv);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, loaded_sender, &l);
+	for (int i = 0; i < 2000 && l.sent < 200; i++) {
+		kt_drain(rcv);
+		usleep(1000);
+	}
+	kdbus_bus_close(l.env.bus);	/* everybody is disconnected */
+	ASSERT_EQ(kt_recv(rcv, NULL, NULL), -ECONNRESET);
+	usleep(100000);
+	l.stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	ASSERT_RETURN(l.sent > 0);
+	ASSERT_RETURN(l.refused > 0 && l.refused < 1000000);
+	kdbus_conn_close(rcv);
+	/* the name is free again */
+	ASSERT_EQ(kt_bus_make(env->backend, l.env.name, 0, &l.env.bus), 0);
+	kdbus_bus_close(l.env.bus);
+	return TEST_OK;
+}
