@@ -5,6 +5,7 @@ busdiff.py - differential tester: dbus-daemon against busbridged.
 
   busdiff.py --busbridged PATH [--reference PATH] [--mode ci|long]
              [--config FILE]... [--only REGEX] [--random SECONDS] [--seed N]
+             [--random-config FILE]
              [--keep DIR]
 
 Runs every scenario (scenarios.py: message types x destinations x flags x
@@ -102,24 +103,28 @@ def policy_inputs(conf_path):
     return names, calls
 
 
-def regressions():
-    """the random mode's minimal reproducers kept as regression tests"""
+def regressions(cname):
+    """the random mode's minimal reproducers kept as regression tests: a
+    list of actions (run on test-session), or {"config": NAME, "actions":
+    [...]} for another configuration of configurations()"""
     import json
     d = os.path.join(here, 'regressions')
     out = []
     for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         if f.endswith('.json'):
-            actions = json.load(open(os.path.join(d, f)))
+            data = json.load(open(os.path.join(d, f)))
+            if isinstance(data, list):
+                data = {'config': 'test-session', 'actions': data}
+            if data['config'] != cname:
+                continue
             out.append(('regression/' + f[:-5], 'random',
-                        lambda s, ids, a=actions: R.make_script(a, ids)(s)))
+                        lambda s, ids, a=data['actions']: R.make_script(a, ids)(s)))
     return out
 
 
 def scenario_list(kind, mode, conf_file, cname=''):
     """(name, scenario kind, function of (session, ids)) for a configuration"""
-    out = []
-    if cname == 'test-session':
-        out += regressions()
+    out = regressions(cname)
     if kind == 'limits':
         return [('limits', 'limits', S.limits)]
     system = kind in ('system', 'system-user', 'system-file', 'synthetic')
@@ -170,6 +175,9 @@ def main():
     ap.add_argument('--only', default='.')
     ap.add_argument('--random', type=float, default=0)
     ap.add_argument('--seed', type=int, default=None)
+    ap.add_argument('--random-config', metavar='FILE',
+                    help='the configuration of the random mode (default: data/test-session.conf.in); '
+                    'e.g. /usr/share/dbus-1/system.conf for the whole system bus')
     ap.add_argument('--save-reproducers', metavar='DIR',
                     help='write the random mode\'s minimal reproducers there (tests/diff/regressions keeps them)')
     ap.add_argument('--keep')
@@ -248,10 +256,13 @@ def main():
                     sys.stdout.flush()
         if args.random > 0:
             seed = args.seed if args.seed is not None else int(time.time())
-            text = open(os.path.join(TOP, 'data', 'test-session.conf.in')).read()
+            rconf = args.random_config or os.path.join(TOP, 'data', 'test-session.conf.in')
+            text = open(rconf).read()
+            base = os.path.dirname(os.path.abspath(rconf)) if args.random_config else None
             res = R.run_random(args.reference, args.busbridged, text, tmp, svcdir, ids, seed, args.random,
-                              save_dir=args.save_reproducers)
-            per_conf['random'] = res['exchanges']
+                               save_dir=args.save_reproducers, base=base)
+            rname = 'random ' + (os.path.basename(rconf) if args.random_config else 'test-session')
+            per_conf[rname] = res['exchanges']
             per_kind['random'] = res['exchanges']
             for ok, desc in res['results']:
                 if ok:

@@ -100,14 +100,14 @@ def make_script(actions, ids):
     return script
 
 
-def differs(ref_bin, bb_bin, text, tmp, svcdir, ids, actions):
+def differs(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, base=None):
     script = make_script(actions, ids)
-    ref, n = E.run_script(ref_bin, text, tmp, 'rref', script, svcdir)
-    got, _ = E.run_script(bb_bin, text, tmp, 'rbb', script, svcdir)
+    ref, n = E.run_script(ref_bin, text, tmp, 'rref', script, svcdir, base)
+    got, _ = E.run_script(bb_bin, text, tmp, 'rbb', script, svcdir, base)
     return E.compare(ref, got), n
 
 
-def shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, budget=120.0):
+def shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, budget=120.0, base=None):
     """ddmin over the action list while the difference persists"""
     end = time.monotonic() + budget
     chunk = max(1, len(actions) // 2)
@@ -115,7 +115,7 @@ def shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, budget=120.0):
         i, changed = 0, False
         while i < len(actions) and time.monotonic() < end:
             cand = actions[:i] + actions[i + chunk:]
-            if cand and differs(ref_bin, bb_bin, text, tmp, svcdir, ids, cand)[0]:
+            if cand and differs(ref_bin, bb_bin, text, tmp, svcdir, ids, cand, base)[0]:
                 actions, changed = cand, True
             else:
                 i += chunk
@@ -124,19 +124,19 @@ def shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, budget=120.0):
     return actions
 
 
-def run_random(ref_bin, bb_bin, text, tmp, svcdir, ids, seed, seconds, length=40, save_dir=None):
+def run_random(ref_bin, bb_bin, text, tmp, svcdir, ids, seed, seconds, length=40, save_dir=None, base=None):
     """random sequences for the given time; results: (ok, description)"""
     end = time.monotonic() + seconds
     results, exchanges, k, ndiff = [], 0, 0, 0
     while time.monotonic() < end:
         rng = random.Random(seed * 1000003 + k)
         actions = random_actions(rng, length)
-        d, n = differs(ref_bin, bb_bin, text, tmp, svcdir, ids, actions)
+        d, n = differs(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, base)
         exchanges += n
         if d:
             ndiff += 1
-            small = shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions)
-            d2, _ = differs(ref_bin, bb_bin, text, tmp, svcdir, ids, small)
+            small = shrink(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, base=base)
+            d2, _ = differs(ref_bin, bb_bin, text, tmp, svcdir, ids, small, base)
             if save_dir:
                 import os
                 os.makedirs(save_dir, exist_ok=True)
