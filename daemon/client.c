@@ -1644,6 +1644,32 @@ fail:
 
 /* ---- input -------------------------------------------------------------- */
 
+static __attribute__((noinline)) void client_set_events(Client *c, bool want_read, bool want_write) {
+	c->want_write = want_write;
+	c->want_read = want_read;
+	event_del(c->ev);
+	if (!want_read && !want_write)
+		return;
+	event_assign(c->ev, c->bus->base, c->fd, EV_PERSIST | (want_read ? EV_READ : 0) | (want_write ? EV_WRITE : 0),
+		     event_get_callback(c->ev), c);
+	event_add(c->ev, NULL);
+}
+
+/* client_update_events() while input is held (or has just resumed) */
+static __attribute__((noinline)) void client_update_held_events(Client *c, bool want_write) {
+	/* held input resumes once the core says the client's messages in
+	 * flight dropped below the limits (it wakes the client then) */
+	if (c->input == CLIENT_INPUT_HELD && !kdbus_conn_inflight_full(c->conn))
+		c->input = CLIENT_INPUT_RESUMED;
+	bool want_read = c->input != CLIENT_INPUT_HELD;
+	if (want_write != c->want_write || want_read != c->want_read)
+		client_set_events(c, want_read, want_write);
+	/* what was read while held is dispatched first, whether or not more
+	 * comes (client_on_event(), which may have been busy writing) */
+	if (c->input == CLIENT_INPUT_RESUMED)
+		event_active(c->ev, EV_READ, 0);
+}
+
 static void client_update_events(Client *c) {
 	size_t pending = 0;
 	if (c->auth)
@@ -1651,13 +1677,13 @@ static void client_update_events(Client *c) {
 	/* a client on the ready list is flushed before the loop polls again
 	 * (bus_on_ready()), which comes back here: no EV_WRITE for that */
 	bool want_write = (c->out_n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
-	if (want_write == c->want_write)
+	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
+		client_update_held_events(c, want_write);
 		return;
-	c->want_write = want_write;
-	event_del(c->ev);
-	event_assign(c->ev, c->bus->base, c->fd, EV_READ | EV_PERSIST | (want_write ? EV_WRITE : 0),
-		     event_get_callback(c->ev), c);
-	event_add(c->ev, NULL);
+	}
+	if (want_write == c->want_write && c->want_read)
+		return;
+	client_set_events(c, true, want_write);
 }
 
 static int client_reserve(Client *c, size_t need) {
@@ -1856,11 +1882,26 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	}
 	if (!(what & EV_READ))
 		return;
+	bool resumed = false;
+	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
+		if (c->input == CLIENT_INPUT_HELD)
+			return;
+		/* what was read while held first */
+		c->input = CLIENT_INPUT_READ;
+		resumed = c->rlen > 0;
+	}
 
-	while (budget > 0) {
+	while (budget > 0 && c->input == CLIENT_INPUT_READ) {
+		ssize_t k = 0;
+
+		if (_unlikely_(resumed)) {
+			/* k = 0: what comes next waits for the next EV_READ */
+			resumed = false;
+			goto process;
+		}
 		if (c->state == CLIENT_NONCE) {
 			uint8_t buf[16];
-			ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
+			k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
 			if (k < 0 && errno == EAGAIN)
 				return;
 			if (k < 16) {
@@ -1875,7 +1916,7 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			continue;
 		}
 
-		ssize_t k = client_read_once(c, c->state == CLIENT_AUTH ? 512 : CLIENT_READ_MIN / 4);
+		k = client_read_once(c, c->state == CLIENT_AUTH ? 512 : CLIENT_READ_MIN / 4);
 		if (k == -EAGAIN)
 			break;
 		if (k == 0 || k == -ECONNRESET)
@@ -1894,6 +1935,7 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			if (c->state == CLIENT_AUTH)
 				continue;
 		}
+process:
 		r = client_process_input(c);
 		if (r < 0)
 			return; /* closed */
@@ -2015,6 +2057,13 @@ static int client_register(Client *c) {
 	}
 	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
+	/* dbus-daemon's dbus_connection_set_max_received_size() and
+	 * _unix_fds(): what the client sent and is not yet written to every
+	 * recipient (or dropped) holds its reading at these */
+	r = kdbus_conn_set_inflight_limit(c->conn, bus->limits.max_incoming_bytes,
+					  bus->limits.max_incoming_unix_fds);
+	if (r < 0 && r != -EOPNOTSUPP)
+		return r;
 	/* dbus-daemon reads the command line at Hello: the process may be
 	 * gone when the description is first needed */
 	if (c->creds.have_pid)
@@ -2585,6 +2634,10 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	}
 	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
 		c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
+	/* as dbus-daemon: the next message waits while what this client
+	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
+	if (cmd.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL)
+		c->input = CLIENT_INPUT_HELD;
 	for (size_t i = 0; i < n_fds; i++)
 		safe_close(fds[i]);
 	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
@@ -2611,7 +2664,8 @@ static int client_process_input(Client *c) {
 	size_t pos = 0;
 	int r;
 
-	while (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR) {
+	while (c->input != CLIENT_INPUT_HELD &&
+	       (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)) {
 		size_t total;
 		r = wire_frame_size(c->rbuf + pos, c->rlen - pos, c->bus->limits.max_message_size, &total);
 		if (r < 0) {
@@ -2745,8 +2799,11 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
  * forever.  Hello ends the auth_timeout.
  */
 static void client_update_fd_timer(Client *c) {
-	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0);
-	bool partial = c->rlen > 0;
+	/* (not while held: the bus does not read, so the fds and bytes wait
+	 * for it, not for the client; they start again when it reads) */
+	bool held = c->input == CLIENT_INPUT_HELD;
+	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0) && !held;
+	bool partial = c->rlen > 0 && !held;
 	bool progress = partial && (c->rlen != c->stall_rlen || c->stats_in_messages != c->stall_msgs);
 	uint64_t now = 0;
 
@@ -2818,6 +2875,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 		return r;
 
 	c->ev = event_new(bus->base, fd, EV_READ | EV_PERSIST, client_on_event, c);
+	c->want_read = true;
 	c->ev_timeout = evtimer_new(bus->base, client_on_timeout, c);
 	if (!c->ev || !c->ev_timeout)
 		return -ENOMEM;

@@ -46,6 +46,12 @@ typedef struct ClientCreds {
 	bool have_pid;
 } ClientCreds;
 
+typedef enum ClientInput {
+	CLIENT_INPUT_READ,
+	CLIENT_INPUT_HELD,
+	CLIENT_INPUT_RESUMED,
+} ClientInput;
+
 /* one dbus1 match rule of a client, installed in the core under @cookie */
 typedef struct ClientMatch {
 	List link;
@@ -108,6 +114,13 @@ struct Client {
 	bool rbuf_given;	/* client_dispatch() gave it to the core */
 	int *in_fds;
 	size_t n_in_fds;
+	/* CLIENT_INPUT_HELD: what the client sent and the bus still holds
+	 * is at max_incoming_bytes / max_incoming_unix_fds; its socket is
+	 * not read (nor the messages already read dispatched) until the core
+	 * says it dropped below (kdbus_conn_set_inflight_limit()), and then
+	 * (CLIENT_INPUT_RESUMED) what was read comes first */
+	ClientInput input;
+	bool want_read;		/* ev has EV_READ */
 
 	/* output */
 	ClientOut *out;		/* ring of ClientOut */

@@ -323,6 +323,37 @@ void kdbus_conn_finish_handover(KdbusConn *conn);
  */
 bool kdbus_conn_has_messages(KdbusConn *conn);
 
+/*
+ * KDBUS_SEND_RETURN_INFLIGHT_FULL - set by the userspace core in
+ * kdbus_cmd_send()'s @return_flags (whatever the result) when the sending
+ * connection's in-flight charge is at or over its limit after the command
+ * (kdbus_conn_set_inflight_limit()).
+ */
+#define KDBUS_SEND_RETURN_INFLIGHT_FULL (1ULL << 63)
+
+/**
+ * kdbus_conn_set_inflight_limit() - limit what @conn has in flight
+ * @max_bytes:	payload bytes
+ * @max_fds:	fds (counted once per message, however many receivers)
+ *
+ * Userspace-backend extension, for a bus daemon that stops reading a
+ * client while too much of what it sent is still on its way, as
+ * dbus-daemon does with max_incoming_bytes and max_incoming_unix_fds.
+ * Every message @conn sends is charged its payload bytes and fds until the
+ * last of its receivers freed it (or lost it: a receiver that goes away, a
+ * broadcast that nobody matched).  The core refuses nothing on that
+ * account: SEND reports KDBUS_SEND_RETURN_INFLIGHT_FULL once the charge is
+ * at or over a limit, and then @conn's wakeup callback runs when it drops
+ * below both again (kdbus_conn_inflight_full() says which).
+ *
+ * Return: 0, -ECONNRESET, -ENOMEM, -EOPNOTSUPP on the ioctl backend.
+ */
+int kdbus_conn_set_inflight_limit(KdbusConn *conn, uint64_t max_bytes, uint64_t max_fds);
+
+/* whether @conn's in-flight charge is at or over its limit; if so, the
+ * wakeup callback runs when it drops below (false on the ioctl backend) */
+bool kdbus_conn_inflight_full(KdbusConn *conn);
+
 /**
  * kdbus_payload_new() - a payload buffer the sender fills itself
  * @size:       bytes at @ret_data

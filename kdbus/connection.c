@@ -295,6 +295,9 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 	kdbus_user_uncharge(bus, &conn->self_charge);
 	kdbus_user_release(bus, conn->user);
 	conn->user = NULL;
+	/* what we sent and is still queued stays charged, to nobody */
+	kdbus_inflight_detach(conn->inflight);
+	conn->inflight = NULL;
 }
 
 /* ---- HELLO ---- */
@@ -851,6 +854,41 @@ int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
 	}
 	kdbus_bus_unlock(bus);
 	return r;
+}
+
+int kdbus_us_conn_set_inflight_limit(KdbusConn *conn, uint64_t max_bytes, uint64_t max_fds) {
+	KdbusBus *bus = conn->bus;
+	int r = 0;
+
+	kdbus_bus_lock(bus);
+	if (!conn->connected) {
+		r = -ECONNRESET;
+	} else if (!conn->inflight) {
+		conn->inflight = calloc(1, sizeof(*conn->inflight));
+		if (!conn->inflight)
+			r = -ENOMEM;
+		else
+			conn->inflight->conn = conn;
+	}
+	if (r == 0) {
+		conn->inflight->max_bytes = max_bytes;
+		conn->inflight->max_fds = max_fds;
+		/* a lower limit takes effect with the next SEND, a higher
+		 * one with the next release */
+	}
+	kdbus_bus_unlock(bus);
+	return r;
+}
+
+bool kdbus_us_conn_inflight_full(KdbusConn *conn) {
+	bool full;
+
+	kdbus_bus_lock(conn->bus);
+	full = conn->inflight && kdbus_inflight_is_full(conn->inflight);
+	if (conn->inflight)
+		conn->inflight->full = full;
+	kdbus_bus_unlock(conn->bus);
+	return full;
 }
 
 int kdbus_us_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data) {

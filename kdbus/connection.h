@@ -53,6 +53,7 @@ struct KdbusConn {
 	struct KdbusPayload *offer;	/* kdbus_payload_offer(): for the next send */
 	const uint8_t *offer_ptr;
 	bool offer_taken;		/* a send adopted the offer */
+	KdbusInflight *inflight;	/* kdbus_conn_set_inflight_limit(), or NULL */
 
 	KdbusPool pool;
 	KdbusQueue queue;
@@ -163,6 +164,8 @@ bool kdbus_us_payload_offer(KdbusConn *conn, void *handle, const void *ptr);
 void kdbus_us_payload_release(KdbusBus *bus, void *handle);
 bool kdbus_us_payload_unshared(KdbusBus *bus, void *handle);
 int kdbus_us_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n);
+int kdbus_us_conn_set_inflight_limit(KdbusConn *conn, uint64_t max_bytes, uint64_t max_fds);
+bool kdbus_us_conn_inflight_full(KdbusConn *conn);
 int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd);
 int kdbus_us_name_owner(KdbusConn *conn, const char *name, uint64_t *ret_id, uint64_t *ret_flags);
 int kdbus_us_reply_pending(KdbusConn *conn, uint64_t dst_id, uint64_t cookie, bool drop);

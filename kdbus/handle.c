@@ -121,6 +121,19 @@ bool kdbus_conn_has_messages(KdbusConn *conn) {
 	return kdbus_us_conn_has_messages(conn);
 }
 
+int kdbus_conn_set_inflight_limit(KdbusConn *conn, uint64_t max_bytes, uint64_t max_fds) {
+	assert_return(conn, -EINVAL);
+	if (IS_IOCTL(conn))
+		return -EOPNOTSUPP;
+	return kdbus_us_conn_set_inflight_limit(conn, max_bytes, max_fds);
+}
+
+bool kdbus_conn_inflight_full(KdbusConn *conn) {
+	if (!conn || IS_IOCTL(conn))
+		return false;
+	return kdbus_us_conn_inflight_full(conn);
+}
+
 int kdbus_payload_new(KdbusBus *bus, size_t size, void **ret_handle, uint8_t **ret_data) {
 	assert_return(bus, -EINVAL);
 	assert_return(ret_handle && ret_data, -EFAULT);

@@ -149,6 +149,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		p = kdbus_item_append(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
 		e->payload = s->payload;
 		s->payload->refs++;
+		s->payload->users++;	/* kdbus_payload_put() */
 	}
 	if (n_fds) {
 		struct kdbus_item *it = (struct kdbus_item *)p;
@@ -445,7 +446,7 @@ static bool kdbus_staging_adopt(KdbusBus *bus, const struct kdbus_msg *msg, Kdbu
 	size_t size = msg->size - offsetof(struct kdbus_msg, items);
 
 	end = (const uint8_t *)p->data + p->cap;
-	if (!at || ((uintptr_t)at & 7) || at < (const uint8_t *)p->data + 8 || total > (uint64_t)(end - at))
+	if (p->inflight || !at || ((uintptr_t)at & 7) || at < (const uint8_t *)p->data + 8 || total > (uint64_t)(end - at))
 		return false;
 	for (size_t pos = 0; pos < size; pos += KDBUS_ALIGN8(((const struct kdbus_item *)(start + pos))->size)) {
 		const struct kdbus_item *item = (const void *)(start + pos);
@@ -486,6 +487,8 @@ static int kdbus_staging_copy_payload(KdbusBus *bus, const struct kdbus_msg *msg
 	if (!p)
 		return -ENOMEM;
 	p->refs = 1;
+	p->inflight = NULL;
+	p->users = 0;
 	p->size = total;
 	p->offered = false;
 	p->ptr = (uint8_t *)p->data;
@@ -656,6 +659,8 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 		r = kdbus_staging_copy_payload(bus, msg, &s, payload_size);
 		if (r < 0)
 			goto out;
+		if (conn->inflight && s.payload)
+			kdbus_inflight_charge(conn->inflight, s.payload, s.n_fds);
 		s.seqnum = ++bus->seqnum;
 		kdbus_bus_broadcast(bus, &s);
 		goto out;
@@ -709,6 +714,8 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 	r = kdbus_staging_copy_payload(bus, msg, &s, payload_size);
 	if (r < 0)
 		goto out;
+	if (conn->inflight && s.payload)
+		kdbus_inflight_charge(conn->inflight, s.payload, s.n_fds);
 
 	if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
 		r = kdbus_reply_new(bus, conn, dst, msg->cookie, msg->timeout_ns,
@@ -741,7 +748,12 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 	kdbus_bus_eavesdrop(bus, &s);
 
 out:
-	s.payload = kdbus_payload_unref(bus, s.payload);
+	s.payload = kdbus_payload_put(bus, s.payload);
+	/* what the sender has in flight now, this message included */
+	if (conn->inflight && kdbus_inflight_is_full(conn->inflight)) {
+		conn->inflight->full = true;
+		cmd->return_flags |= KDBUS_SEND_RETURN_INFLIGHT_FULL;
+	}
 	if (r == 0 && tracker && sync) {
 		kdbus_conn_ref(conn);
 		kdbus_bus_unlock(bus);		/* deliver wakeups before blocking */

@@ -20,6 +20,26 @@ KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p) {
 	return NULL;
 }
 
+void kdbus_inflight_released(KdbusBus *bus, KdbusInflight *f) {
+	if (!f->conn) {
+		if (!f->bytes)
+			free(f);
+		return;
+	}
+	if (f->full && !kdbus_inflight_is_full(f)) {
+		f->full = false;
+		kdbus_bus_wake(bus, f->conn);
+	}
+}
+
+void kdbus_inflight_detach(KdbusInflight *f) {
+	if (!f)
+		return;
+	f->conn = NULL;
+	if (!f->bytes)
+		free(f);
+}
+
 KdbusQueueEntry *kdbus_queue_entry_alloc(KdbusBus *bus, size_t msg_size, size_t n_fds) {
 	size_t head = KDBUS_ALIGN8(sizeof(KdbusQueueEntry));
 	KdbusQueueEntry *e;
@@ -46,7 +66,7 @@ void kdbus_queue_entry_free(KdbusBus *bus, KdbusQueueEntry *e) {
 	for (uint32_t i = 0; i < e->n_fds; i++)
 		if (e->fds[i] >= 0)
 			close(e->fds[i]);
-	e->payload = kdbus_payload_unref(bus, e->payload);
+	e->payload = kdbus_payload_put(bus, e->payload);
 	if (e->slice.held) {
 		list_unlink(&e->held_link);
 		e->slice.held = false;

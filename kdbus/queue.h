@@ -18,6 +18,18 @@
  *
  * In memory the message follows the entry at a fixed distance
  * (kdbus_queue_entry_of_msg()), then come the fds.
+ *
+ * DOC: in-flight charge (userspace extension)
+ *
+ * A connection with an in-flight limit (kdbus_conn_set_inflight_limit())
+ * has a KdbusInflight: the bytes and fds of the messages it sent that are
+ * still alive, queued or received and not yet freed by one of their
+ * receivers.  SEND charges a message's payload bytes and fds to it once,
+ * however many receivers get the message; the payload then counts its
+ * users (the staging object during SEND, and each queue entry built from
+ * it) and the charge goes back when the last of them goes.  A
+ * KdbusInflight outlives its connection while messages are charged to it
+ * (@conn is cleared at disconnect; the last release frees it).
  */
 
 #include <stdbool.h>
@@ -33,8 +45,20 @@ typedef struct KdbusBus KdbusBus;
 typedef struct KdbusConn KdbusConn;
 typedef struct KdbusReply KdbusReply;
 
+typedef struct KdbusInflight {
+	uint64_t bytes, fds;		/* what is charged (a message is > 0 bytes) */
+	uint64_t max_bytes, max_fds;
+	KdbusConn *conn;		/* the sender; NULL once disconnected */
+	bool full;			/* SEND said so: wake @conn once below */
+} KdbusInflight;
+
 typedef struct KdbusPayload {
 	uint64_t refs;
+	/* the message's charge while @users (staging and queue entries) are
+	 * left; NULL: not charged (see "in-flight charge") */
+	KdbusInflight *inflight;
+	uint32_t inflight_fds;
+	uint32_t users;
 	uint64_t size;
 	uint8_t *ptr;			/* the bytes: @data, or inside it if adopted */
 	uint64_t cap;			/* bytes allocated at @data */
@@ -79,6 +103,53 @@ static inline KdbusQueueEntry *kdbus_queue_entry_of_msg(const void *msg) {
 
 /** kdbus_payload_unref() - drop a reference; accepts NULL. Return: NULL. */
 KdbusPayload *kdbus_payload_unref(KdbusBus *bus, KdbusPayload *p);
+
+/* kdbus_payload_put() of the last user: the sender is gone, or may be
+ * woken */
+void kdbus_inflight_released(KdbusBus *bus, KdbusInflight *f);
+
+/**
+ * kdbus_payload_put() - a message user (staging, queue entry) drops its
+ * reference: the last one gives the in-flight charge back.  Accepts NULL.
+ * Return: NULL.
+ */
+static inline KdbusPayload *kdbus_payload_put(KdbusBus *bus, KdbusPayload *p) {
+	if (!p)
+		return NULL;
+	if (p->inflight && --p->users == 0) {
+		KdbusInflight *f = p->inflight;
+
+		p->inflight = NULL;
+		f->bytes -= p->size;
+		f->fds -= p->inflight_fds;
+		if (__builtin_expect(f->full || !f->conn, 0))
+			kdbus_inflight_released(bus, f);
+	}
+	return kdbus_payload_unref(bus, p);
+}
+
+/**
+ * kdbus_inflight_charge() - charge @p (@n_fds fds) to @f, with one user
+ * (the caller's staging reference)
+ */
+static inline void kdbus_inflight_charge(KdbusInflight *f, KdbusPayload *p, uint32_t n_fds) {
+	p->inflight = f;
+	p->inflight_fds = n_fds;
+	p->users = 1;
+	f->bytes += p->size;
+	f->fds += n_fds;
+}
+
+/** kdbus_inflight_is_full() - at or over a limit (dbus-daemon compares >=) */
+static inline bool kdbus_inflight_is_full(const KdbusInflight *f) {
+	return f->bytes >= f->max_bytes || f->fds >= f->max_fds;
+}
+
+/**
+ * kdbus_inflight_detach() - @f's connection goes away: @f is freed now if
+ * nothing is charged, else by the last release
+ */
+void kdbus_inflight_detach(KdbusInflight *f);
 
 /**
  * kdbus_queue_entry_alloc() - allocate an entry with room for @msg_size
