@@ -123,6 +123,7 @@ typedef struct KtMsg {
 	uint64_t send_flags;
 	int cancel_fd;			/* -1 */
 	struct kdbus_msg_info reply;	/* out (SYNC_REPLY) */
+	uint64_t return_flags;		/* out */
 } KtMsg;
 
 #define KT_MSG(...) ((KtMsg){ .cancel_fd = -1, __VA_ARGS__ })
@@ -211,6 +212,7 @@ uint64_t kt_now_ns(void);
 	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
 	X(metadata_mask) X(metadata_timestamp) X(metadata_names) \
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
+	X(quota_inflight) X(quota_inflight_sender_gone) \
 	X(chat) \
 	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \

@@ -179,6 +179,7 @@ int kt_send_msg(KdbusConn *conn, KtMsg *m) {
 	s.cmd.size = (uint8_t *)it - (uint8_t *)&s.cmd;
 	r = kdbus_cmd_send(conn, &s.cmd);
 	m->reply = s.cmd.reply;
+	m->return_flags = s.cmd.return_flags;
 	return r;
 }
 

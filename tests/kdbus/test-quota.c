@@ -238,3 +238,110 @@ int test_quota_conn_share(Env *env) {
 	kdbus_conn_close(r);
 	return TEST_OK;
 }
+
+static void count_wakeup(KdbusConn *conn, void *userdata) {
+	(void)conn;
+	(*(unsigned *)userdata)++;
+}
+
+/*
+ * The in-flight charge of a sender (kdbus_conn_set_inflight_limit(),
+ * userspace extension): a message counts once however many receivers get
+ * it, until the last of them freed it; SEND says when the charge is at a
+ * limit, and the sender is woken when it drops below both.
+ */
+int test_quota_inflight(Env *env) {
+	static uint8_t buf[400];
+	KdbusConn *a, *r1, *r2;
+	unsigned wakes = 0;
+	int fds[2] = { 0, 0 };
+	KtMsg m;
+
+	USERSPACE_ONLY(env);
+	a = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	r1 = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	r2 = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	ASSERT_RETURN(a && r1 && r2);
+	ASSERT_EQ(kdbus_conn_set_inflight_limit(a, 1000, 2), 0);
+	kdbus_conn_set_wakeup(a, count_wakeup, &wakes);
+	ASSERT_EQ(kt_match_empty(r1, 1), 0);
+	ASSERT_EQ(kt_match_empty(r2, 1), 0);
+
+	/* two receivers, charged once: 400, 800, then 1200 >= 1000 */
+	m = KT_MSG(.dst_id = KDBUS_DST_ID_BROADCAST, .flags = KDBUS_MSG_SIGNAL, .vec = { buf },
+		   .vec_size = { sizeof(buf) });
+	for (int i = 1; i <= 3; i++) {
+		m.cookie = i;
+		ASSERT_EQ(kt_send_msg(a, &m), 0);
+		ASSERT_EQ(!!(m.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL), i == 3);
+	}
+	ASSERT_RETURN(kdbus_conn_inflight_full(a));
+	/* one receiver done: the other still holds all three */
+	ASSERT_EQ(kt_drain(r1), 3);
+	ASSERT_RETURN(kdbus_conn_inflight_full(a) && wakes == 0);
+	/* the last copy of the first goes: 800, below, the sender is woken */
+	ASSERT_EQ(kt_recv_free(r2, NULL), 0);
+	ASSERT_EQ(wakes, 1);
+	ASSERT_RETURN(!kdbus_conn_inflight_full(a));
+	ASSERT_EQ(kt_drain(r2), 2);
+	ASSERT_EQ(wakes, 1);		/* woken once, when it dropped below */
+
+	/* a broadcast nobody gets is given back at once */
+	ASSERT_EQ(kt_match_remove(r1, 1), 0);
+	ASSERT_EQ(kt_match_remove(r2, 1), 0);
+	for (int i = 0; i < 5; i++) {
+		m.cookie = 10 + i;
+		ASSERT_EQ(kt_send_msg(a, &m), 0);
+		ASSERT_EQ(m.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL, 0);
+	}
+
+	/* fds: 2 >= 2; a receiver that goes away gives the charge back */
+	m = KT_MSG(.dst_id = kdbus_conn_get_id(r1), .cookie = 20, .vec = { buf }, .vec_size = { 8 },
+		   .fds = fds, .n_fds = 2);
+	ASSERT_EQ(kt_send_msg(a, &m), 0);
+	ASSERT_RETURN(m.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL);
+	ASSERT_RETURN(kdbus_conn_inflight_full(a));
+	kdbus_conn_close(r1);
+	ASSERT_EQ(wakes, 2);
+	ASSERT_RETURN(!kdbus_conn_inflight_full(a));
+
+	kdbus_conn_close(a);
+	kdbus_conn_close(r2);
+	return TEST_OK;
+}
+
+/* a sender that goes away while its messages are charged: they stay
+ * queued, and the receivers free them later (the charge outlives it) */
+int test_quota_inflight_sender_gone(Env *env) {
+	static uint8_t buf[4096];
+	KdbusConn *a, *r1, *r2;
+	struct kdbus_msg *msg;
+	uint64_t off;
+	KtMsg m;
+
+	USERSPACE_ONLY(env);
+	a = kt_hello(env, 0);
+	r1 = kt_hello(env, 0);
+	r2 = kt_hello(env, 0);
+	ASSERT_RETURN(a && r1 && r2);
+	ASSERT_EQ(kdbus_conn_set_inflight_limit(a, 1 << 20, 16), 0);
+	ASSERT_EQ(kt_match_empty(r1, 1), 0);
+	ASSERT_EQ(kt_match_empty(r2, 1), 0);
+	m = KT_MSG(.dst_id = KDBUS_DST_ID_BROADCAST, .flags = KDBUS_MSG_SIGNAL, .vec = { buf },
+		   .vec_size = { sizeof(buf) });
+	for (int i = 1; i <= 4; i++) {
+		m.cookie = i;
+		ASSERT_EQ(kt_send_msg(a, &m), 0);
+	}
+	m = KT_MSG(.dst_id = kdbus_conn_get_id(r1), .cookie = 5, .vec = { buf }, .vec_size = { sizeof(buf) });
+	ASSERT_EQ(kt_send_msg(a, &m), 0);
+	/* one received and not yet freed, the rest queued */
+	ASSERT_EQ(kt_recv(r1, &msg, &off), 0);
+	kdbus_conn_close(a);
+	ASSERT_EQ(kt_drain(r2), 4 + 1);	/* and the sender's ID_REMOVE */
+	ASSERT_EQ(kt_free(r1, off), 0);
+	/* r1 goes with 4 still queued */
+	kdbus_conn_close(r1);
+	kdbus_conn_close(r2);
+	return TEST_OK;
+}
