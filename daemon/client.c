@@ -1506,10 +1506,12 @@ static int client_take_slice(Client *c, uint64_t offset) {
 			goto drop;
 		if (monitor && m->dst_id == driver_id(c->bus->driver) && driver_shows_monitors_itself(h))
 			goto drop;
-		/* as dbus-daemon: what the bus only shows monitors (sent to the
-		 * sink) is not shown to the monitor it is addressed to */
+		/* as dbus-daemon: what the bus says only to monitors (sent to
+		 * the sink) is not shown to the monitor it is addressed to (a
+		 * client's message to a monitor's name, which no longer
+		 * exists, is) */
 		if (monitor && c->bus->sink && m->dst_id == kdbus_conn_get_id(c->bus->sink) && h->destination.s &&
-		    streq(h->destination.s, c->unique_name))
+		    h->sender.s && streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name))
 			goto drop;
 		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
 		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
