@@ -145,13 +145,24 @@ if build build; then
 	# busbridged on the same configurations (the whole system bus of this
 	# machine, each system.d file alone, session buses, synthetic ones) with
 	# the same raw clients, everything every connection receives compared,
-	# plus a seeded random run (about 3 min)
-	out=$(tests/diff/run.sh "$top/build/daemon/busbridged" --random "${BUSDIFF_RANDOM:-0}" \
+	# plus a seeded random run of a minute on the integration tests' bus
+	# and one on the system bus (about 6 min)
+	out=$(tests/diff/run.sh "$top/build/daemon/busbridged" --random "${BUSDIFF_RANDOM:-60}" \
 		--seed "${BUSDIFF_SEED:-1}" 2>&1 | tee build.diff.log | tail -n 1)
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	if [ $# = 3 ]; then count "$1" "$2" "$3" busdiff; else count 0 1 0 "busdiff ($out)"; fi
 	grep -E '^# [0-9]+ exchanges|^# exchanges' build.diff.log
 	[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.diff.log | head -40
+	# ... and its random mode on the whole system bus of this machine
+	if [ -f /usr/share/dbus-1/system.conf ]; then
+		out=$(tests/diff/run.sh "$top/build/daemon/busbridged" --no-scripted --random "${BUSDIFF_RANDOM:-60}" \
+			--seed "${BUSDIFF_SEED:-1}" --random-config /usr/share/dbus-1/system.conf 2>&1 |
+			tee build.diff-system.log | tail -n 1)
+		set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+		if [ $# = 3 ]; then count "$1" "$2" "$3" "busdiff random (system bus)"; else count 0 1 0 "busdiff random system ($out)"; fi
+		grep -E '^# [0-9]+ exchanges' build.diff-system.log
+		[ "${2:-1}" = 0 ] || grep -E '^(not ok|# )' build.diff-system.log | head -40
+	fi
 
 	# the release tarball (about 1 min): make distcheck, and every tracked
 	# file shipped
