@@ -3,7 +3,7 @@
 # --- wire format, match rules, bloom filters (owner: wire) -----------------
 noinst_LIBRARIES += compat/libcompat.a
 compat_libcompat_a_SOURCES = \
-	compat/wire.c compat/wire.h \
+	compat/wire.c compat/wire.h compat/protocol.h \
 	compat/match-rule.c compat/match-rule.h \
 	compat/match-key.c compat/match-key.h \
 	compat/siphash.c compat/siphash.h \

@@ -26,6 +26,7 @@
  */
 
 #include "compat/match-rule.h"
+#include "compat/protocol.h"
 
 typedef struct MatchArg {
 	const char *value;
@@ -42,8 +43,6 @@ struct MatchRule {
 	MatchArg *args;		/* n_args entries */
 	char data[];
 };
-
-#define DRIVER_NAME "org.freedesktop.DBus"
 
 /* ------------------------------------------------------------------------ */
 /* parsing */

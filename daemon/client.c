@@ -32,6 +32,7 @@
 #include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
+#include "compat/protocol.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -549,7 +550,7 @@ static bool client_match_header_only(const MatchRule *r) {
 	if (f & (MATCH_RULE_ARGS | MATCH_RULE_DESTINATION))
 		return false;
 	s = (f & MATCH_RULE_SENDER) ? match_rule_get_sender(r) : NULL;
-	return !s || s[0] == ':' || streq(s, "org.freedesktop.DBus");
+	return !s || s[0] == ':' || streq(s, DRIVER_NAME);
 }
 
 /*
@@ -657,7 +658,7 @@ static int client_driver_refusal_error(Client *owner, Client *serial_from, const
 							h.has_reply_serial, owner);
 	if (!text)
 		return -ENOMEM;
-	int r = driver_build_error_to(serial_from, DRIVER_NAME, h.serial, "org.freedesktop.DBus.Error.AccessDenied",
+	int r = driver_build_error_to(serial_from, DRIVER_NAME, h.serial, DBUS_ERR("AccessDenied"),
 				      text, ret_msg, ret_len);
 	return r < 0 ? r : 1;
 }
@@ -765,7 +766,7 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			 * requester's client shows it the NoReply */
 			if (c->state == CLIENT_MONITOR)
 				break;
-			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
 					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0) {
 				driver_capture(c->bus->driver, msg, len);
 				client_queue_owned(c, msg, len);
@@ -776,7 +777,7 @@ static void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			if (c->state == CLIENT_MONITOR ||
 			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
 				break;
-			if (driver_build_error(c, (uint32_t) m->cookie_reply, "org.freedesktop.DBus.Error.NoReply",
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
 					       "Message recipient disconnected from message bus without replying",
 					       &msg, &len) >= 0) {
 				driver_capture(c->bus->driver, msg, len);
@@ -983,11 +984,11 @@ static void client_policy_complain_via(Client *sender, const WireHeader *h, bool
 	if (reply)
 		return;	/* a refused reply is not answered */
 	if (!callee || !cookie) {
-		driver_send_error(sender->bus->driver, sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s",
+		driver_send_error(sender->bus->driver, sender, h->serial, DBUS_ERR("AccessDenied"), "%s",
 				  text);
 		return;
 	}
-	if (driver_build_error(sender, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg, &len) >= 0)
+	if (driver_build_error(sender, h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) >= 0)
 		(void) client_send_reply_for(callee, sender, cookie, msg, len);
 }
 
@@ -1120,7 +1121,7 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		_cleanup_free_ uint8_t *msg = NULL;
 		size_t len;
 
-		const char *error = "org.freedesktop.DBus.Error.AccessDenied";
+		const char *error = DBUS_ERR("AccessDenied");
 
 		if (rc == c || rc->state != CLIENT_ACTIVE || !rc->policy || !rc->conn ||
 		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false))
@@ -1131,7 +1132,7 @@ static void client_policy_broadcast_capture(Client *c, const WireHeader *h, cons
 		else if (h->unix_fds && !rc->unix_fd) {
 			/* ... and for each one that takes no fds (the core skips
 			 * it, kdbus_bus_set_broadcast_fds()) a NotSupported */
-			error = "org.freedesktop.DBus.Error.NotSupported";
+			error = DBUS_ERR("NotSupported");
 			text = format("broadcast cannot be delivered to %s (%s) because it does not support "
 				      "receiving Unix fds", rc->unique_name, client_loginfo(rc));
 		} else
@@ -1173,7 +1174,7 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 								"Rejected send message", d.n_matched, s, h, false, c);
 		_cleanup_free_ uint8_t *msg = NULL;
 		size_t len;
-		if (text && driver_build_error(s, h->serial, "org.freedesktop.DBus.Error.AccessDenied", text, &msg,
+		if (text && driver_build_error(s, h->serial, DBUS_ERR("AccessDenied"), text, &msg,
 					       &len) >= 0)
 			driver_capture(bus->driver, msg, len);
 	}
@@ -1206,7 +1207,7 @@ static void client_policy_refused(Client *c, const WireHeader *h, const PolicyRe
 	if (!text)
 		return;
 	log_security("%s", text);
-	driver_send_error(c->bus->driver, c, h->serial, "org.freedesktop.DBus.Error.AccessDenied", "%s", text);
+	driver_send_error(c->bus->driver, c, h->serial, DBUS_ERR("AccessDenied"), "%s", text);
 }
 
 /* the connection a unicast @h goes to: 0 if none (or an activator) */
@@ -1986,7 +1987,7 @@ static int client_check_limits(Client *c, uint32_t serial) {
 			return -ENOMEM;
 	}
 	log_warning("%s (%s=%" PRIu64 ")", text, limit_name, limit);
-	r = driver_build_error(c, serial, "org.freedesktop.DBus.Error.LimitsExceeded", text, &msg, &len);
+	r = driver_build_error(c, serial, DBUS_ERR("LimitsExceeded"), text, &msg, &len);
 	if (r < 0)
 		return r;
 	r = client_queue_owned(c, msg, len);
@@ -2240,10 +2241,10 @@ static void client_routing_error(Client *c, const WireHeader *h, const MessageTa
 		 * activated, but no service file provides it (an activatable
 		 * name's activator holds it: -EADDRNOTAVAIL) */
 		if (h->flags & WIRE_FLAG_NO_AUTO_START)
-			driver_send_error(bus->driver, c, h->serial, "org.freedesktop.DBus.Error.NameHasNoOwner",
+			driver_send_error(bus->driver, c, h->serial, DBUS_ERR("NameHasNoOwner"),
 					  "Name \"%s\" does not exist", strempty(h->destination.s));
 		else
-			driver_send_error(bus->driver, c, h->serial, "org.freedesktop.DBus.Error.ServiceUnknown",
+			driver_send_error(bus->driver, c, h->serial, DBUS_ERR("ServiceUnknown"),
 					  "The name %s was not provided by any .service files",
 					  h->destination.s ? h->destination.s : "(none)");
 		break;
@@ -2330,11 +2331,11 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 		    (!h->interface.s || streq(h->interface.s, DRIVER_INTERFACE))) {
 			if (!h->signature.s || !h->signature.s[0])
 				return 1;
-			name = "org.freedesktop.DBus.Error.InvalidArgs";
+			name = DBUS_ERR("InvalidArgs");
 			if (asprintf(&text, "Call to Hello has wrong args (%s, expected )\n", h->signature.s) < 0)
 				return -ENOMEM;
 		} else {
-			name = "org.freedesktop.DBus.Error.AccessDenied";
+			name = DBUS_ERR("AccessDenied");
 			text = strdup("Client tried to send a message other than Hello without being registered");
 			if (!text)
 				return -ENOMEM;

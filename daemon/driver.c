@@ -21,6 +21,7 @@
 #include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
+#include "compat/protocol.h"
 #include "compat/wire.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
@@ -33,8 +34,6 @@
 #include "policy/config.h"
 #include "util/format.h"
 #include "util/macro.h"
-
-#define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
 
 struct Driver {
 	Bus *bus;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compat/protocol.h"
 #include "compat/wire.h"
 #include "kdbus/bus.h"
 #include "util/macro.h"
@@ -22,10 +23,6 @@
 typedef struct Bus Bus;
 typedef struct Client Client;
 typedef struct Driver Driver;
-
-#define DRIVER_NAME "org.freedesktop.DBus"
-#define DRIVER_PATH "/org/freedesktop/DBus"
-#define DRIVER_INTERFACE "org.freedesktop.DBus"
 
 int driver_new(Driver **ret, Bus *bus);
 Driver *driver_free(Driver *d);

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/protocol.h"
 #include "daemon/launch-helper.h"
 #include "util/macro.h"
 
-#define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
 
 void launch_helper_exit_error(int status, const char **ret_name, const char **ret_text, char *buf, size_t size) {
 	switch (status) {

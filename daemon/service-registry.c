@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "compat/message.h"
+#include "compat/protocol.h"
 #include "compat/service-file.h"
 #include "compat/wire.h"
 #include "daemon/bus.h"
@@ -76,7 +77,6 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-#define DBUS_ERR(x) "org.freedesktop.DBus.Error." x
 #define SYSTEMD_NAME "org.freedesktop.systemd1"
 #define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
 #define WATCHER_POOL_SIZE (4ULL * 1024 * 1024)

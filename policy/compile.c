@@ -39,12 +39,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/protocol.h"
 #include "policy/compile.h"
 #include "util/format.h"
 #include "util/macro.h"
 
 #define DBUS_MAXIMUM_MESSAGE_UNIX_FDS 33554432u
-#define DRIVER_NAME "org.freedesktop.DBus"
 #define NAME_MAX_LEN 255
 #define MAX_GROUPS 6
 
