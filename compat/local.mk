@@ -63,6 +63,14 @@ tests_unit_test_idmap_SOURCES = tests/unit/test-idmap.c
 TESTS += tests/unit/test-message tests/unit/test-idmap
 # --- end translation ---
 
+# --- the order dbus-daemon lists names in (libdbus hash table iteration) ---
+compat_libcompat_a_SOURCES += compat/hash-order.c compat/hash-order.h
+check_PROGRAMS += tests/unit/test-hash-order
+tests_unit_test_hash_order_SOURCES = tests/unit/test-hash-order.c
+tests_unit_test_hash_order_LDADD = compat/libcompat.a
+TESTS += tests/unit/test-hash-order
+# --- end hash order ---
+
 # --- SASL server and cookie keyring (owner: auth) ---
 compat_libcompat_a_SOURCES += compat/auth.c compat/auth.h compat/keyring.c compat/keyring.h
 check_PROGRAMS += tests/unit/test-auth

@@ -2420,6 +2420,7 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		bus->n_complete++;
 		c->state = CLIENT_ACTIVE;
 		driver_stats_names(bus->driver, c, true);
+		driver_names_hello(bus->driver, c);
 		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 		bus_resume_listeners(bus);
 		/* answered here, or else by the driver through the core */

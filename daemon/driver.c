@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "compat/bloom.h"
+#include "compat/hash-order.h"
 #include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
@@ -41,6 +42,10 @@ struct Driver {
 	uint64_t id;
 	uint64_t serial;
 	bool dispatching;
+	/* dbus-daemon's name registry (see "the order of ListNames") */
+	HashOrder *names;
+	char **names_to_check;	/* names of departed connections, maybe ownerless now */
+	size_t n_names_to_check;
 };
 
 typedef struct DriverCall {
@@ -636,6 +641,85 @@ static Found call_get_peer(DriverCall *call, const char *what, const char **ret_
 	return FOUND_PEER;
 }
 
+/* ---- the order of ListNames -------------------------------------------------- */
+
+/*
+ * dbus-daemon lists its name registry (bus/services.c) in the iteration
+ * order of the libdbus hash table that holds it, which depends on the
+ * sequence of inserts and removals since the bus started.  d->names
+ * replays that sequence on a model of the table (compat/hash-order.h):
+ *  - a unique name goes in at Hello, and out when its connection goes
+ *    away or becomes a monitor;
+ *  - a well-known name goes in when a RequestName gives it its first
+ *    owner or waiter, and out when its last one leaves (ReleaseName, a
+ *    disconnection, BecomeMonitor).
+ * Removals never reorder the table, so their order among themselves does
+ * not matter, only that they come before the next insert.  The names of a
+ * connection that goes away are therefore only noted (the core releases
+ * them when the connection is closed, after this); the next name event
+ * drops those left without an owner, before it inserts anything.  The set
+ * ListNames returns is still the core's; d->names only orders it.
+ */
+
+static int driver_names_note(Driver *d, const char *name) {
+	char **l = realloc(d->names_to_check, (d->n_names_to_check + 1) * sizeof(char *));
+	if (!l)
+		return -ENOMEM;
+	d->names_to_check = l;
+	if (!(l[d->n_names_to_check] = strdup(name)))
+		return -ENOMEM;
+	d->n_names_to_check++;
+	return 0;
+}
+
+static uint64_t driver_lookup_owner(Driver *d, const char *name);
+
+/* drop the noted names that have no owner left */
+static void driver_names_settle(Driver *d) {
+	for (size_t i = 0; i < d->n_names_to_check; i++) {
+		if (!driver_lookup_owner(d, d->names_to_check[i]))
+			hash_order_remove(d->names, d->names_to_check[i]);
+		free(d->names_to_check[i]);
+	}
+	d->n_names_to_check = 0;
+}
+
+/* @c leaves the registry (disconnection, BecomeMonitor): its unique name
+ * now, the well-known names it owns or waits for once the core released
+ * them */
+static void driver_names_leave(Driver *d, Client *c) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
+	struct kdbus_item *it;
+
+	if (c->state != CLIENT_ACTIVE)
+		return;
+	hash_order_remove(d->names, c->unique_name);
+	if (!c->own_names_watched || kdbus_cmd_conn_info(d->conn, &q) < 0)
+		return;
+	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.offset);
+	KDBUS_ITEM_FOREACH(it, info, items)
+		if (it->type == KDBUS_ITEM_OWNED_NAME && !(it->name.flags & KDBUS_NAME_ACTIVATOR) &&
+		    driver_names_note(d, it->name.name) < 0)
+			log_debug("Out of memory: ListNames may list %s out of order", it->name.name);
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+	(void) kdbus_cmd_free(d->conn, &f);
+}
+
+void driver_names_hello(Driver *d, Client *c) {
+	driver_names_settle(d);
+	if (hash_order_insert(d->names, c->unique_name) < 0)
+		log_debug("Out of memory: ListNames may list %s out of order", c->unique_name);
+}
+
+/* after a RequestName that made @c an owner or a waiter of @name, or a
+ * ReleaseName: @name is in the registry while it has an owner */
+static void driver_names_update(Driver *d, const char *name, bool owned) {
+	if (!owned)
+		hash_order_remove(d->names, name);
+	else if (hash_order_insert(d->names, name) < 0)
+		log_debug("Out of memory: ListNames may list %s out of order", name);
+}
+
 /* ---- methods ---------------------------------------------------------------- */
 
 static int method_hello(DriverCall *call) {
@@ -740,8 +824,11 @@ static int method_request_name(DriverCall *call) {
 	bool activatable = service_registry_is_activatable(bus, name);
 	if (activatable)
 		kdbus_conn_defer_handover(c->conn);
+	driver_names_settle(call->driver);
 	r = name_acquire_or_release(call->driver, c, name, kflags, true, &ret_flags);
 	driver_stats_names(call->driver, c, false);
+	if (r == 0)
+		driver_names_update(call->driver, name, true);
 	if (activatable && r != 0)
 		kdbus_conn_finish_handover(c->conn);	/* nothing was handed over */
 	switch (r) {
@@ -796,10 +883,12 @@ static int method_release_name(DriverCall *call) {
 		return call_fail(call, DBUS_ERR("InvalidArgs"),
 				 "Cannot release the %s service because it is owned by the bus", DRIVER_NAME);
 
+	driver_names_settle(call->driver);
 	r = name_acquire_or_release(call->driver, c, name, 0, false, NULL);
 	driver_stats_names(call->driver, c, false);
 	switch (r) {
 	case 0:
+		driver_names_update(call->driver, name, driver_lookup_owner(call->driver, name) != 0);
 		result = DBUS_RELEASE_NAME_REPLY_RELEASED;
 		break;
 	case -ESRCH:
@@ -968,6 +1057,11 @@ static int method_list_names(DriverCall *call) {
 	_cleanup_strv_free_ char **l = NULL;
 	size_t n = 0;
 	int r = driver_list_names(call->driver, NULL, &l, &n);
+	if (r < 0)
+		return r;
+	/* the bus driver first, then dbus-daemon's registry order */
+	driver_names_settle(call->driver);
+	r = hash_order_sort(call->driver->names, l, n);
 	if (r < 0)
 		return r;
 	return reply_strv(call, DRIVER_NAME, l, n);
@@ -1559,8 +1653,13 @@ static int method_become_monitor(DriverCall *call) {
 	dbus_free_string_array(rules);
 
 	r = call_reply_args(call, DBUS_TYPE_INVALID);
-	if (r >= 0)
+	if (r >= 0) {
+		/* its names go, the unique one too (dbus-daemon releases
+		 * them all, bus_connection_be_monitor()) */
+		driver_names_settle(call->driver);
+		driver_names_leave(call->driver, c);
 		r = monitor_become(call->driver->bus, c, parsed, n_parsed);
+	}
 	else {
 		for (size_t k = 0; k < n_parsed; k++)
 			match_rule_free(parsed[k]);
@@ -2201,6 +2300,7 @@ static void driver_wakeup(KdbusConn *conn, void *userdata) {
 }
 
 void driver_forget_client(Driver *d, Client *c) {
+	driver_names_leave(d, c);
 }
 
 int driver_new(Driver **ret, Bus *bus) {
@@ -2217,6 +2317,9 @@ int driver_new(Driver **ret, Bus *bus) {
 	if (!d)
 		return -ENOMEM;
 	d->bus = bus;
+	r = hash_order_new(&d->names);
+	if (r < 0)
+		return r;
 	r = kdbus_cmd_hello(bus->kbus, &h, &d->conn);
 	if (r < 0)
 		return r;
@@ -2238,6 +2341,10 @@ Driver *driver_free(Driver *d) {
 		return NULL;
 	bus_internal_conn_remove(d->bus, d->conn);
 	d->conn = kdbus_conn_close(d->conn);
+	for (size_t i = 0; i < d->n_names_to_check; i++)
+		free(d->names_to_check[i]);
+	free(d->names_to_check);
+	hash_order_free(d->names);
 	free(d);
 	return NULL;
 }

@@ -36,6 +36,10 @@ void driver_dispatch(Driver *d);
 /* a client went away: drop what the driver keeps for it */
 void driver_forget_client(Driver *d, Client *c);
 
+/* a client said Hello: its unique name joins the names ListNames orders
+ * as dbus-daemon does (see driver.c, "the order of ListNames") */
+void driver_names_hello(Driver *d, Client *c);
+
 /**
  * driver_send_error() - send a D-Bus error from org.freedesktop.DBus to
  * @to, as the reply to its message @reply_serial, through the core (so it

@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat/hash-order.h"
 #include "compat/message.h"
 #include "compat/protocol.h"
 #include "compat/service-file.h"
@@ -173,6 +174,7 @@ struct ServiceRegistry {
 	struct event *ev_rescan;
 	int *watches;
 	size_t n_watches;
+	HashOrder *listed_order;	/* dbus-daemon's activation entries, for ListActivatableNames */
 };
 
 static void launch_fail(Launch *l, const char *error_name, const char *text);
@@ -1492,6 +1494,11 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	list_init(&reg->children);
 	list_init(&reg->answered);
 	bus->services = reg;
+	r = hash_order_new(&reg->listed_order);
+	if (r < 0) {
+		service_registry_free(bus);
+		return r;
+	}
 	reg->ev_process = event_new(bus->base, -1, 0, registry_on_process, reg);
 	reg->ev_rescan = event_new(bus->base, -1, 0, registry_on_rescan, reg);
 	reg->ev_sigchld = evsignal_new(bus->base, SIGCHLD, registry_on_sigchld, reg);
@@ -1526,7 +1533,30 @@ static void activatable_remove(Activatable *a) {
 	activatable_free(a);
 }
 
-int service_registry_load(Bus *bus) {
+/*
+ * ListActivatableNames lists dbus-daemon's activation entries (a libdbus
+ * hash table, bus/activation.c) in that table's iteration order, which
+ * reg->listed_order replays (compat/hash-order.h).  A load (startup,
+ * ReloadConfig, a change in a watched directory) makes a new table and
+ * adds the names in the order of the scan, as bus_activation_reload()
+ * does; the rescan of an activation for an unknown name updates it, as
+ * update_service_cache() does: a new name goes in, a file modified since
+ * it was read (mtime, in seconds) is taken out and put back.
+ */
+static void registry_order_listed(ServiceRegistry *reg, const Activatable *a, const ServiceFile *old,
+				  bool rescan) {
+	if (!a->listed)
+		return;
+	if (rescan && old && hash_order_contains(reg->listed_order, a->name)) {
+		if (!streq(old->path, a->file->path) || a->file->mtime_usec / 1000000 <= old->mtime_usec / 1000000)
+			return;
+		hash_order_remove(reg->listed_order, a->name);
+	}
+	if (hash_order_insert(reg->listed_order, a->name) < 0)
+		log_debug("Out of memory: ListActivatableNames may list %s out of order", a->name);
+}
+
+static int registry_load(Bus *bus, bool rescan) {
 	ServiceRegistry *reg = bus->services;
 	const BusConfig *c = bus->config;
 	ServiceFile **files = NULL;
@@ -1568,6 +1598,8 @@ int service_registry_load(Bus *bus) {
 		(void) bus_apply_core_limits(bus);
 	}
 
+	if (!rescan)
+		hash_order_reset(reg->listed_order);
 	/* keep the entries whose name is still provided, add the new ones */
 	for (size_t i = 0; i < n_files; i++) {
 		ServiceFile *f = TAKE_PTR(files[i]);
@@ -1575,16 +1607,20 @@ int service_registry_load(Bus *bus) {
 		Activatable *a = registry_find_any(reg, f->name);
 
 		if (a) {
+			_cleanup_(service_file_freep) ServiceFile *old = a->removed ? NULL : a->file;
+			if (a->removed)
+				service_file_free(a->file);
 			a->removed = false;
-			service_file_free(a->file);
 			a->file = f;
 			a->listed = true;
+			registry_order_listed(reg, a, old, rescan);
 		} else {
 			r = activatable_new(reg, f->name, f, &a);
 			if (r < 0) {
 				service_file_free(f);
 				continue;
 			}
+			registry_order_listed(reg, a, NULL, rescan);
 		}
 		names[n_new++] = a;
 		if (activatable_is_systemd(a))
@@ -1601,6 +1637,7 @@ int service_registry_load(Bus *bus) {
 			service_file_free(a->file);
 			a->file = NULL;
 			a->listed = false;
+			hash_order_remove(reg->listed_order, SYSTEMD_NAME);
 			names[n_new++] = a;
 		} else if (activatable_new(reg, SYSTEMD_NAME, NULL, &a) >= 0)
 			names[n_new++] = a;
@@ -1621,12 +1658,18 @@ int service_registry_load(Bus *bus) {
 	reg->names = names;
 	reg->n_names = n_new;
 	for (size_t i = 0; i < n_old; i++)
-		if (old[i])
+		if (old[i]) {
+			hash_order_remove(reg->listed_order, old[i]->name);
 			activatable_remove(old[i]);
+		}
 	free(old);
 
 	registry_update_watches(reg);
 	return 0;
+}
+
+int service_registry_load(Bus *bus) {
+	return registry_load(bus, false);
 }
 
 void service_registry_free(Bus *bus) {
@@ -1663,6 +1706,7 @@ void service_registry_free(Bus *bus) {
 	free(reg->watches);
 	free(reg->names);
 	free(reg->address);
+	hash_order_free(reg->listed_order);
 	free(reg);
 	bus->services = NULL;
 }
@@ -1684,6 +1728,10 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n) {
 			return -ENOMEM;
 		}
 	}
+	if (reg && hash_order_sort(reg->listed_order, l, n) < 0) {
+		strv_free(l);
+		return -ENOMEM;
+	}
 	*ret = l;
 	*ret_n = n;
 	return 0;
@@ -1699,7 +1747,7 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 	if (reg && !a) {
 		/* as dbus-daemon: an unknown name makes us look at the
 		 * directories again */
-		(void) service_registry_load(bus);
+		(void) registry_load(bus, true);
 		a = registry_find(reg, name);
 	}
 	if (!a || (!a->file && !(bus->systemd_activation && activatable_is_systemd(a)))) {

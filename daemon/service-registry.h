@@ -58,7 +58,8 @@ int service_registry_set_address(Bus *bus, const char *address);
 /**
  * service_registry_list() - the activatable names (ListActivatableNames)
  * @bus:	the bus
- * @ret:	sorted NULL-terminated list, owned by the caller
+ * @ret:	NULL-terminated list in dbus-daemon's order (that of its
+ *		activation entries' hash table), owned by the caller
  * @ret_n:	its length
  *
  * Return: 0 or -ENOMEM.

@@ -139,6 +139,8 @@ def scenario_list(kind, mode, conf_file, cname=''):
         if system:
             out.append(('driver-user', 'driver', lambda s, ids: S.driver_methods(s, ids, 'bbtest1')))
         out.append(('names', 'names', S.name_sequences))
+        if kind == 'session':
+            out.append(('name-order', 'names', S.name_order))
         out.append(('monitors', 'monitors', S.monitors))
         out.append(('eavesdrop', 'eavesdrop', S.eavesdropping))
         out.append(('fds', 'fds', S.fds))

@@ -14,6 +14,11 @@ TYPES = (W.METHOD_CALL, W.SIGNAL, W.METHOD_RETURN, W.ERROR)
 ACTIVATABLE = 'com.example.Activatable'     # a .service file whose Exec fails
 ACTIVATABLE_BROKEN = 'com.example.Missing'  # a .service file whose Exec does not exist
 SERVICE = 'com.example.Service'             # tests/diff/service.py
+# more activatable names, so that ListActivatableNames lists a table that
+# has grown (dbus-daemon lists them in its hash table's order)
+LISTED = ['com.example.Listed%d' % i for i in range(6)] + \
+    ['org.example.Tool', 'net.example.Player', 'org.freedesktop.Example1', 'io.example.a', 'org.example.B.c',
+     'com.example.Zz']
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -27,6 +32,9 @@ def write_services(d):
     with open(os.path.join(d, SERVICE + '.service'), 'w') as f:
         f.write('[D-BUS Service]\nName=%s\nExec=/usr/bin/python3 %s/service.py %s\nUser=root\n' %
                 (SERVICE, HERE, SERVICE))
+    for name in LISTED:
+        with open(os.path.join(d, name + '.service'), 'w') as f:
+            f.write('[D-BUS Service]\nName=%s\nExec=/bin/false\n' % name)
 
 
 def send_kind(s, frm, typ, dest, flags, body_tag, reply_serial=None):
@@ -229,6 +237,69 @@ def name_sequences(s, ids):
     s.disconnect('x')
     s.step('y goes away')
     s.disconnect('y')
+
+
+def name_order(s, ids):
+    """ListNames and ListActivatableNames, whose order is that of
+    dbus-daemon's hash tables, while names come and go: the registry grows
+    past 12 and 48 names, shrinks at the first name after many left, and
+    loses the names of connections that go away or become monitors"""
+    root = ids.get('root')
+    s.connect('l', root)
+
+    def list_names(what):
+        s.step('ListNames: ' + what)
+        s.call_driver('l', 'ListNames')
+
+    s.step('ListActivatableNames')
+    s.call_driver('l', 'ListActivatableNames')
+    for i in range(16):
+        s.connect('c%d' % i, root)
+    list_names('17 connections')
+    s.step('48 names')
+    for i in range(16):
+        for n in ('com.example.Order.A%d', 'org.example.Order.B%d', 'net.example.order.C%d'):
+            s.call_driver('c%d' % i, 'RequestName', 'su', (n % i, 0))
+    list_names('and 48 names')
+    s.step('8 waiters')
+    for i in range(8):
+        s.call_driver('c%d' % (i + 1), 'RequestName', 'su', ('com.example.Order.A%d' % i, 0))
+    list_names('waiters')
+    s.step('24 names released')
+    for i in range(12):
+        s.call_driver('c%d' % i, 'ReleaseName', 's', ('org.example.Order.B%d' % i,))
+        s.call_driver('c%d' % i, 'ReleaseName', 's', ('net.example.order.C%d' % i,))
+    list_names('24 names released')
+    s.step('one more name')
+    s.call_driver('c0', 'RequestName', 'su', ('net.example.Shrink', 0))
+    list_names('one more')
+    for i in (2, 4, 6, 12, 13):
+        s.step('c%d goes away' % i)
+        s.disconnect('c%d' % i)
+    list_names('5 connections gone')
+    for i in range(3):
+        s.connect('n%d' % i, root)
+    list_names('3 more connections')
+    s.step('a monitor')
+    s.become_monitor('m', ["member='NoSuchMember'"], root)
+    list_names('a monitor')
+    for i in range(15, 7, -1):
+        s.step('c%d goes away' % i)
+        s.disconnect('c%d' % i)
+    list_names('8 connections gone')
+    s.step('release names')
+    for i, names in ((3, (2, 3)), (5, (4, 5)), (7, (6, 7)), (1, (1,))):
+        for n in names:
+            s.call_driver('c%d' % i, 'ReleaseName', 's', ('com.example.Order.A%d' % n,))
+    s.call_driver('c0', 'ReleaseName', 's', ('net.example.Shrink',))
+    list_names('names released')
+    s.step('one more connection')
+    s.connect('n3', root)
+    list_names('one more connection')
+    s.step('ReloadConfig')
+    s.call_driver('l', 'ReloadConfig')
+    s.step('ListActivatableNames after ReloadConfig')
+    s.call_driver('l', 'ListActivatableNames')
 
 
 def monitors(s, ids):
