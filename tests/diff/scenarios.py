@@ -243,9 +243,13 @@ def name_order(s, ids):
     """ListNames and ListActivatableNames, whose order is that of
     dbus-daemon's hash tables, while names come and go: the registry grows
     past 12 and 48 names, shrinks at the first name after many left, and
-    loses the names of connections that go away or become monitors"""
+    loses the names of connections that go away or become monitors; w
+    watches NameOwnerChanged (a departing connection's names go last-taken
+    first)"""
     root = ids.get('root')
     s.connect('l', root)
+    s.connect('w', root)
+    s.call_driver('w', 'AddMatch', 's', ("member='NameOwnerChanged'",))
 
     def list_names(what):
         s.step('ListNames: ' + what)
@@ -255,7 +259,7 @@ def name_order(s, ids):
     s.call_driver('l', 'ListActivatableNames')
     for i in range(16):
         s.connect('c%d' % i, root)
-    list_names('17 connections')
+    list_names('18 connections')
     s.step('48 names')
     for i in range(16):
         for n in ('com.example.Order.A%d', 'org.example.Order.B%d', 'net.example.order.C%d'):
@@ -292,10 +296,12 @@ def name_order(s, ids):
         for n in names:
             s.call_driver('c%d' % i, 'ReleaseName', 's', ('com.example.Order.A%d' % n,))
     s.call_driver('c0', 'ReleaseName', 's', ('net.example.Shrink',))
-    list_names('names released')
+    s.step('n2 goes away')
+    s.disconnect('n2')
+    list_names('names released, n2 gone')
     s.step('one more connection')
     s.connect('n3', root)
-    list_names('one more connection')
+    list_names('one more connection (the table shrinks to 4 buckets)')
     s.step('ReloadConfig')
     s.call_driver('l', 'ReloadConfig')
     s.step('ListActivatableNames after ReloadConfig')
