@@ -40,7 +40,7 @@ def random_actions(rng, n):
         elif k < 0.53:
             out.append(['monitor', slot, rng.sample(RULES, rng.randrange(3))])
         elif k < 0.58:
-            out.append(['query', slot, rng.choice(('GetNameOwner', 'NameHasOwner', 'ListQueuedOwners')),
+            out.append(['query', slot, rng.choice(('GetNameOwner', 'NameHasOwner', 'ListQueuedOwners', 'ListNames')),
                         rng.choice(NAMES + ('@' + rng.choice(SLOTS),))])
         else:
             dest = rng.choice(('@a', '@b', '@c', '@d', 'com.example.R1', 'com.example.R2', 'com.example.Nobody',
@@ -85,6 +85,8 @@ def make_script(actions, ids):
                 s.drain_until(c, lambda m: m[3].get(W.REPLY_SERIAL) == serial and got.append(m[0]) is None)
                 c.monitor = got == [W.METHOD_RETURN]
                 c.monitor_all = not act[2]
+            elif op == 'query' and act[2] == 'ListNames':
+                s.call_driver(slot, 'ListNames')        # in dbus-daemon's (hash table) order
             elif op == 'query':
                 s.call_driver(slot, act[2], 's', (s.resolve(act[3]),))
             elif op == 'send':
