@@ -35,6 +35,7 @@
 #include "policy/config.h"
 #include "util/format.h"
 #include "util/macro.h"
+#include "util/strutil.h"
 
 struct Driver {
 	Bus *bus;
@@ -953,17 +954,6 @@ static int method_name_has_owner(DriverCall *call) {
 	return call_reply_args(call, DBUS_TYPE_BOOLEAN, &has, DBUS_TYPE_INVALID);
 }
 
-static int strv_push(char ***l, size_t *n, const char *s) {
-	char **nl = realloc(*l, (*n + 2) * sizeof(char *));
-	if (!nl)
-		return -ENOMEM;
-	*l = nl;
-	if (!(nl[*n] = strdup(s)))
-		return -ENOMEM;
-	nl[++*n] = NULL;
-	return 0;
-}
-
 /* every name on the bus; with @only_name, the unique names of that name's
  * owner and waiters, in queue order */
 static int driver_list_names(Driver *d, const char *only_name, char ***ret, size_t *ret_n) {
@@ -1007,7 +997,7 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		message_unique_name_format(unique, info->id);
 		/* one entry per name, a connection's entries in a row: its
 		 * unique name once, as dbus-daemon lists it */
-		if (!only_name && info->id != last_id && (r = strv_push(&l, &n, unique)) < 0)
+		if (!only_name && info->id != last_id && (r = strv_push_dup(&l, &n, unique)) < 0)
 			break;
 		last_id = info->id;
 		KDBUS_ITEM_FOREACH(it, info, items) {
@@ -1016,9 +1006,9 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 			if (only_name) {
 				if (!streq(it->name.name, only_name))
 					continue;
-				r = strv_push(&l, &n, unique);
+				r = strv_push_dup(&l, &n, unique);
 			} else if (!(it->name.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR)))
-				r = strv_push(&l, &n, it->name.name);
+				r = strv_push_dup(&l, &n, it->name.name);
 			if (r < 0)
 				break;
 		}
