@@ -146,6 +146,11 @@ def scenario_list(kind, mode, conf_file, cname=''):
         out.append(('fds', 'fds', S.fds))
         if kind in ('session', 'system'):
             out.append(('activation', 'activation', S.activation))
+    if mode == 'long' and system:
+        # senders as nobody and as the bus's own user too
+        for who in ('nobody', 'messagebus'):
+            out.append(('grid-' + who, 'messages', lambda s, ids, w=who: S.message_grid(s, ids, w)))
+            out.append(('driver-' + who, 'driver', lambda s, ids, w=who: S.driver_methods(s, ids, w)))
     if system and conf_file:
         names, calls = policy_inputs(conf_file)
         if names:
