@@ -27,6 +27,7 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/launcher.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
 #include "daemon/peer-creds.h"
@@ -934,7 +935,7 @@ static int method_update_activation_environment(DriverCall *call) {
 		dbus_message_iter_get_basic(&entry, &key);
 		dbus_message_iter_next(&entry);
 		dbus_message_iter_get_basic(&entry, &value);
-		int r = service_registry_setenv(bus, key, value);
+		int r = launcher_setenv(bus, key, value);
 		if (r < 0)
 			return r;
 		dbus_message_iter_next(&dict);

@@ -7,7 +7,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/client.c daemon/client.h \
 	daemon/driver.c daemon/driver.h \
 	daemon/monitor.c daemon/monitor.h \
-	daemon/service-registry.c daemon/service-registry.h \
+	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
 	daemon/log.c daemon/log.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(DBUS_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS)
 

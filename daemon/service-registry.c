@@ -32,9 +32,10 @@
  * never inside a core command.  Pending launches are looked up by their
  * id after anything that may have finished them.
  *
- * Launching is dbus-daemon's bus/activation.c: direct exec (environment,
- * User= on the system bus, exit status 0 before the name appears is
- * ignored because services may daemonize), or with --systemd-activation
+ * Launching is dbus-daemon's bus/activation.c: direct exec (launcher.c:
+ * environment, User= on the system bus, the launch helper; exit status 0
+ * before the name appears is ignored because services may daemonize), or
+ * with --systemd-activation
  * and SystemdService= the org.freedesktop.systemd1.Activator
  * ActivationRequest signal, sent to the name org.freedesktop.systemd1 so
  * that it waits on that name's activator until systemd is on the bus.
@@ -43,17 +44,13 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,18 +62,13 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
-#include "daemon/launch-helper.h"
-#include "daemon/listen-socket.h"
+#include "daemon/launcher.h"
 #include "daemon/log.h"
 #include "daemon/service-registry.h"
 #include "kdbus/bus.h"
 #include "policy/config.h"
 #include "util/list.h"
 #include "util/macro.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 #define SYSTEMD_NAME "org.freedesktop.systemd1"
 #define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
@@ -87,10 +79,7 @@
  * activatable_trigger()) */
 #define PREVIOUS_OWNER_GRACE_USEC (1000 * 1000)
 
-extern char **environ;
-
 typedef struct Launch Launch;
-typedef struct Child Child;
 
 /* one activatable name and its activator connection */
 typedef struct Activatable {
@@ -125,21 +114,7 @@ struct Launch {
 	struct event *ev_timeout;
 	List starters;		/* Starter */
 	unsigned n_entries;	/* counted in ServiceRegistry.n_pending */
-	Child *child;
-};
-
-/* a process we started, until it is reaped */
-struct Child {
-	List link;		/* ServiceRegistry.children */
-	ServiceRegistry *reg;
-	pid_t pid;
-	int err_fd;		/* exec error pipe, -1 once read */
-	struct event *ev_err;
-	int err_stage;		/* 0: none, 1: exec failed, 2: setup failed */
-	int err_errno;
-	uint64_t launch_id;	/* 0 once the launch is over */
-	char *name;
-	bool helper;		/* the launch helper: its exit status says why it failed */
+	LauncherChild *child;
 };
 
 /* a call the bus answered with an activation error, whose tracker the core
@@ -153,7 +128,6 @@ typedef struct Answered {
 
 struct ServiceRegistry {
 	Bus *bus;
-	char *address;
 	Activatable **names;	/* sorted by name, for lookups */
 	size_t n_names;
 	List all;		/* every Activatable, removed ones too */
@@ -161,9 +135,8 @@ struct ServiceRegistry {
 	unsigned n_previous;	/* activatables with a previous_owner */
 	bool watching_removals;	/* the watcher's ID_REMOVE match is in */
 	struct event *ev_process;
-	struct event *ev_sigchld;
 	List launches;
-	List children;
+	Launcher *launcher;
 	List answered;
 	size_t n_answered;
 	unsigned n_pending;	/* max_pending_service_starts */
@@ -249,11 +222,10 @@ static bool activatable_is_systemd(const Activatable *a) {
 	return streq(a->name, SYSTEMD_NAME);
 }
 
-/* ---- the address and environment of activated services -------------------- */
+/* ---- the address activated services get (launcher.c) ----------------------- */
 
 int service_registry_set_address(Bus *bus, const char *address) {
 	ServiceRegistry *reg = bus->services;
-	char *s;
 
 	assert_return(address, -EINVAL);
 	if (!reg) {
@@ -261,136 +233,7 @@ int service_registry_set_address(Bus *bus, const char *address) {
 		if (r < 0)
 			return r;
 	}
-	s = strdup(address);
-	if (!s)
-		return -ENOMEM;
-	free(reg->address);
-	reg->address = s;
-	return 0;
-}
-
-/* the bus's address: the one main() gave us, else built from the listeners
- * as --print-address prints it */
-static const char *registry_address(ServiceRegistry *reg) {
-	Bus *bus = reg->bus;
-	char *all = NULL;
-
-	if (reg->address)
-		return reg->address;
-	for (size_t i = 0; i < bus->n_listeners; i++) {
-		char *n;
-		if (asprintf(&n, "%s%s%s,guid=%s", all ? all : "", all ? ";" : "",
-			     listen_socket_address(bus->listeners[i]->socket), bus->guid) < 0) {
-			free(all);
-			return NULL;
-		}
-		free(all);
-		all = n;
-	}
-	reg->address = all;
-	return reg->address;
-}
-
-/* set KEY=VALUE @entry in the NULL-terminated @env of @n entries (room for
- * it is there); takes ownership of @entry */
-static void env_put(char **env, size_t *n, char *entry) {
-	size_t kl = strcspn(entry, "=");
-
-	for (size_t i = 0; i < *n; i++)
-		if (strncmp(env[i], entry, kl) == 0 && env[i][kl] == '=') {
-			free(env[i]);
-			env[i] = entry;
-			return;
-		}
-	env[(*n)++] = entry;
-	env[*n] = NULL;
-}
-
-/* variables that systemd sets for the daemon itself, not for its children
- * (dbus-daemon: populate_environment()) */
-static bool env_is_daemons_own(const char *entry) {
-	static const char *const own[] = { "JOURNAL_STREAM", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID",
-					   "NOTIFY_SOCKET", "INVOCATION_ID" };
-	size_t kl = strcspn(entry, "=");
-
-	for (size_t i = 0; i < ELEMENTSOF(own); i++)
-		if (strlen(own[i]) == kl && strncmp(entry, own[i], kl) == 0)
-			return true;
-	return false;
-}
-
-/* the daemon's environment, then UpdateActivationEnvironment's, then the
- * bus's own variables (dbus-daemon: populate_environment(),
- * add_bus_environment()) */
-static int registry_build_env(ServiceRegistry *reg, char ***ret) {
-	Bus *bus = reg->bus;
-	const char *address = registry_address(reg);
-	const char *type = bus->config ? bus->config->type : NULL;
-	size_t n_environ = 0, n_act = 0, n = 0;
-	_cleanup_strv_free_ char **env = NULL;
-	char *e;
-
-	for (char **p = environ; p && *p; p++)
-		n_environ++;
-	for (char **p = bus->activation_env; p && *p; p++)
-		n_act++;
-	env = calloc(n_environ + n_act + 4, sizeof(char *));
-	if (!env)
-		return -ENOMEM;
-	for (char **p = environ; p && *p; p++) {
-		if (!strchr(*p, '=') || env_is_daemons_own(*p))
-			continue;
-		if (!(e = strdup(*p)))
-			return -ENOMEM;
-		env_put(env, &n, e);
-	}
-	for (char **p = bus->activation_env; p && *p; p++) {
-		if (!(e = strdup(*p)))
-			return -ENOMEM;
-		env_put(env, &n, e);
-	}
-	if (address) {
-		if (asprintf(&e, "DBUS_STARTER_ADDRESS=%s", address) < 0)
-			return -ENOMEM;
-		env_put(env, &n, e);
-	}
-	if (type) {
-		if (asprintf(&e, "DBUS_STARTER_BUS_TYPE=%s", type) < 0)
-			return -ENOMEM;
-		env_put(env, &n, e);
-		if (address && (streq(type, "session") || streq(type, "system"))) {
-			if (asprintf(&e, "%s=%s", streq(type, "session") ? "DBUS_SESSION_BUS_ADDRESS" :
-					 "DBUS_SYSTEM_BUS_ADDRESS", address) < 0)
-				return -ENOMEM;
-			env_put(env, &n, e);
-		}
-	}
-	*ret = TAKE_PTR(env);
-	return 0;
-}
-
-/* the environment given to activated services: KEY=VALUE strings */
-int service_registry_setenv(Bus *bus, const char *key, const char *value) {
-	size_t kl = strlen(key), n = 0;
-	char *entry;
-
-	if (asprintf(&entry, "%s=%s", key, value) < 0)
-		return -ENOMEM;
-	for (char **e = bus->activation_env; e && *e; e++, n++)
-		if (strncmp(*e, key, kl) == 0 && (*e)[kl] == '=') {
-			free(*e);
-			*e = entry;
-			return 0;
-		}
-	char **l = realloc(bus->activation_env, (n + 2) * sizeof(char *));
-	if (!l) {
-		free(entry);
-		return -ENOMEM;
-	}
-	l[n] = entry;
-	l[n + 1] = NULL;
-	bus->activation_env = l;
-	return 0;
+	return launcher_set_address(reg->launcher, address);
 }
 
 /* ---- answering what an activator holds ------------------------------------- */
@@ -623,8 +466,7 @@ static void launch_detach(Launch *l) {
 		event_free(l->ev_timeout);
 		l->ev_timeout = NULL;
 	}
-	if (l->child)
-		l->child->launch_id = 0;
+	launcher_child_detach(l->child);
 	l->child = NULL;
 }
 
@@ -853,320 +695,37 @@ static int registry_make_watcher(ServiceRegistry *reg) {
 	return 0;
 }
 
-/* ---- exec ------------------------------------------------------------------- */
-
-typedef struct ChildReport {
-	int stage;
-	int err;
-} ChildReport;
-
-/* in the forked child: never returns */
-static _noreturn_ void child_exec(char **argv, char **envp, const char *user, uid_t uid, gid_t gid, int err_fd) {
-	ChildReport rep = { .stage = 2 };
-	sigset_t ss;
-	int null;
-
-	sigemptyset(&ss);
-	(void) sigprocmask(SIG_SETMASK, &ss, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void) signal(sig, SIG_DFL);
-	(void) setsid();
-	bus_restore_fd_limit();
-
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0)
-		(void) dup2(null, 0);
-	if (fcntl(2, F_GETFD) < 0 && null >= 0)
-		(void) dup2(null, 2);
-	(void) dup2(2, 1);	/* the service's output goes to the daemon's stderr */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-		long max = sysconf(_SC_OPEN_MAX);
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (int fd = 3; fd < max; fd++)
-			if (fd != err_fd)
-				(void) fcntl(fd, F_SETFD, FD_CLOEXEC);
-	}
-
-	if (user) {
-		if (initgroups(user, gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0) {
-			rep.err = errno;
-			(void) !write(err_fd, &rep, sizeof(rep));
-			_exit(1);
-		}
-	}
-
-	execve(argv[0], argv, envp);
-	rep.stage = 1;
-	rep.err = errno;
-	(void) !write(err_fd, &rep, sizeof(rep));
-	_exit(1);
-}
-
-static void child_read_report(Child *ch) {
-	ChildReport rep;
-	ssize_t n;
-
-	if (ch->err_fd < 0)
-		return;
-	do
-		n = read(ch->err_fd, &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EAGAIN)
-		return;
-	if (n == sizeof(rep)) {
-		ch->err_stage = rep.stage;
-		ch->err_errno = rep.err;
-	}
-	/* EOF (exec succeeded), a report, or an error: done with the pipe */
-	if (ch->ev_err) {
-		event_free(ch->ev_err);
-		ch->ev_err = NULL;
-	}
-	ch->err_fd = safe_close(ch->err_fd);
-}
-
-static void child_on_err(evutil_socket_t fd, short what, void *userdata) {
-	Child *ch = userdata;
-
-	child_read_report(ch);
-	if (ch->err_fd >= 0 && ch->ev_err)
-		event_add(ch->ev_err, NULL);
-}
-
-static Child *child_free(Child *ch) {
-	if (!ch)
-		return NULL;
-	list_unlink(&ch->link);
-	if (ch->ev_err)
-		event_free(ch->ev_err);
-	safe_close(ch->err_fd);
-	free(ch->name);
-	free(ch);
-	return NULL;
-}
+/* ---- exec: launcher.c ------------------------------------------------------ */
 
 static bool launch_same_exec(Launch *l, const void *data) {
 	return l->exec && streq(l->exec, (const char *) data);
 }
 
-/* a child of ours was reaped */
-static void child_exited(Child *ch, int status) {
-	ServiceRegistry *reg = ch->reg;
-	_cleanup_free_ char *text = NULL, *exec = NULL;
-	const char *error_name;
-	uint64_t id = ch->launch_id;
-	Launch *l;
+/* a child started for launch @id was reaped: a failure fails the launch
+ * and every other with the same Exec, as dbus-daemon does */
+static void registry_child_exited(void *userdata, uint64_t id, const char *error_name, const char *text) {
+	ServiceRegistry *reg = userdata;
+	_cleanup_free_ char *exec = NULL;
+	Launch *l = registry_find_launch(reg, id);
 
-	child_read_report(ch);
-	int stage = ch->err_stage, err = ch->err_errno;
-	bool helper = ch->helper;
-	_cleanup_free_ char *name = TAKE_PTR(ch->name);
-	if ((l = registry_find_launch(reg, id)))
-		l->child = NULL;
-	child_free(ch);
 	if (!l)
 		return;
-
+	l->child = NULL;
 	/* the name may have been taken just before the exit */
 	registry_drain_watcher(reg);
 	l = registry_find_launch(reg, id);
-	if (!l)
+	if (!l || !error_name)
 		return;
-
-	if (stage == 1) {
-		error_name = DBUS_ERR("Spawn.ExecFailed");
-		if (asprintf(&text, "Failed to execute program %s: %s", name, strerror(err)) < 0)
-			text = NULL;
-	} else if (stage == 2) {
-		error_name = DBUS_ERR("Spawn.SetupFailed");
-		if (asprintf(&text, "Failed to setup environment correctly: %s", strerror(err)) < 0)
-			text = NULL;
-	} else if (WIFEXITED(status)) {
-		/* a service may daemonize: its parent exiting 0 is no failure */
-		if (WEXITSTATUS(status) == 0)
-			return;
-		if (helper) {
-			const char *t;
-			char buf[80];
-			launch_helper_exit_error(WEXITSTATUS(status), &error_name, &t, buf, sizeof(buf));
-			text = strdup(t);
-		} else {
-			error_name = DBUS_ERR("Spawn.ChildExited");
-			if (asprintf(&text, "Process %s exited with status %d", name, WEXITSTATUS(status)) < 0)
-				text = NULL;
-		}
-	} else if (WIFSIGNALED(status)) {
-		error_name = DBUS_ERR("Spawn.ChildSignaled");
-		if (asprintf(&text, "Process %s received signal %d", name, WTERMSIG(status)) < 0)
-			text = NULL;
-	} else {
-		error_name = DBUS_ERR("Failed");
-		if (asprintf(&text, "Process %s exited abnormally", name) < 0)
-			text = NULL;
-	}
 	if (!text) {
 		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
 		return;
 	}
-	/* dbus-daemon: every pending activation with the same Exec fails;
-	 * only this one is logged */
+	/* only this one is logged */
 	log_info("Activated service '%s' failed: %s", l->a->name, text);
 	exec = l->exec ? strdup(l->exec) : NULL;
 	launch_fail(l, error_name, text);
 	if (exec)
 		registry_fail_launches(reg, launch_same_exec, exec, error_name, text);
-}
-
-static void registry_on_sigchld(evutil_socket_t sig, short what, void *userdata) {
-	ServiceRegistry *reg = userdata;
-	bool again = true;
-
-	/* only our own children: nothing else in the daemon forks */
-	while (again) {
-		Child *ch;
-		again = false;
-		list_for_each_entry(ch, &reg->children, link) {
-			int status;
-			pid_t p = waitpid(ch->pid, &status, WNOHANG);
-			if (p == ch->pid || (p < 0 && errno == ECHILD)) {
-				if (p < 0)
-					status = 0;
-				child_exited(ch, status);
-				again = true;	/* the list changed */
-				break;
-			}
-		}
-	}
-}
-
-/*
- * the launch helper that starts @a, or NULL to exec it ourselves: the
- * configured <servicehelper> (dbus-daemon's, which the stock system.conf
- * names, is replaced by ours when it is not installed); else, on a system
- * bus whose daemon is not root, ours for a service whose User= is not the
- * daemon's user, when it is installed setuid root
- */
-static const char *registry_helper(ServiceRegistry *reg, const Activatable *a) {
-	const BusConfig *c = reg->bus->config;
-	struct passwd *pw;
-	struct stat st;
-
-	if (c && c->servicehelper) {
-		if (streq(c->servicehelper, DBUS_DAEMON_LAUNCH_HELPER) && access(c->servicehelper, X_OK) < 0)
-			return LAUNCH_HELPER_PATH;
-		return c->servicehelper;
-	}
-	if (!reg->bus->is_system || geteuid() == 0 || !a->file || !a->file->user)
-		return NULL;
-	pw = getpwnam(a->file->user);
-	if (pw && pw->pw_uid == geteuid())
-		return NULL;
-	if (stat(LAUNCH_HELPER_PATH, &st) < 0 || st.st_uid != 0 || !(st.st_mode & S_ISUID))
-		return NULL;
-	return LAUNCH_HELPER_PATH;
-}
-
-/* fork and exec @l's service, or @helper with its name; on failure,
- * ret_error and ret_text say why */
-static int launch_spawn(Launch *l, const char *helper, const char **ret_error, char **ret_text) {
-	Activatable *a = l->a;
-	ServiceRegistry *reg = a->reg;
-	Bus *bus = reg->bus;
-	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
-	_cleanup_free_ char *user = NULL, *command = NULL;
-	uid_t uid = 0;
-	gid_t gid = 0;
-	int p[2];
-	pid_t pid;
-	int r;
-
-	/* dbus-daemon runs "HELPER NAME", split as an Exec line */
-	if (helper && asprintf(&command, "%s %s", helper, a->name) < 0) {
-		command = NULL;
-		return -ENOMEM;
-	}
-	r = service_exec_split(command ? command : l->exec, &argv);
-	if (r == -EINVAL) {
-		*ret_error = DBUS_ERR("InvalidArgs");
-		*ret_text = strdup("Unclosed quotes in command line");
-		return r;
-	}
-	if (r < 0)
-		return r;
-	if (!argv[0]) {
-		*ret_error = DBUS_ERR("Spawn.ExecFailed");
-		(void) !asprintf(ret_text, "Failed to execute program %s: %s", a->name, strerror(ENOENT));
-		return -ENOENT;
-	}
-
-	/* User= is for system bus activation; only root can become someone */
-	if (!helper && bus->is_system && a->file->user) {
-		struct passwd *pw = getpwnam(a->file->user);
-		if (!pw) {
-			*ret_error = DBUS_ERR("Spawn.SetupFailed");
-			(void) !asprintf(ret_text, "Failed to setup environment correctly: user \"%s\" does not exist",
-					 a->file->user);
-			return -ESRCH;
-		}
-		if (geteuid() == 0) {
-			if (!(user = strdup(pw->pw_name)))
-				return -ENOMEM;
-			uid = pw->pw_uid;
-			gid = pw->pw_gid;
-		} else if (pw->pw_uid != geteuid())
-			log_debug("Not running as root: activating %s as uid %u, not as user %s", a->name,
-				  (unsigned) geteuid(), a->file->user);
-	}
-
-	r = registry_build_env(reg, &envp);
-	if (r < 0)
-		return r;
-
-	Child *ch = calloc(1, sizeof(*ch));
-	if (!ch)
-		return -ENOMEM;
-	ch->reg = reg;
-	ch->err_fd = -1;
-	ch->helper = helper != NULL;
-	list_init(&ch->link);
-	if (!(ch->name = strdup(a->name))) {
-		free(ch);
-		return -ENOMEM;
-	}
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		r = -errno;
-		child_free(ch);
-		return r;
-	}
-
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		safe_close(p[0]);
-		safe_close(p[1]);
-		child_free(ch);
-		*ret_error = DBUS_ERR("NoMemory");
-		(void) !asprintf(ret_text, "Failed to fork a new process %s: %s", a->name, strerror(-r));
-		return r;
-	}
-	if (pid == 0) {
-		safe_close(p[0]);
-		child_exec(argv, envp, user, uid, gid, p[1]);
-	}
-
-	safe_close(p[1]);
-	ch->pid = pid;
-	ch->err_fd = p[0];
-	ch->launch_id = l->id;
-	(void) fcntl(ch->err_fd, F_SETFL, O_NONBLOCK);
-	ch->ev_err = event_new(bus->base, ch->err_fd, EV_READ, child_on_err, ch);
-	if (ch->ev_err)
-		event_add(ch->ev_err, NULL);
-	list_link_tail(&reg->children, &ch->link);
-	l->child = ch;
-	return 0;
 }
 
 /* ---- starting an activation ------------------------------------------------ */
@@ -1183,8 +742,7 @@ static void launch_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	if (!l)
 		return;
 	/* the service had its chance (dbus-daemon kills it, too) */
-	if (l->child)
-		(void) kill(l->child->pid, SIGKILL);
+	launcher_child_kill(l->child);
 	if (asprintf(&text, "Failed to activate service '%s': timed out (service_start_timeout=%" PRIu64 "ms)",
 		     l->a->name, reg->bus->limits.service_start_timeout) < 0)
 		text = NULL;
@@ -1319,14 +877,14 @@ static void launch_start(Activatable *a, Starter *st, const char *requested_by) 
 		launch_fail(l, DBUS_ERR("NoMemory"), "Not enough memory");
 		return;
 	}
-	const char *helper = registry_helper(reg, a);
+	const char *helper = launcher_helper(reg->launcher, a->file->user);
 	if (helper && !a->file->user) {
 		launch_fail(l, DBUS_ERR("Spawn.FileInvalid"), "Cannot do system-bus activation with no user\n");
 		return;
 	}
 	log_info("Activating service name='%s' requested by '%s' (%s)%s", a->name, requested_by,
 		 registry_loginfo(reg, requested_by), helper ? " (using servicehelper)" : "");
-	r = launch_spawn(l, helper, &error_name, &text);
+	r = launcher_spawn(reg->launcher, a->name, l->exec, a->file->user, l->id, &l->child, &error_name, &text);
 	if (r < 0) {
 		if (!error_name || !text) {
 			error_name = r == -ENOMEM ? DBUS_ERR("NoMemory") : DBUS_ERR("Spawn.Failed");
@@ -1491,7 +1049,6 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	reg->inotify_fd = -1;
 	list_init(&reg->all);
 	list_init(&reg->launches);
-	list_init(&reg->children);
 	list_init(&reg->answered);
 	bus->services = reg;
 	r = hash_order_new(&reg->listed_order);
@@ -1501,12 +1058,15 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	}
 	reg->ev_process = event_new(bus->base, -1, 0, registry_on_process, reg);
 	reg->ev_rescan = event_new(bus->base, -1, 0, registry_on_rescan, reg);
-	reg->ev_sigchld = evsignal_new(bus->base, SIGCHLD, registry_on_sigchld, reg);
-	if (!reg->ev_process || !reg->ev_rescan || !reg->ev_sigchld) {
+	if (!reg->ev_process || !reg->ev_rescan) {
 		service_registry_free(bus);
 		return -ENOMEM;
 	}
-	event_add(reg->ev_sigchld, NULL);
+	r = launcher_new(bus, registry_child_exited, reg, &reg->launcher);
+	if (r < 0) {
+		service_registry_free(bus);
+		return r;
+	}
 	r = registry_make_watcher(reg);
 	if (r < 0) {
 		service_registry_free(bus);
@@ -1685,8 +1245,7 @@ void service_registry_free(Bus *bus) {
 	while (!list_is_empty(&reg->all))
 		activatable_free(list_first_entry(&reg->all, Activatable, link));
 	/* the services we started keep running: just forget them */
-	while (!list_is_empty(&reg->children))
-		child_free(list_first_entry(&reg->children, Child, link));
+	reg->launcher = launcher_free(reg->launcher);
 	while (!list_is_empty(&reg->answered)) {
 		Answered *x = list_first_entry(&reg->answered, Answered, link);
 		list_unlink(&x->link);
@@ -1698,14 +1257,11 @@ void service_registry_free(Bus *bus) {
 		event_free(reg->ev_process);
 	if (reg->ev_rescan)
 		event_free(reg->ev_rescan);
-	if (reg->ev_sigchld)
-		event_free(reg->ev_sigchld);
 	if (reg->ev_inotify)
 		event_free(reg->ev_inotify);
 	safe_close(reg->inotify_fd);
 	free(reg->watches);
 	free(reg->names);
-	free(reg->address);
 	hash_order_free(reg->listed_order);
 	free(reg);
 	bus->services = NULL;

@@ -4,8 +4,9 @@
 /*
  * service-registry.h - bus activation, the kdbus way: the .service files of
  * the configured service directories, one activator connection in the core
- * per activatable name, launching (direct exec or systemd), the activation
- * environment, StartServiceByName and ListActivatableNames.
+ * per activatable name, starting services (systemd's activation requests
+ * here, fork and exec in launcher.c), StartServiceByName and
+ * ListActivatableNames.
  *
  * See service-registry.c ("DOC: activation") and doc/activation.md.
  */
@@ -82,14 +83,6 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
  * (ServiceUnknown, LimitsExceeded), -ENOMEM.
  */
 int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error);
-
-/**
- * service_registry_setenv() - set one variable of the activation
- * environment (UpdateActivationEnvironment)
- *
- * Return: 0 or -ENOMEM.
- */
-int service_registry_setenv(Bus *bus, const char *key, const char *value);
 
 /**
  * service_registry_forward_environment() - with systemd activation, pass an
