@@ -2359,248 +2359,318 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 	return 0;
 }
 
-/* handle one complete, framed message from the client */
-static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
-	Bus *bus = c->bus;
+/* ---- the forward path: one message from the client to the core ------------ */
+
+/* the fds that came with one message: closed once it is done with (the
+ * core took its own copies) */
+typedef struct MessageFds {
+	int v[CLIENT_MAX_FDS_PER_READ];
+	size_t n;
+} MessageFds;
+
+static void message_fds_close(MessageFds *f) {
+	for (size_t i = 0; i < f->n; i++)
+		safe_close(f->v[i]);
+	f->n = 0;
+}
+
+/* what became of a message, step by step */
+typedef enum Dispatch {
+	DISPATCH_NEXT,		/* on to the next step */
+	DISPATCH_DONE,		/* forwarded, answered or dropped */
+	DISPATCH_CLOSED,	/* the client was closed: touch nothing */
+} Dispatch;
+
+/* one message on its way through client_dispatch() */
+typedef struct Forward {
+	uint8_t *msg;
+	size_t len;
 	WireHeader h;
 	MessageTarget t;
-	int fds[CLIENT_MAX_FDS_PER_READ];
-	size_t n_fds;
-	int r;
+	MessageFds fds;
+	bool is_hello;		/* the client's Hello: not subject to the send policy */
+	bool to_driver;
+	bool allowed;		/* else it goes to the monitors' sink, then is refused */
+	bool unrequested;	/* a reply no call waits for that the policy allows */
+	PolicyRefusal refusal;
+	/* the header the bus forwards */
+	uint8_t hstack[1024];
+	uint8_t *hheap;
+	uint8_t *hbuf;
+	size_t hlen;
+	/* a broadcast's bloom filter and match keys */
+	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8], keys[MATCH_KEYS_MAX];
+	size_t bloom_size, n_keys;
+} Forward;
 
-	r = wire_header_parse(msg, len, &h);
-	if (r < 0) {
+static void forward_done(Forward *f) {
+	message_fds_close(&f->fds);
+	free(f->hheap);
+	f->hheap = NULL;
+}
+
+/* a step's negative errno: -ENOMEM drops the message, anything else
+ * closed the client */
+static Dispatch dispatch_of_errno(int r) {
+	return r >= 0 || r == -ENOMEM ? DISPATCH_DONE : DISPATCH_CLOSED;
+}
+
+/* frame → validate: the header and body checked, the message's fds taken
+ * from what came with the bytes */
+static Dispatch forward_take(Client *c, Forward *f) {
+	Bus *bus = c->bus;
+	WireHeader *h = &f->h;
+
+	if (wire_header_parse(f->msg, f->len, h) < 0) {
 		client_close(c, "invalid message header");
-		return -EBADMSG;
+		return DISPATCH_CLOSED;
 	}
-	r = wire_body_validate(&h, msg + h.header_len, h.body_len);
-	if (r < 0) {
+	if (wire_body_validate(h, f->msg + h->header_len, h->body_len) < 0) {
 		client_close(c, "invalid message body");
-		return -EBADMSG;
+		return DISPATCH_CLOSED;
 	}
-	if (h.unix_fds > c->n_in_fds || h.unix_fds > bus->limits.max_message_unix_fds ||
-	    h.unix_fds > CLIENT_MAX_FDS_PER_READ) {
+	if (h->unix_fds > c->n_in_fds || h->unix_fds > bus->limits.max_message_unix_fds ||
+	    h->unix_fds > CLIENT_MAX_FDS_PER_READ) {
 		client_close(c, "message announces more fds than were passed");
-		return -EBADMSG;
+		return DISPATCH_CLOSED;
 	}
-	n_fds = h.unix_fds;
-	if (n_fds) {
-		memcpy(fds, c->in_fds, n_fds * sizeof(int));
-		memmove(c->in_fds, c->in_fds + n_fds, (c->n_in_fds - n_fds) * sizeof(int));
-		c->n_in_fds -= n_fds;
+	f->fds.n = h->unix_fds;
+	if (f->fds.n) {
+		memcpy(f->fds.v, c->in_fds, f->fds.n * sizeof(int));
+		memmove(c->in_fds, c->in_fds + f->fds.n, (c->n_in_fds - f->fds.n) * sizeof(int));
+		c->n_in_fds -= f->fds.n;
 	}
 	c->stats_in_messages++;
 	bus->stats_messages++;
+	return DISPATCH_NEXT;
+}
 
-	bool is_hello = c->state == CLIENT_AWAIT_HELLO;
-	if (c->state == CLIENT_AWAIT_HELLO) {
-		r = client_before_hello(c, &h, msg + h.header_len);
-		if (r <= 0) {
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			return r;
-		}
-		r = client_check_limits(c, h.serial);
-		if (r <= 0) {
-			/* as dbus-daemon: an error reply, and the connection stays
-			 * until it gives up or times out */
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			return r;
-		}
-		r = client_register(c);
-		if (r < 0) {
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			client_close(c, r == -EMFILE ? "too many connections" : "cannot register");
-			/* closed: the caller must not take -ENOMEM for "message dropped" */
-			return r == -ENOMEM ? -ECONNRESET : r;
-		}
-		bus->n_incomplete--;
-		bus->n_complete++;
-		c->state = CLIENT_ACTIVE;
-		driver_stats_names(bus->driver, c, true);
-		driver_names_hello(bus->driver, c);
-		kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
-		bus_resume_listeners(bus);
-		/* answered here, or else by the driver through the core */
-		r = driver_hello_direct(bus->driver, c, &h);
-		if (r < 0)
-			log_debug("Cannot answer Hello of %s directly: %s", c->unique_name, strerror(-r));
-		if (r > 0) {
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			return 0;
-		}
-	} else if (c->state == CLIENT_MONITOR) {
-		/* monitors may not send; dbus-daemon disconnects them */
-		for (size_t i = 0; i < n_fds; i++)
-			safe_close(fds[i]);
-		log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
-			    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
-			    "name=\"%s\" destination=\"%s\")", c->unique_name, client_loginfo(c),
-			    policy_type_name(h.type), h.interface.s ? h.interface.s : "(unset)",
-			    h.member.s ? h.member.s : "(unset)", h.error_name.s ? h.error_name.s : "(unset)",
-			    h.destination.s ? h.destination.s : DRIVER_NAME);
-		client_close(c, "monitor sent a message");
-		return -EPERM;
+/* the client's first message: Hello registers it (and may be answered
+ * here), anything else is answered as dbus-daemon does */
+static Dispatch forward_hello(Client *c, Forward *f) {
+	Bus *bus = c->bus;
+	int r;
+
+	f->is_hello = true;
+	r = client_before_hello(c, &f->h, f->msg + f->h.header_len);
+	if (r <= 0)
+		return dispatch_of_errno(r);
+	/* as dbus-daemon: an error reply, and the connection stays until
+	 * it gives up or times out */
+	r = client_check_limits(c, f->h.serial);
+	if (r <= 0)
+		return dispatch_of_errno(r);
+	r = client_register(c);
+	if (r < 0) {
+		client_close(c, r == -EMFILE ? "too many connections" : "cannot register");
+		return DISPATCH_CLOSED;
 	}
+	bus->n_incomplete--;
+	bus->n_complete++;
+	c->state = CLIENT_ACTIVE;
+	driver_stats_names(bus->driver, c, true);
+	driver_names_hello(bus->driver, c);
+	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+	bus_resume_listeners(bus);
+	/* answered here, or else by the driver through the core */
+	r = driver_hello_direct(bus->driver, c, &f->h);
+	if (r < 0)
+		log_debug("Cannot answer Hello of %s directly: %s", c->unique_name, strerror(-r));
+	return r > 0 ? DISPATCH_DONE : DISPATCH_NEXT;
+}
 
-	if (wire_header_is_local(&h)) {
-		for (size_t i = 0; i < n_fds; i++)
-			safe_close(fds[i]);
+/* monitors may not send; dbus-daemon disconnects them */
+static Dispatch forward_from_monitor(Client *c, Forward *f) {
+	const WireHeader *h = &f->h;
+
+	log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
+		    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
+		    "name=\"%s\" destination=\"%s\")", c->unique_name, client_loginfo(c), policy_type_name(h->type),
+		    h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
+		    h->error_name.s ? h->error_name.s : "(unset)", h->destination.s ? h->destination.s : DRIVER_NAME);
+	client_close(c, "monitor sent a message");
+	return DISPATCH_CLOSED;
+}
+
+/* → target: the driver, a unique id, a well-known name or a broadcast; a
+ * name that cannot exist is answered at once */
+static Dispatch forward_target(Client *c, Forward *f) {
+	Bus *bus = c->bus;
+	int r;
+
+	if (wire_header_is_local(&f->h)) {
 		client_close(c, "message on the reserved Local interface");
-		return -EPERM;
+		return DISPATCH_CLOSED;
 	}
-
-	bool to_driver = h.destination.s && streq(h.destination.s, DRIVER_NAME);
-	if (to_driver) {
-		t = (MessageTarget) { .dst_id = driver_id(bus->driver) };
-	} else {
-		r = message_target(&h, &t);
-		if (r == 0 && t.dst_id == driver_id(bus->driver))
-			r = -ENXIO;	/* the driver has no unique name */
-		if (r < 0) {
-			/* as dbus-daemon: no such name, whatever the type */
-			client_capture_unsent(c, &h, msg + h.header_len, fds, n_fds);
-			client_routing_error(c, &h, &t, -ENXIO);
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			return 0;
-		}
+	f->to_driver = f->h.destination.s && streq(f->h.destination.s, DRIVER_NAME);
+	if (f->to_driver) {
+		f->t = (MessageTarget) { .dst_id = driver_id(bus->driver) };
+		return DISPATCH_NEXT;
 	}
+	r = message_target(&f->h, &f->t);
+	if (r == 0 && f->t.dst_id == driver_id(bus->driver))
+		r = -ENXIO;	/* the driver has no unique name */
+	if (r < 0) {
+		/* as dbus-daemon: no such name, whatever the type */
+		client_capture_unsent(c, &f->h, f->msg + f->h.header_len, f->fds.v, f->fds.n);
+		client_routing_error(c, &f->h, &f->t, -ENXIO);
+		return DISPATCH_DONE;
+	}
+	return DISPATCH_NEXT;
+}
 
-	PolicyRefusal refusal;
+/* → policy: the send rules (and the receiver's receive rules); a refused
+ * message still goes on to the monitors' sink when there are monitors */
+static Dispatch forward_policy(Client *c, Forward *f) {
+	const WireHeader *h = &f->h;
+
 	/* as dbus-daemon, Hello is not subject to the send policy */
-	bool allowed = is_hello || client_policy_send(c, &h, &t, to_driver, &refusal);
+	f->allowed = f->is_hello || client_policy_send(c, h, &f->t, f->to_driver, &f->refusal);
 	/* a reply refused as a requested one: was it asked for?  One to a
 	 * name an activator holds never was (and is decided before it can
 	 * start the service) */
-	bool unrequested = false;
-	if (!to_driver && (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR)) {
+	if (!f->to_driver && (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)) {
 		uint64_t owner;
-		if (!allowed)
-			allowed = unrequested = client_policy_refused_reply(c, &h, &t, &refusal);
-		else if (t.dst_name && !(h.flags & WIRE_FLAG_NO_AUTO_START) &&
-			 bus_name_owner(c->conn, h.destination.s, &owner) == 0 && owner == 0)
-			allowed = unrequested = client_policy_unrequested(c, &h, 0, &refusal);
+		if (!f->allowed)
+			f->allowed = f->unrequested = client_policy_refused_reply(c, h, &f->t, &f->refusal);
+		else if (f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START) &&
+			 bus_name_owner(c->conn, h->destination.s, &owner) == 0 && owner == 0)
+			f->allowed = f->unrequested = client_policy_unrequested(c, h, 0, &f->refusal);
 	}
-	if (!allowed && !bus->n_monitors) {
-		for (size_t i = 0; i < n_fds; i++)
-			safe_close(fds[i]);
-		client_policy_refused(c, &h, &refusal);
-		return 0;
+	if (!f->allowed && !c->bus->n_monitors) {
+		client_policy_refused(c, h, &f->refusal);
+		return DISPATCH_DONE;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* the header the bus forwards: our sender, only known fields */
-	size_t hmax = wire_header_rewrite_size(&h, c->unique_name_len);
-	uint8_t hstack[1024];
-	_cleanup_free_ uint8_t *hheap = NULL;
-	uint8_t *hbuf = hstack;
-	size_t hlen;
-	if (hmax > sizeof(hstack)) {
-		hheap = malloc(hmax);
-		if (!hheap)
-			return -ENOMEM;
-		hbuf = hheap;
+/* → rewrite: the header the bus forwards (our sender, only known fields);
+ * a message without destination gets its real target, a signal its bloom
+ * filter, a refused message the monitors' sink */
+static Dispatch forward_rewrite(Client *c, Forward *f) {
+	Bus *bus = c->bus;
+	size_t hmax = wire_header_rewrite_size(&f->h, c->unique_name_len);
+	int r;
+
+	f->hbuf = f->hstack;
+	if (hmax > sizeof(f->hstack)) {
+		f->hheap = malloc(hmax);
+		if (!f->hheap)
+			return DISPATCH_DONE;	/* dropped: out of memory */
+		f->hbuf = f->hheap;
 	}
-	r = wire_header_rewrite(&h, c->unique_name, c->unique_name_len, hbuf, hmax, &hlen);
+	r = wire_header_rewrite(&f->h, c->unique_name, c->unique_name_len, f->hbuf, hmax, &f->hlen);
 	if (r < 0) {
 		client_close(c, "cannot rewrite header");
-		return r;
+		return DISPATCH_CLOSED;
 	}
 
-	uint64_t bloom[BLOOM_DEFAULT_SIZE / 8], keys[MATCH_KEYS_MAX];
-	size_t bloom_size = 0, n_keys = 0;
-	if (t.dst_id == KDBUS_DST_ID_BROADCAST) {
-		if (h.type == WIRE_TYPE_METHOD_RETURN || h.type == WIRE_TYPE_ERROR) {
+	if (f->t.dst_id == KDBUS_DST_ID_BROADCAST) {
+		if (f->h.type == WIRE_TYPE_METHOD_RETURN || f->h.type == WIRE_TYPE_ERROR)
 			/* no destination: dbus-daemon routes a reply to nobody,
 			 * and neither refuses nor answers it */
-			for (size_t i = 0; i < n_fds; i++)
-				safe_close(fds[i]);
-			return 0;
-		}
-		if (h.type != WIRE_TYPE_SIGNAL) {
+			return DISPATCH_DONE;
+		if (f->h.type != WIRE_TYPE_SIGNAL) {
 			/* no destination, a method call: dbus-daemon hands it to
 			 * the driver, which answers only org.freedesktop.DBus.Peer */
-			t.dst_id = driver_id(bus->driver);
-			to_driver = true;
+			f->t.dst_id = driver_id(bus->driver);
+			f->to_driver = true;
 		} else {
-			bloom_size = BLOOM_DEFAULT_SIZE;
-			client_bloom(c, &h, hbuf, hlen, msg + h.header_len, bloom, keys, &n_keys);
+			f->bloom_size = BLOOM_DEFAULT_SIZE;
+			client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
 		}
 	}
 
-	if (!allowed) {
+	if (!f->allowed) {
 		/* monitors see what the policy refused, as with dbus-daemon:
 		 * it goes to a connection that only drops it */
-		t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
-		bloom_size = 0;
-		n_keys = 0;
-		to_driver = false;
+		f->t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
+		f->bloom_size = 0;
+		f->n_keys = 0;
+		f->to_driver = false;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* a large unicast that sits in a core payload buffer (our read
-	 * buffer) goes by reference: its forwarded header replaces the
-	 * original one, right before the body, and h is parsed again from
-	 * there, since its strings pointed into the bytes overwritten */
-	const uint8_t *body = msg + h.header_len;
-	uint8_t *adopt_at = NULL;
-	if (allowed && !to_driver && t.dst_id != KDBUS_DST_ID_BROADCAST && c->rbuf_handle &&
-	    h.body_len >= CLIENT_ADOPT_MIN && msg >= c->rbuf && msg + len <= c->rbuf + c->rlen) {
-		uint8_t *q = msg + h.header_len - hlen;
-		if (((uintptr_t) q & 7) == 0 && q >= c->rbuf - CLIENT_RBUF_SLACK + 8) {
-			WireHeader h2;
-			memmove(q, hbuf, hlen);
-			if (wire_header_parse(q, hlen + h.body_len, &h2) < 0) {
-				client_close(c, "cannot rewrite header");
-				return -EBADMSG;
-			}
-			h = h2;
-			if (t.dst_name) {
-				t.dst_name = h.destination.s;
-				t.dst_name_len = h.destination.len;
-			}
-			adopt_at = q;
-		}
+/* a large unicast that sits in a core payload buffer (our read buffer)
+ * goes by reference: its forwarded header replaces the original one,
+ * right before the body, and h is parsed again from there, since its
+ * strings pointed into the bytes overwritten.  Return: where the message
+ * now starts, NULL if it is not adopted */
+static uint8_t *forward_adopt(Client *c, Forward *f, Dispatch *ret) {
+	uint8_t *q;
+	WireHeader h2;
+
+	*ret = DISPATCH_NEXT;
+	if (!f->allowed || f->to_driver || f->t.dst_id == KDBUS_DST_ID_BROADCAST || !c->rbuf_handle ||
+	    f->h.body_len < CLIENT_ADOPT_MIN || f->msg < c->rbuf || f->msg + f->len > c->rbuf + c->rlen)
+		return NULL;
+	q = f->msg + f->h.header_len - f->hlen;
+	if (((uintptr_t) q & 7) != 0 || q < c->rbuf - CLIENT_RBUF_SLACK + 8)
+		return NULL;
+	memmove(q, f->hbuf, f->hlen);
+	if (wire_header_parse(q, f->hlen + f->h.body_len, &h2) < 0) {
+		client_close(c, "cannot rewrite header");
+		*ret = DISPATCH_CLOSED;
+		return NULL;
 	}
+	f->h = h2;
+	if (f->t.dst_name) {
+		f->t.dst_name = f->h.destination.s;
+		f->t.dst_name_len = f->h.destination.len;
+	}
+	return q;
+}
 
+/* → SEND: the kdbus message to the core, and what dbus-daemon does where
+ * the core says no (a call to the driver beyond the pending replies, a
+ * reply no call waits for, fds on a broadcast).  Return: the send's
+ * result; @ret_full set when the client has max_incoming_* in flight */
+static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full) {
+	Bus *bus = c->bus;
+	const WireHeader *h = &f->h;
+	const uint8_t *body = f->msg + f->h.header_len;
+	int r;
+
+	if (adopt_at)
+		body = adopt_at + f->hlen;
 	MessageSendParts parts = {
-		.header = adopt_at ? adopt_at : hbuf,
-		.header_len = hlen,
+		.header = adopt_at ? adopt_at : f->hbuf,
+		.header_len = f->hlen,
 		.body = body,
-		.body_len = h.body_len,
-		.fds = fds,
-		.n_fds = n_fds,
-		.bloom = bloom,
-		.bloom_size = bloom_size,
-		.keys = keys,
-		.n_keys = n_keys,
+		.body_len = h->body_len,
+		.fds = f->fds.v,
+		.n_fds = f->fds.n,
+		.bloom = f->bloom,
+		.bloom_size = f->bloom_size,
+		.keys = f->keys,
+		.n_keys = f->n_keys,
 		.timeout_ns = bus_reply_deadline(bus),
 	};
 	_Alignas(8) uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];
-	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
+	struct kdbus_msg *km = message_kmsg_build(h, &f->t, &parts, kbuf_stack);
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
 	/* (an unrequested reply that the policy allows is an ordinary
 	 * unicast: it consumes no tracker) */
-	if (!allowed || unrequested) {
+	if (!f->allowed || f->unrequested) {
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}
 	/* monitors see an ActivationRequest before the message that caused it */
-	if (allowed && t.dst_name && !(h.flags & WIRE_FLAG_NO_AUTO_START))
-		service_registry_before_send(bus, c, h.destination.s);
+	if (f->allowed && f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START))
+		service_registry_before_send(bus, c, h->destination.s);
 	/* ... and the errors of the activations an ActivationFailure ends
 	 * before the signal itself, as dbus-daemon sends them */
-	if (allowed && to_driver && h.type == WIRE_TYPE_SIGNAL && h.member.s && streq(h.member.s, "ActivationFailure") &&
-	    h.interface.s && streq(h.interface.s, "org.freedesktop.systemd1.Activator"))
-		service_registry_activation_failure_raw(bus, c, msg, len);
+	if (f->allowed && f->to_driver && h->type == WIRE_TYPE_SIGNAL && h->member.s &&
+	    streq(h->member.s, "ActivationFailure") && h->interface.s &&
+	    streq(h->interface.s, "org.freedesktop.systemd1.Activator"))
+		service_registry_activation_failure_raw(bus, c, f->msg, f->len);
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
-	r = allowed || t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
-	if (r == -EMLINK && to_driver) {
+	r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (r == -EMLINK && f->to_driver) {
 		/* as dbus-daemon, calls to the driver are answered whatever
 		 * the caller has pending: no reply tracker for this one (the
 		 * driver's answer then goes as a plain message) */
@@ -2617,51 +2687,81 @@ static int client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		 * too is a plain message.  The offer of our read buffer
 		 * still holds: the failed send took nothing.
 		 */
-		if (client_policy_unrequested(c, &h, client_target_id(c, &h, &t), &refusal)) {
+		if (client_policy_unrequested(c, h, client_target_id(c, h, &f->t), &f->refusal)) {
 			km->cookie_reply = 0;
 			r = kdbus_cmd_send(c->conn, &cmd);
 		} else {
-			allowed = false;
-			client_capture_unsent(c, &h, body, fds, n_fds);
+			f->allowed = false;
+			client_capture_unsent(c, h, body, f->fds.v, f->fds.n);
 			r = 0;
 		}
-	} else if (r == -ENOTUNIQ && n_fds && t.dst_id == KDBUS_DST_ID_BROADCAST) {
+	} else if (r == -ENOTUNIQ && f->fds.n && f->t.dst_id == KDBUS_DST_ID_BROADCAST) {
 		/* kdbus refuses fds on broadcasts (our core takes them, see
 		 * kdbus_bus_set_broadcast_fds()): the signal goes without */
 		parts.n_fds = 0;
-		km = message_kmsg_build(&h, &t, &parts, kbuf_stack);
+		km = message_kmsg_build(h, &f->t, &parts, kbuf_stack);
 		cmd.msg_address = (uintptr_t) km;
 		r = kdbus_cmd_send(c->conn, &cmd);
-	} else if (r < 0 && r != -EBADSLT && allowed && !to_driver) {
+	} else if (r < 0 && r != -EBADSLT && f->allowed && !f->to_driver) {
 		/* monitors see what could not be routed, then the error */
-		client_capture_unsent(c, &h, body, fds, n_fds);
+		client_capture_unsent(c, h, body, f->fds.v, f->fds.n);
 	}
 	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
 		c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
+	*ret_full = cmd.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL;
+	return r;
+}
+
+/* → answer: what follows a SEND (monitors' captures, the refusal, the
+ * driver's turn, or the error of a message that could not be routed) */
+static void forward_answer(Client *c, Forward *f, int r) {
+	if (r >= 0 && f->allowed && f->t.dst_id == KDBUS_DST_ID_BROADCAST)
+		client_policy_broadcast_capture(c, &f->h, f->msg + f->h.header_len);
+	if (!f->allowed)
+		client_policy_refused(c, &f->h, &f->refusal);
+	else if (f->to_driver)
+		driver_dispatch(c->bus->driver);
+	else if (r < 0 && f->t.dst_id != KDBUS_DST_ID_BROADCAST)
+		/* (a broadcast fails only as a whole: not answered) */
+		client_routing_error(c, &f->h, &f->t, r);
+}
+
+/*
+ * client_dispatch() - one complete, framed message from the client, along
+ * the data path: take (frame, validate, fds) → Hello → target → policy →
+ * rewrite → SEND → answer.
+ */
+static Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
+	_cleanup_(forward_done) Forward f = { .msg = msg, .len = len };
+	Dispatch d;
+	bool full = false;
+	int r;
+
+	d = forward_take(c, &f);
+	if (d == DISPATCH_NEXT && c->state == CLIENT_AWAIT_HELLO)
+		d = forward_hello(c, &f);
+	else if (d == DISPATCH_NEXT && c->state == CLIENT_MONITOR)
+		d = forward_from_monitor(c, &f);
+	if (d == DISPATCH_NEXT)
+		d = forward_target(c, &f);
+	if (d == DISPATCH_NEXT)
+		d = forward_policy(c, &f);
+	if (d == DISPATCH_NEXT)
+		d = forward_rewrite(c, &f);
+	if (d != DISPATCH_NEXT)
+		return d;
+
+	uint8_t *adopt_at = forward_adopt(c, &f, &d);
+	if (d != DISPATCH_NEXT)
+		return d;
+	r = forward_send(c, &f, adopt_at, &full);
 	/* as dbus-daemon: the next message waits while what this client
 	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
-	if (cmd.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL)
+	if (full)
 		c->input = CLIENT_INPUT_HELD;
-	for (size_t i = 0; i < n_fds; i++)
-		safe_close(fds[i]);
-	if (r >= 0 && allowed && t.dst_id == KDBUS_DST_ID_BROADCAST)
-		client_policy_broadcast_capture(c, &h, msg + h.header_len);
-	if (!allowed) {
-		client_policy_refused(c, &h, &refusal);
-		return 0;
-	}
-
-	if (to_driver) {
-		driver_dispatch(bus->driver);
-		return 0;
-	}
-	if (r >= 0)
-		return 0;
-
-	/* routing failed (a broadcast fails only as a whole: not answered) */
-	if (t.dst_id != KDBUS_DST_ID_BROADCAST)
-		client_routing_error(c, &h, &t, r);
-	return 0;
+	message_fds_close(&f.fds);
+	forward_answer(c, &f, r);
+	return DISPATCH_DONE;
 }
 
 static int client_process_input(Client *c) {
@@ -2690,9 +2790,8 @@ static int client_process_input(Client *c) {
 			}
 			break;
 		}
-		r = client_dispatch(c, c->rbuf + pos, total);
-		if (r == -EBADMSG || r == -EPERM || (r < 0 && r != -ENOMEM))
-			return r;	/* client closed */
+		if (client_dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)
+			return -ECONNRESET;
 		pos += total;
 		if (c->rbuf_given) {
 			/* the core has the buffer now: what follows the message
