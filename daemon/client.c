@@ -2403,6 +2403,18 @@ typedef struct Forward {
 	size_t bloom_size, n_keys;
 } Forward;
 
+static void forward_init(Forward *f, uint8_t *msg, size_t len) {
+	f->msg = msg;
+	f->len = len;
+	f->fds.n = 0;
+	f->is_hello = f->to_driver = f->allowed = f->unrequested = false;
+	/* (h, t and refusal are set by the steps that decide them) */
+	f->hheap = NULL;
+	f->hbuf = NULL;
+	f->hlen = 0;
+	f->bloom_size = f->n_keys = 0;
+}
+
 static void forward_done(Forward *f) {
 	message_fds_close(&f->fds);
 	free(f->hheap);
@@ -2732,8 +2744,11 @@ static void forward_answer(Client *c, Forward *f, int r) {
  * rewrite → SEND → answer.
  */
 static Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
-	_cleanup_(forward_done) Forward f = { .msg = msg, .len = len };
+	/* (not zeroed as a whole: its buffers are kilobytes, per message) */
+	_cleanup_(forward_done) Forward f;
 	Dispatch d;
+
+	forward_init(&f, msg, len);
 	bool full = false;
 	int r;
 

@@ -25,10 +25,10 @@
 
 /* the pool can be mapped read-only only, and never made writable */
 int test_kernel_pool_readonly(Env *env) {
+	IOCTL_ONLY(env);
 	int fd = kdbus_conn_get_fd(env->conn);
 	void *p;
 
-	IOCTL_ONLY(env);
 	ASSERT_RETURN(fd >= 0);
 	p = mmap(NULL, POOL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_RETURN(p == MAP_FAILED && errno == EPERM);
@@ -44,12 +44,12 @@ int test_kernel_pool_readonly(Env *env) {
 
 /* an unanswered call times out on the kernel's clock: one REPLY_TIMEOUT */
 int test_kernel_reply_timeout(Env *env) {
+	IOCTL_ONLY(env);
 	KdbusConn *c = kt_hello(env, 0);
 	struct pollfd p = { .fd = kdbus_conn_get_fd(env->conn), .events = POLLIN };
 	struct kdbus_msg *m;
 	uint64_t off;
 
-	IOCTL_ONLY(env);
 	ASSERT_RETURN(c);
 	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 77, kt_now_ns() + 50000000ULL), 0);
 	ASSERT_EQ(kt_recv(env->conn, NULL, NULL), -EAGAIN);
@@ -69,6 +69,7 @@ int test_kernel_reply_timeout(Env *env) {
 
 /* what a process sent stays in the receiver's pool after it exited */
 int test_kernel_pool_survives_sender(Env *env) {
+	IOCTL_ONLY(env);
 	static const char data[] = "from a process that is gone";
 	uint64_t id = kdbus_conn_get_id(env->conn), size, off;
 	struct kdbus_msg *m;
@@ -76,7 +77,6 @@ int test_kernel_pool_survives_sender(Env *env) {
 	int status;
 	pid_t pid;
 
-	IOCTL_ONLY(env);
 	pid = fork();
 	ASSERT_RETURN(pid >= 0);
 	if (pid == 0) {
@@ -114,6 +114,7 @@ static void *sender_thread(void *p) {
 
 /* two senders on two CPUs, one receiver: nothing lost, each in order */
 int test_kernel_concurrent_senders(Env *env) {
+	IOCTL_ONLY(env);
 	Sender s[2] = {
 		{ .conn = kt_hello(env, 0), .base = 1, .n = 2000 },
 		{ .conn = kt_hello(env, 0), .base = 1000001, .n = 2000 },
@@ -123,7 +124,6 @@ int test_kernel_concurrent_senders(Env *env) {
 	pthread_t t[2];
 	int got = 0;
 
-	IOCTL_ONLY(env);
 	ASSERT_RETURN(s[0].conn && s[1].conn);
 	for (int i = 0; i < 2; i++) {
 		s[i].dst = kdbus_conn_get_id(env->conn);
@@ -153,6 +153,7 @@ int test_kernel_concurrent_senders(Env *env) {
 
 /* a memfd travels as payload only when sealed; the receiver gets its own fd */
 int test_kernel_memfd_sealed(Env *env) {
+	IOCTL_ONLY(env);
 	KdbusConn *c = kt_hello(env, 0);	/* memfds need no ACCEPT_FD */
 	uint64_t buf[64] = {};
 	struct kdbus_msg *msg = (struct kdbus_msg *)buf, *m;
@@ -162,7 +163,6 @@ int test_kernel_memfd_sealed(Env *env) {
 	uint64_t off;
 	int fd;
 
-	IOCTL_ONLY(env);
 	ASSERT_RETURN(c);
 	fd = memfd_create("kt", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	ASSERT_RETURN(fd >= 0);
@@ -440,12 +440,12 @@ static void *stress_activation(void *p) {
 }
 
 int test_kernel_stress(Env *env) {
+	IOCTL_ONLY(env);
 	const char *s = getenv("KDBUS_STRESS_SECONDS");
 	Stress st = { .env = env, .lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t t[9];
 	int n = 0, seconds;
 
-	IOCTL_ONLY(env);
 	if (!s || (seconds = atoi(s)) <= 0)
 		SKIP_BECAUSE("KDBUS_STRESS_SECONDS not set");
 	pthread_create(&t[n++], NULL, stress_receiver, &st);
@@ -514,6 +514,7 @@ static int policy_probe(void *p) {
 }
 
 int test_kernel_policy_unprivileged(Env *env) {
+	IOCTL_ONLY(env);
 	static const struct kdbus_policy_access own = { KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_OWN, 0 };
 	static const struct kdbus_policy_access talk = { KDBUS_POLICY_ACCESS_USER, KDBUS_POLICY_TALK, UNPRIV_UID };
 	uint64_t buf[64] = {};
@@ -526,7 +527,6 @@ int test_kernel_policy_unprivileged(Env *env) {
 	KtHello h = { .flags = KDBUS_HELLO_POLICY_HOLDER, .names = { "org.kt.Mine", "org.kt.Talk" },
 		      .access = { &own, &talk }, .n_access = { 1, 1 } };
 
-	IOCTL_ONLY(env);
 	if (geteuid() != 0)
 		SKIP_BECAUSE("needs root to become another user");
 	/* a bus that every user may open */
@@ -567,11 +567,11 @@ int test_kernel_policy_unprivileged(Env *env) {
 /* a connection belongs to the process that said HELLO: a child that
  * inherited the fd can neither use it nor map its pool */
 int test_kernel_conn_other_process(Env *env) {
+	IOCTL_ONLY(env);
 	int status, fd = kdbus_conn_get_fd(env->conn);
 	uint64_t id = kdbus_conn_get_id(env->conn);
 	pid_t pid;
 
-	IOCTL_ONLY(env);
 	pid = fork();
 	ASSERT_RETURN(pid >= 0);
 	if (pid == 0) {
@@ -630,11 +630,11 @@ static void *loaded_sender(void *p) {
 /* closing the control fd disconnects every connection while they send
  * and receive; nothing breaks, and the name is free again */
 int test_kernel_bus_close_under_load(Env *env) {
+	IOCTL_ONLY(env);
 	Loaded l = { .env = { .backend = env->backend } };
 	KdbusConn *rcv;
 	pthread_t t[3];
 
-	IOCTL_ONLY(env);
 	snprintf(l.env.name, sizeof(l.env.name), "%.50s-load", env->name);
 	ASSERT_EQ(kt_bus_make(env->backend, l.env.name, 0, &l.env.bus), 0);
 	rcv = kt_hello(&l.env, 0);
