@@ -203,9 +203,11 @@ for i in range(30):
 time.sleep(0.3)
 print('16 fds per byte, held within 32: %s' % yn(held(base, 32)))
 print('16 fds per byte, root exchanges an fd: %s' % root_exchange())
-# one more byte every 1.5 s: pending_fd_timeout (3 s) still ends it
+# one more byte every 1.5 s: pending_fd_timeout (3 s) still ends it (a
+# timer that restarted with each byte would never; the window is wide for
+# a loaded machine, where the reference was seen 2 s late)
 gone = False
-while time.monotonic() - t0 < 6:
+while time.monotonic() - t0 < 12:
     if closed(p.s, 1.5):
         gone = True
         break
@@ -216,7 +218,7 @@ while time.monotonic() - t0 < 6:
         break
 el = time.monotonic() - t0
 print('16 fds per byte, a byte every 1.5 s, closed after pending_fd_timeout: %s'
-      % ('yes' if gone and 2.5 < el < 4.5 else 'no (%s after %.1f s)' % (yn(gone), el)))
+      % ('yes' if gone and 2.5 < el < 10 else 'no (%s after %.1f s)' % (yn(gone), el)))
 p.close()
 time.sleep(0.3)
 
