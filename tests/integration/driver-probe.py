@@ -422,8 +422,6 @@ def driver_methods():
             body = enc(sig, *args) if sig else b''
         send(c, member=member, sig=sig, body=body)
         got = drain(c)
-        if member == 'ListNames':   # dbus-daemon's order is that of a hash table
-            got = [m[:4] + (enc('as', sorted(decode('as', m[4])[0])),) if m[0] == W.METHOD_RETURN else m for m in got]
         if member == 'GetConnectionUnixProcessID':
             got = [m[:4] + (b'PID',) if m[0] == W.METHOD_RETURN else m for m in got]
         show('%s(%s)%s' % (member, sig or '', '' if args is None else repr(args)), got)
@@ -459,7 +457,7 @@ def list_names():
     for m in drain(a):
         if m[0] == W.METHOD_RETURN:
             names = decode('as', m[4])[0]
-            print('ListNames sorted: %s' % sorted(names))
+            print('ListNames (in the order of dbus-daemon\'s hash table): %s' % names)
             print('ListNames count of b: %d' % names.count(b.unique))
             print('ListNames first: %s' % names[0])
     a.close()
