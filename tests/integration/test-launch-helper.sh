@@ -10,7 +10,8 @@
 # a Name= that does not match the file, an exit status, a signal, a helper
 # that cannot be executed).  Also, a bus running as root without a helper:
 # the activation environment is the daemon's without the variables systemd
-# sets for the daemon itself.
+# sets for the daemon itself.  And an unprivileged caller of either
+# helper is refused.
 #
 # Both helpers read the real /usr/share/dbus-1/system.conf (the bus user and
 # the standard system service directories): the services are written to
@@ -164,4 +165,20 @@ expect "the daemon's own environment is passed on" "LAUNCH_HELPER_TEST_MARK=$U" 
 if grep -F "root Env environment:" <<<"$ours" | grep -qE 'JOURNAL_STREAM|NOTIFY_SOCKET|INVOCATION_ID|LISTEN_FDNAMES'; then
 	not_ok "systemd's variables for the daemon are not passed on: $ours"
 else ok "systemd's variables for the daemon are not passed on"; fi
+
+# 4. an unprivileged caller cannot start anything with either helper: as
+# nobody, and as nobody in the group messagebus, it is refused (a caller
+# that is not the bus user), with dbus-daemon's helper's exit status, and
+# nothing starts
+for who in nogroup messagebus; do
+	rm -f "$T/out/$P.Nobody"
+	o=$(setpriv --reuid=nobody --regid="$who" --clear-groups "$T/helper/busbridge-launch-helper" "$P.Nobody" 2>/dev/null; echo $?)
+	r=$(setpriv --reuid=nobody --regid="$who" --clear-groups "$DBUS_HELPER" "$P.Nobody" 2>/dev/null; echo $?)
+	sleep 0.3
+	if [ "$o" != 0 ] && [ "$o" = "$r" ] && [ ! -e "$T/out/$P.Nobody" ]; then
+		ok "nobody (group $who) cannot start a service with the helper: exit $o, as dbus-daemon's"
+	else
+		not_ok "nobody (group $who) and the helper: exit $o (dbus-daemon's $r), started: $([ -e "$T/out/$P.Nobody" ] && echo yes || echo no)"
+	fi
+done
 echo "1..$n"
