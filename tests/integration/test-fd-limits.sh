@@ -35,10 +35,16 @@ ref=$(run_probe /usr/bin/dbus-daemon ref)
 ours=$(run_probe "$BUS_DAEMON" ours)
 sed 's/^/# dbus-daemon: /' "$T/ref.probe.err"
 sed 's/^/# busbridged: /' "$T/ours.probe.err"
-compare_with_reference "$ours" "$ref" 15
+# whether root gets through while an attack goes on is not compared when
+# dbus-daemon, the reference, did not let it in (on a loaded machine it
+# timed out during the 1 MiB attack): busbridged must, below
+ref_compared=$(grep -v 'root exchanges an fd: failed' <<<"$ref")
+[ "$ref_compared" = "$ref" ] || echo "# dbus-daemon did not let root in: $(grep 'root exchanges an fd: failed' <<<"$ref" | tr '\n' ' ')"
+compare_with_reference "$ours" "$ref_compared" 14
 # and the bounds hold on busbridged whatever dbus-daemon did
 for line in "fds during SASL, held within 16: yes" "1 MiB body, 253 fds per byte, held within 64: yes" \
 	"1 MiB body, 253 fds per byte, root exchanges an fd: fd received" \
+	"16 fds per byte, root exchanges an fd: fd received" \
 	"16 fds per byte, held within 32: yes" "at the end, held within 16: yes"; do
 	if grep -qxF -- "$line" <<<"$ours"; then ok "busbridged: $line"; else not_ok "busbridged: expected [$line]"; fi
 done
