@@ -96,6 +96,7 @@ struct Auth {
 	bool peer_uid_known;
 	bool unix_fd_possible;
 	bool allowed[_MECH_MAX];
+	bool allow_anonymous;	/* <allow_anonymous/>: else ANONYMOUS ends at BEGIN */
 	char guid[33];
 	char *keyring_dir;
 
@@ -570,6 +571,14 @@ static int handle_command(Auth *a, Command cmd, const char *args, size_t len) {
 		case CMD_DATA:
 			return send_error(a, "Sent DATA while expecting BEGIN");
 		case CMD_BEGIN:
+			/* as libdbus's transport: ANONYMOUS is offered and
+			 * accepted whatever the configuration says, and a
+			 * connection that used it without <allow_anonymous/>
+			 * is dropped at BEGIN */
+			if (a->authorized_mech == MECH_ANONYMOUS && !a->allow_anonymous) {
+				fail(a, -EACCES);
+				return 0;
+			}
 			a->state = STATE_DONE;
 			return 0;
 		case CMD_NEGOTIATE_UNIX_FD:
@@ -629,6 +638,7 @@ int auth_new(Auth **ret, const AuthConfig *cfg) {
 	a->peer_uid = cfg->peer_uid;
 	a->peer_uid_known = cfg->peer_uid_known;
 	a->unix_fd_possible = cfg->unix_fd_possible;
+	a->allow_anonymous = cfg->allow_anonymous;
 	memcpy(a->guid, cfg->guid_hex, 32);
 	a->guid[32] = 0;
 	if (cfg->keyring_dir) {
@@ -644,8 +654,6 @@ int auth_new(Auth **ret, const AuthConfig *cfg) {
 			for (char **i = cfg->mechanisms; *i; i++)
 				if (streq(*i, mech_names[m]))
 					allowed = true;
-		if (m == MECH_ANONYMOUS && !cfg->allow_anonymous)
-			allowed = false;
 		a->allowed[m] = allowed;
 	}
 

@@ -13,7 +13,8 @@
  *
  * Mechanisms: EXTERNAL (socket credentials), DBUS_COOKIE_SHA1 (the
  * keyring in ~/.dbus-keyrings of the server's user, see keyring.h) and
- * ANONYMOUS (only when the configuration allows anonymous clients).
+ * ANONYMOUS (offered and accepted always, as by dbus-daemon; without
+ * <allow_anonymous/> a connection that used it fails at BEGIN).
  */
 
 #include <stdbool.h>
@@ -46,7 +47,10 @@ enum {
  *			EXTERNAL is then always rejected
  * @unix_fd_possible:	the transport can pass fds (AF_UNIX): answer
  *			NEGOTIATE_UNIX_FD with AGREE_UNIX_FD
- * @allow_anonymous:	<allow_anonymous/>: offer and accept ANONYMOUS
+ * @allow_anonymous:	<allow_anonymous/>: a connection authenticated with
+ *			ANONYMOUS may go on past BEGIN (without it
+ *			ANONYMOUS is still offered and accepted, as by
+ *			dbus-daemon, and the connection fails at BEGIN)
  * @mechanisms:		NULL-terminated list of allowed mechanism names from
  *			<auth> elements, or NULL for all supported ones
  * @guid_hex:		the server GUID, 32 hex characters, sent with OK
@@ -105,7 +109,8 @@ Auth *auth_free(Auth *a);
  * Return: AUTH_CONTINUE, AUTH_DONE, -EPERM (too many failed attempts: give
  * up and close), -EBADMSG (protocol violation: first byte not NUL, line
  * longer than AUTH_LINE_MAX, BEGIN before OK, more than AUTH_OUTPUT_MAX
- * unsent output; close), -ENOMEM, -EINVAL for bad arguments.
+ * unsent output; close), -EACCES (BEGIN after ANONYMOUS that the
+ * configuration does not allow; close), -ENOMEM, -EINVAL for bad arguments.
  */
 int auth_feed(Auth *a, const uint8_t *in, size_t len, size_t *ret_consumed);
 

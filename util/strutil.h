@@ -36,30 +36,32 @@ static inline void hex_encode(const uint8_t *in, size_t len, char *out) {
 }
 
 /*
- * hex_decode() - decode @len hex digits into a new NUL-terminated buffer.
- * Return: decoded length, -EINVAL for a non-hex digit or an odd count,
- * -ENOMEM.
+ * hex_decode() - decode @len hex digits into a new NUL-terminated buffer,
+ * as libdbus's _dbus_string_hex_decode(): an odd last digit is the high
+ * half of one more byte ("3" decodes to "0").
+ * Return: decoded length, -EINVAL for a non-hex digit, -ENOMEM.
  */
 static inline ssize_t hex_decode(const char *s, size_t len, uint8_t **ret) {
 	uint8_t *b;
 
-	if (len % 2)
-		return -EINVAL;
-	b = malloc(len / 2 + 1);
+	b = malloc(len / 2 + 2);
 	if (!b)
 		return -ENOMEM;
-	for (size_t i = 0; i < len; i += 2) {
-		int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+	for (size_t i = 0; i < len; i++) {
+		int v = hexval(s[i]);
 
-		if (hi < 0 || lo < 0) {
+		if (v < 0) {
 			free(b);
 			return -EINVAL;
 		}
-		b[i / 2] = (uint8_t) (hi << 4 | lo);
+		if (i % 2)
+			b[i / 2] |= (uint8_t) v;
+		else
+			b[i / 2] = (uint8_t) (v << 4);
 	}
-	b[len / 2] = 0;
+	b[(len + 1) / 2] = 0;
 	*ret = b;
-	return (ssize_t) (len / 2);
+	return (ssize_t) ((len + 1) / 2);
 }
 
 static inline bool ends_with(const char *s, const char *suffix) {

@@ -170,7 +170,7 @@ TEST(external_empty_response_then_data) {
 	expect_out(b, "DATA\r\nOK " GUID "\r\n");
 	_cleanup_(auth_freep) Auth *c = new_auth(&cfg);
 	assert(feed_len(c, "\0AUTH EXTERNAL\r\nDATA 31303031\r\n", 31, NULL) == AUTH_CONTINUE);
-	expect_out(c, "DATA\r\nREJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(c, "DATA\r\nREJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 }
 
 TEST(external_wrong_or_bad_identity) {
@@ -193,7 +193,7 @@ TEST(external_wrong_or_bad_identity) {
 		snprintf(line, sizeof(line), "AUTH EXTERNAL %s\r\n", bad[i]);
 		assert(feed_len(a, "\0", 1, NULL) == AUTH_CONTINUE);
 		assert(feed(a, line) == AUTH_CONTINUE);
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 		assert(auth_get_uid(a) == (uid_t)-1);
 	}
 
@@ -211,7 +211,7 @@ TEST(external_without_credentials) {
 	cfg.peer_uid_known = false;
 	_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
 	assert(feed_len(a, "\0AUTH EXTERNAL 31303030\r\nAUTH EXTERNAL\r\n", 40, NULL) == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\nREJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\nREJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 }
 
 TEST(mechanism_list) {
@@ -223,13 +223,11 @@ TEST(mechanism_list) {
 	{
 		_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
 		assert(feed_len(a, "\0AUTH\r\n", 7, NULL) == AUTH_CONTINUE);
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
-		assert(feed(a, "AUTH ANONYMOUS\r\n") == AUTH_CONTINUE);
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 		assert(feed(a, "AUTH KERBEROS_V4 00\r\n") == AUTH_CONTINUE);
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 		assert(feed(a, "AUTH external 31303030\r\n") == AUTH_CONTINUE);	/* case matters */
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	}
 	{
 		cfg.allow_anonymous = true;
@@ -253,8 +251,8 @@ TEST(mechanism_list) {
 		cfg.mechanisms = with_unknown;
 		cfg.allow_anonymous = false;	/* <auth>ANONYMOUS</auth> alone does not allow it */
 		_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
-		assert(feed_len(a, "\0AUTH ANONYMOUS\r\n", 17, NULL) == AUTH_CONTINUE);
-		expect_out(a, "REJECTED DBUS_COOKIE_SHA1\r\n");
+		assert(feed_len(a, "\0AUTH\r\n", 7, NULL) == AUTH_CONTINUE);
+		expect_out(a, "REJECTED DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	}
 	{
 		cfg.mechanisms = none;
@@ -386,7 +384,7 @@ TEST(commands_in_wait_auth) {
 	expect_out(a, "ERROR \"Not currently in an auth conversation\"\r\n"
 		      "ERROR \"Not currently in an auth conversation\"\r\n");
 	assert(feed(a, "ERROR \"whatever\"\r\n") == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 }
 
 TEST(commands_in_wait_data) {
@@ -403,12 +401,12 @@ TEST(commands_in_wait_data) {
 	expect_out(a, "ERROR \"Invalid hex encoding\"\r\n");
 	/* still waiting for data */
 	assert(feed(a, "CANCEL\r\n") == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	/* back in WAIT_AUTH: the empty challenge is sent again */
 	assert(feed(a, "AUTH EXTERNAL\r\n") == AUTH_CONTINUE);
 	expect_out(a, "DATA\r\n");
 	assert(feed(a, "ERROR \"no\"\r\n") == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 }
 
 TEST(commands_in_wait_begin) {
@@ -425,26 +423,64 @@ TEST(commands_in_wait_begin) {
 	expect_out(a, "AGREE_UNIX_FD\r\n");
 	/* CANCEL after OK: rejected, authorization and fd agreement dropped */
 	assert(feed(a, "CANCEL\r\n") == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	assert(auth_get_uid(a) == (uid_t)-1);
 	assert(!auth_unix_fd_negotiated(a));
 	assert(!auth_mechanism(a));
 	assert(feed(a, "AUTH EXTERNAL 31303030\r\n") == AUTH_CONTINUE);
 	expect_out(a, "OK " GUID "\r\n");
 	assert(feed(a, "ERROR\r\n") == AUTH_CONTINUE);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	assert(feed(a, "AUTH EXTERNAL 31303030\r\nBEGIN\r\n") == AUTH_DONE);
 	expect_out(a, "OK " GUID "\r\n");
 	assert(!auth_unix_fd_negotiated(a));
+}
+
+/* as dbus-daemon: ANONYMOUS is offered and succeeds without
+ * <allow_anonymous/>, and the connection fails at BEGIN */
+TEST(anonymous_not_allowed) {
+	AuthConfig cfg = default_cfg();
+	_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
+
+	assert(!cfg.allow_anonymous);
+	assert(feed_len(a, "\0AUTH ANONYMOUS 74657374\r\n", 26, NULL) == AUTH_CONTINUE);
+	expect_out(a, "OK " GUID "\r\n");
+	check(feed(a, "BEGIN\r\n") == -EACCES);
+	check(feed(a, "AUTH EXTERNAL 31303030\r\n") == -EACCES);	/* and stays failed */
+
+	/* EXTERNAL after a CANCELled ANONYMOUS goes through */
+	_cleanup_(auth_freep) Auth *b = new_auth(&cfg);
+	assert(feed_len(b, "\0AUTH ANONYMOUS\r\n", 17, NULL) == AUTH_CONTINUE);
+	expect_out(b, "OK " GUID "\r\n");
+	assert(feed(b, "CANCEL\r\n") == AUTH_CONTINUE);
+	expect_out(b, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
+	check(feed(b, "AUTH EXTERNAL 31303030\r\nBEGIN\r\n") == AUTH_DONE);
+	expect_out(b, "OK " GUID "\r\n");
+}
+
+/* as libdbus's _dbus_string_hex_decode(): an odd last digit is the high
+ * half of one more byte, so "3130303" is "1000" ('0' is 0x30) */
+TEST(odd_hex) {
+	AuthConfig cfg = default_cfg();
+	_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
+
+	assert(feed_len(a, "\0AUTH EXTERNAL 3130303\r\n", 24, NULL) == AUTH_CONTINUE);
+	expect_out(a, "OK " GUID "\r\n");
+
+	_cleanup_(auth_freep) Auth *b = new_auth(&cfg);
+	assert(feed_len(b, "\0AUTH EXTERNAL\r\n", 16, NULL) == AUTH_CONTINUE);
+	expect_out(b, "DATA\r\n");
+	assert(feed(b, "DATA 31303\r\n") == AUTH_CONTINUE);	/* "100": another uid */
+	expect_out(b, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
+	assert(feed(b, "AUTH EXTERNAL 3130303\r\nBEGIN\r\n") == AUTH_DONE);
+	expect_out(b, "OK " GUID "\r\n");
 }
 
 TEST(invalid_hex) {
 	AuthConfig cfg = default_cfg();
 	_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
 
-	assert(feed_len(a, "\0AUTH EXTERNAL 3130303\r\n", 24, NULL) == AUTH_CONTINUE);
-	expect_out(a, "ERROR \"Invalid hex encoding\"\r\n");
-	assert(feed(a, "AUTH EXTERNAL 31303030 \r\n") == AUTH_CONTINUE);
+	assert(feed_len(a, "\0AUTH EXTERNAL 31303030 \r\n", 26, NULL) == AUTH_CONTINUE);
 	expect_out(a, "ERROR \"Invalid hex encoding\"\r\n");
 	assert(feed(a, "AUTH EXTERNAL 3g\r\n") == AUTH_CONTINUE);
 	expect_out(a, "ERROR \"Invalid hex encoding\"\r\n");
@@ -466,14 +502,14 @@ TEST(too_many_failures) {
 	assert(feed_len(a, "\0", 1, NULL) == AUTH_CONTINUE);
 	for (int i = 1; i < AUTH_MAX_FAILURES; i++) {
 		assert(feed(a, "AUTH EXTERNAL 31\r\n") == AUTH_CONTINUE);
-		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	}
 	/* ERROR replies do not count */
 	assert(feed(a, "FOO\r\nDATA\r\n") == AUTH_CONTINUE);
 	expect_out(a, "ERROR \"Unknown command\"\r\nERROR \"Not currently in an auth conversation\"\r\n");
 	/* the last REJECTED is still queued for sending */
 	assert(feed(a, "AUTH\r\n") == -EPERM);
-	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\n");
+	expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 	assert(feed(a, "AUTH EXTERNAL 31303030\r\n") == -EPERM);
 	expect_out(a, "");
 }
@@ -541,7 +577,7 @@ TEST(output_limit) {
 /* a conversation fed a byte at a time behaves exactly like one fed whole */
 TEST(byte_at_a_time) {
 	static const char input[] = "\0AUTH\r\nAUTH EXTERNAL\r\nDATA\r\nNEGOTIATE_UNIX_FD\r\nBEGIN\r\nl\1\0\1";
-	static const char want[] = "REJECTED EXTERNAL DBUS_COOKIE_SHA1\r\nDATA\r\nOK " GUID "\r\nAGREE_UNIX_FD\r\n";
+	static const char want[] = "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\nDATA\r\nOK " GUID "\r\nAGREE_UNIX_FD\r\n";
 	size_t len = sizeof(input) - 1, total = 0, i;
 	AuthConfig cfg = default_cfg();
 	_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
@@ -1233,7 +1269,8 @@ TEST(interop_libdbus_rejected) {
 	int status;
 	pid_t pid;
 
-	/* nothing the client can do: it gives up and the server sees EOF */
+	/* ANONYMOUS alone, not allowed: the client gets OK, as from
+	 * dbus-daemon, and the server refuses it at BEGIN */
 	cfg.mechanisms = mechs;
 	cfg.allow_anonymous = false;
 	lfd = listen_unix(path);
@@ -1243,9 +1280,9 @@ TEST(interop_libdbus_rejected) {
 	if (pid == 0)
 		libdbus_client(address);
 	serve_one(lfd, cfg, &res);
-	assert(res.result == AUTH_CONTINUE);
+	check(res.result == -EACCES);
 	assert(waitpid(pid, &status, 0) == pid);
-	assert(WIFEXITED(status) && WEXITSTATUS(status) == 4);
+	check(WIFEXITED(status));
 }
 
 TEST(interop_sdbus_external) {
@@ -1359,6 +1396,8 @@ int main(void) {
 	RUN(commands_in_wait_data);
 	RUN(commands_in_wait_begin);
 	RUN(invalid_hex);
+	RUN(anonymous_not_allowed);
+	RUN(odd_hex);
 	RUN(too_many_failures);
 	RUN(line_length_limit);
 	RUN(output_limit);
