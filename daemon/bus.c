@@ -19,13 +19,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
 
+#include "daemon/address.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -446,7 +446,7 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 
 		Client *c;
 		int r = client_new(&c, bus, cfd, listen_socket_is_unix(l->socket),
-				   listen_socket_nonce(l->socket));
+				   listen_socket_nonce(l->socket), l->guid);
 		if (r == -ENOMEM)
 			log_warning("No memory to set up new connection");
 		else if (r < 0)
@@ -456,7 +456,7 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 	}
 }
 
-static int bus_add_listener(Bus *bus, ListenSocket *s) {
+static int bus_add_listener(Bus *bus, ListenSocket *s, const char *guid) {
 	Listener **n = realloc(bus->listeners, (bus->n_listeners + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
@@ -466,6 +466,7 @@ static int bus_add_listener(Bus *bus, ListenSocket *s) {
 		return -ENOMEM;
 	l->bus = bus;
 	l->socket = s;
+	memcpy(l->guid, guid, sizeof(l->guid));
 	l->ev = event_new(bus->base, listen_socket_fd(s), EV_READ | EV_PERSIST, bus_on_accept, l);
 	if (!l->ev) {
 		free(l);
@@ -490,6 +491,10 @@ static int strv_append_address(char **acc, const char *addr, const char *guid) {
  * bus_listen() - open every listen address
  * @addresses:	the config's <listen> entries (or the --address list)
  * @ret_address: the connectable addresses with guid, ';'-separated
+ *
+ * Each <listen> is one server, as a DBusServer of dbus-daemon: its sockets
+ * share a GUID of their own (sent with SASL's OK and printed in the
+ * address), which is not the bus's (GetId).
  */
 int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address) {
 	_cleanup_free_ char *all = NULL;
@@ -506,13 +511,17 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 		size_t n = 0;
 		_cleanup_free_ char *error = NULL;
 
+		char guid[ADDRESS_GUID_HEX_LEN + 1];
+
 		r = listen_address_open(*a, &socks, &n, &error);
 		if (r < 0)
 			return log_error_errno(r, "Failed to listen on \"%s\": %s", *a, error ? error : strerror(-r));
+		r = address_guid_generate(guid);
 		for (size_t i = 0; i < n; i++) {
-			r = strv_append_address(&all, listen_socket_address(socks[i]), bus->guid);
 			if (r >= 0)
-				r = bus_add_listener(bus, socks[i]);
+				r = strv_append_address(&all, listen_socket_address(socks[i]), guid);
+			if (r >= 0)
+				r = bus_add_listener(bus, socks[i], guid);
 			if (r < 0) {
 				for (size_t j = i; j < n; j++)
 					listen_socket_free(socks[j]);
@@ -528,9 +537,14 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 
 int bus_adopt_systemd_sockets(Bus *bus, char **ret_address) {
 	_cleanup_free_ char *all = NULL;
+	char guid[ADDRESS_GUID_HEX_LEN + 1];
 	int n = sd_listen_fds(true);
 	int r;
 
+	/* the sockets systemd passes are one server, as in dbus-daemon */
+	r = address_guid_generate(guid);
+	if (r < 0)
+		return r;
 	if (n < 0)
 		return log_error_errno(n, "Failed to get sockets from systemd: %m");
 	if (n == 0)
@@ -540,9 +554,9 @@ int bus_adopt_systemd_sockets(Bus *bus, char **ret_address) {
 		r = listen_socket_from_fd(fd, &s);
 		if (r < 0)
 			return log_error_errno(r, "Socket %d passed by systemd is not usable: %m", fd);
-		r = strv_append_address(&all, listen_socket_address(s), bus->guid);
+		r = strv_append_address(&all, listen_socket_address(s), guid);
 		if (r >= 0)
-			r = bus_add_listener(bus, s);
+			r = bus_add_listener(bus, s, guid);
 		if (r < 0) {
 			listen_socket_free(s);
 			return r;
@@ -766,7 +780,6 @@ static void bus_read_machine_id(Bus *bus) {
 
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file) {
 	_cleanup_(bus_freep) Bus *bus = NULL;
-	uint8_t rnd[16];
 	int r;
 
 	bus = calloc(1, sizeof(*bus));
@@ -785,10 +798,10 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus_limits_from_config(&bus->limits, config);
 	bus_fd_reserve_init(bus);
 
-	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return -errno;
-	for (size_t i = 0; i < 16; i++)
-		sprintf(bus->guid + 2 * i, "%02x", rnd[i]);
+	/* the bus's id (GetId), a UUID as libdbus makes them */
+	r = address_guid_generate(bus->guid);
+	if (r < 0)
+		return r;
 	bus_read_machine_id(bus);
 
 	r = bus_make_kdbus(bus);

@@ -51,6 +51,7 @@ typedef struct Listener {
 	ListenSocket *socket;
 	struct event *ev;
 	bool paused;		/* accept() paused on EMFILE/ENFILE or by limits */
+	char guid[33];		/* the server's GUID, shared by the sockets of one <listen> */
 } Listener;
 
 typedef struct Bus {
@@ -62,7 +63,7 @@ typedef struct Bus {
 	bool systemd_activation;
 	bool allow_anonymous;
 	char **auth_mechanisms;	/* <auth>, NULL = every mechanism */
-	char guid[33];		/* server GUID, 32 hex digits */
+	char guid[33];		/* the bus's id (GetId), 32 hex digits */
 	char machine_id[33];
 
 	KdbusBus *kbus;

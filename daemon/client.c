@@ -2941,7 +2941,7 @@ static void client_update_fd_timer(Client *c) {
 	client_arm_timer(c, now);
 }
 
-int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce) {
+int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce, const char *guid) {
 	_cleanup_(client_freep) Client *c = NULL;
 	int r;
 
@@ -2986,7 +2986,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 		.unix_fd_possible = is_unix,
 		.allow_anonymous = bus->allow_anonymous,
 		.mechanisms = bus->auth_mechanisms,
-		.guid_hex = bus->guid,
+		.guid_hex = guid,
 	};
 	r = auth_new(&c->auth, &cfg);
 	if (r < 0)

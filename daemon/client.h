@@ -161,7 +161,8 @@ struct Client {
 	uint32_t peak_bus_names, peak_match_rules;
 };
 
-int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce);
+/* @guid: the GUID of the listener it came in on, sent with SASL's OK */
+int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce, const char *guid);
 /* read what a new connection already sent (a client writes its AUTH right
  * after connect()), instead of after the next poll; @c may be gone after */
 void client_start(Client *c);

@@ -7,6 +7,8 @@ they answer alike.  A conversation that ends in BEGIN is followed by a
 Hello: the line says whether the reply came or the connection was closed.
 
 usage: sasl-probe.py unix:path=SOCKET
+       sasl-probe.py --guids PRINTED-ADDRESS GETID-REPLY
+       (what is true of the GUIDs of a bus with several listeners)
 """
 import re
 import socket
@@ -85,7 +87,32 @@ CASES = {
     "cookie, odd hex": ["AUTH DBUS_COOKIE_SHA1 303"],
 }
 
+def guid_facts(printed, bus_id):
+    """facts about the servers' GUIDs, their OK lines and the bus's id"""
+    import time
+    entries = [dict(kv.split("=", 1) for kv in e.split(":", 1)[1].split(","))
+               for e in printed.split(";")]
+    guids = [e["guid"] for e in entries]
+    now = int(time.time())
+    stamped = all(abs(int(g[24:], 16) - now) < 300 for g in guids + [bus_id])
+    print(f"guids: {len(guids)} listeners, {len(set(guids))} distinct GUIDs")
+    print(f"bus id: {'one of the GUIDs' if bus_id in guids else 'none of the GUIDs'}")
+    print(f"time stamps: {'the last 4 bytes are the time' if stamped else 'not the time'}")
+    for i, e in enumerate(entries):
+        if "path" in e:
+            oks = converse(e["path"], ["AUTH EXTERNAL 30"]).split(" -> ", 1)[1]
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(e["path"])
+            s.sendall(b"\0AUTH EXTERNAL 30\r\n")
+            ok = s.recv(4096).decode().strip()
+            s.close()
+            print(f"listener {i}: OK carries {'its own GUID' if ok == 'OK ' + e['guid'] else ok}, {oks}")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--guids":
+        guid_facts(sys.argv[2], sys.argv[3])
+        sys.exit(0)
     path = sys.argv[1].split("unix:path=", 1)[1].split(",", 1)[0]
     for title, lines in CASES.items():
         print(f"{title}: {converse(path, lines)}")
