@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * client-internal.h - what the files of the client module (client.c,
+ * client-io.c, forward.c, client-policy.c, client-match.c, client-notify.c)
+ * share with each other and nobody else: limits, the outcome of a forward
+ * step, and the functions one of them calls in another.
+ */
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compat/message.h"
+#include "compat/wire.h"
+#include "daemon/client.h"
+#include "policy/policy.h"
+
+struct kdbus_msg;
+
+#define CLIENT_READ_MIN (64 * 1024)
+#define CLIENT_RBUF_KEEP (1024 * 1024)
+#define CLIENT_READ_BUDGET (256 * 1024)
+#define CLIENT_OUT_MAX 128		/* messages in flight to the socket */
+#define CLIENT_OUT_BYTES_MAX (4 * 1024 * 1024)
+#define CLIENT_MAX_FDS_PER_READ 253
+#define CLIENT_IOV_MAX 64
+#define CLIENT_RECV_BATCH 16		/* messages taken from the core at once */
+#define CLIENT_LIMIT_SLACK 256		/* client_limit_output() */
+/* read buffers are core payload buffers (kdbus_payload_new()) with room in
+ * front, so that a large message can be handed to the core in place: its
+ * forwarded header is written just before its body (client_dispatch()) */
+#define CLIENT_RBUF_SLACK 512
+#define CLIENT_ADOPT_MIN (16 * 1024)	/* bodies this large go by reference */
+/* a client sent a message this large gets a larger socket send buffer
+ * (client_grow_sndbuf()) */
+#define CLIENT_SNDBUF_GROW_MIN (256 * 1024)
+#define CLIENT_SNDBUF_LARGE (1024 * 1024)	/* asked for; the kernel doubles it,
+						 * up to twice net.core.wmem_max */
+
+/* what became of a message, step by step */
+typedef enum Dispatch {
+	DISPATCH_NEXT,		/* on to the next step */
+	DISPATCH_DONE,		/* forwarded, answered or dropped */
+	DISPATCH_CLOSED,	/* the client was closed: touch nothing */
+} Dispatch;
+
+/* a refusal of client_policy_send(), reported once monitors saw the message */
+typedef struct PolicyRefusal {
+	bool receive;
+	PolicyDecision d;
+	const Client *recipient;	/* NULL: the driver, or a name being activated */
+	bool reply;		/* a reply, refused knowing whether it was asked for */
+	bool requested_reply;
+} PolicyRefusal;
+
+/* daemon/client.c */
+int client_auth_step(Client *c);
+int client_check_limits(Client *c, uint32_t serial);
+int client_register(Client *c);
+
+/* daemon/client-io.c */
+void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle);
+void client_drop_output(Client *c);
+void client_drop_input_fds(Client *c);
+int client_write(Client *c);
+void client_update_events(Client *c);
+void client_on_event(evutil_socket_t fd, short what, void *userdata);
+int client_process_input(Client *c);
+uint64_t client_ms_to_us(uint64_t ms);
+uint64_t client_now(void);
+void client_arm_timer(Client *c, uint64_t now);
+void client_on_timeout(evutil_socket_t fd, short what, void *userdata);
+
+/* daemon/forward.c */
+Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len);
+
+/* daemon/client-policy.c */
+int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_t *msg, size_t len,
+				uint8_t **ret_msg, size_t *ret_len);
+const char *policy_type_name(uint8_t t);
+char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+			  bool requested_reply, const Client *recipient);
+void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8_t *body);
+void client_policy_refused(Client *c, const WireHeader *h, const PolicyRefusal *f);
+uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTarget *t);
+bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t dst, PolicyRefusal *f);
+bool client_policy_refused_reply(Client *c, const WireHeader *h, const MessageTarget *t, PolicyRefusal *f);
+bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, bool to_driver,
+			PolicyRefusal *ret_refusal);
+bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const ClientOut *o);
+bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_id, uint64_t sender_id,
+				bool broadcast);
+
+/* daemon/client-match.c */
+uint64_t client_name_owner(Client *c, const char *name);
+bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+			 uint64_t dst_id, bool monitor, bool eavesdrop_only, const MatchRule **ret_rule);
+bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
+			    uint64_t sender_id);
+bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
+		      uint64_t dst_id, bool monitor);
+
+/* daemon/client-notify.c */
+void client_handle_kernel_msg(Client *c, struct kdbus_msg *m);

@@ -1,0 +1,972 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * client-io.c - a client's socket: the read buffer and recvmsg() (with
+ * SCM_RIGHTS), the framing of what was read, the output ring and sendmsg()
+ * straight from the core's shared payloads, the slices RECVed from the core,
+ * the events and timers of the socket.
+ */
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <linux/sockios.h>
+
+#include "compat/auth.h"
+#include "daemon/bus.h"
+#include "daemon/client-internal.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/log.h"
+#include "policy/policy.h"
+#include "util/macro.h"
+
+static uint8_t *client_rbuf_new(Bus *bus, size_t cap, void **ret_handle) {
+	uint8_t *d;
+
+	/* a buffer the core took and gave back, of about the size */
+	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++) {
+		struct BusGivenRbuf *g = &bus->given_rbuf[i];
+
+		if (g->handle && g->cap >= cap && g->cap <= 2 * cap && kdbus_payload_unshared(bus->kbus, g->handle)) {
+			*ret_handle = g->handle;
+			d = g->buf;
+			*g = (struct BusGivenRbuf) {};
+			return d;
+		}
+	}
+	if (kdbus_payload_new(bus->kbus, CLIENT_RBUF_SLACK + cap, ret_handle, &d) == 0)
+		return d + CLIENT_RBUF_SLACK;
+	*ret_handle = NULL;
+	return malloc(cap);
+}
+
+void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle) {
+	if (handle)
+		kdbus_payload_release(bus->kbus, handle);
+	else
+		free(buf);
+}
+
+/* a read buffer the core took: kept for client_rbuf_new(), oldest out */
+static void client_rbuf_give(Bus *bus, uint8_t *buf, void *handle, size_t cap) {
+	struct BusGivenRbuf *g = bus->given_rbuf;
+	size_t n = ELEMENTSOF(bus->given_rbuf);
+
+	if (g[n - 1].handle)
+		kdbus_payload_release(bus->kbus, g[n - 1].handle);
+	memmove(g + 1, g, (n - 1) * sizeof(*g));
+	g[0] = (struct BusGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
+}
+
+/*
+ * client_rbuf_move() - the read buffer becomes a new one of @cap bytes
+ * holding what the old one had from @from on; the old one goes back to
+ * the bus for reuse if the core took it (@given), else it is let go.
+ * Return: 0 or -ENOMEM (the old buffer stays).
+ */
+static int client_rbuf_move(Client *c, size_t cap, size_t from, bool given) {
+	void *handle;
+	uint8_t *n = client_rbuf_new(c->bus, cap, &handle);
+
+	if (!n)
+		return -ENOMEM;
+	if (c->rlen > from)
+		memcpy(n, c->rbuf + from, c->rlen - from);
+	if (given)
+		client_rbuf_give(c->bus, c->rbuf, c->rbuf_handle, c->rcap);
+	else if (c->rbuf)
+		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	c->rbuf = n;
+	c->rbuf_handle = handle;
+	c->rcap = cap;
+	c->rlen = c->rlen > from ? c->rlen - from : 0;
+	return 0;
+}
+
+static void client_update_fd_timer(Client *c);
+/* the ring's slot @i places after its head (out_cap is a power of two) */
+static inline ClientOut *client_out_at(Client *c, size_t i) {
+	return &c->out[(c->out_head + i) & (c->out_cap - 1)];
+}
+
+static void client_out_release(Client *c, ClientOut *o) {
+	/* every slice of ours came from kdbus_recv_batch() */
+	if (o->slice && c->conn)
+		(void) kdbus_free_batch(c->conn, &o->slice, 1);
+	for (unsigned i = 0; i < o->n_fds; i++)
+		safe_close(o->fds[i]);
+	free(o->owned);
+	*o = (ClientOut) {};
+}
+
+void client_drop_output(Client *c) {
+	while (c->out_n) {
+		client_out_release(c, &c->out[c->out_head]);
+		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+		c->out_n--;
+	}
+	c->out_bytes = 0;
+}
+
+void client_drop_input_fds(Client *c) {
+	for (size_t i = 0; i < c->n_in_fds; i++)
+		safe_close(c->in_fds[i]);
+	c->n_in_fds = 0;
+}
+/* ---- output ------------------------------------------------------------- */
+
+static size_t iov_total(const struct iovec *iov, size_t n) {
+	size_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+static ClientOut *client_out_grow(Client *c);
+
+/* a free slot at the ring's tail (growing it), not yet counted: filled in
+ * place, then client_out_commit() */
+
+static inline ClientOut *client_out_reserve(Client *c) {
+	if (c->out_n < c->out_cap)
+		return client_out_at(c, c->out_n);
+	return client_out_grow(c);
+}
+
+/* a full ring doubles (small at first: an idle connection keeps its ring) */
+static ClientOut *client_out_grow(Client *c) {
+	size_t cap = c->out_cap ? c->out_cap * 2 : 2;
+	ClientOut *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < c->out_n; i++)
+		n[i] = *client_out_at(c, i);
+	free(c->out);
+	c->out = n;
+	c->out_head = 0;
+	c->out_cap = cap;
+	return client_out_at(c, c->out_n);
+}
+
+/* the reserved slot @o joins the ring */
+static void client_out_commit(Client *c, const ClientOut *o) {
+	assert(o == client_out_at(c, c->out_n));
+	c->out_n++;
+	c->out_bytes += o->len;
+	if (c->out_bytes > c->peak_out_bytes)
+		c->peak_out_bytes = c->out_bytes;
+}
+
+static int client_out_push(Client *c, ClientOut *o) {
+	ClientOut *slot = client_out_reserve(c);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = *o;
+	client_out_commit(c, slot);
+	return 0;
+}
+
+int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
+	ClientOut o = {
+		.owned = msg,
+		.iov[0] = { .iov_base = msg, .iov_len = len },
+		.n_iov = 1,
+		.len = len,
+	};
+	int r = client_out_push(c, &o);
+	if (r < 0)
+		free(msg);
+	return r;
+}
+
+int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds) {
+	ClientOut o = {
+		.owned = msg,
+		.iov[0] = { .iov_base = msg, .iov_len = len },
+		.n_iov = 1,
+		.len = len,
+		.fds = fds,
+		.n_fds = n_fds,
+	};
+	int r = client_out_push(c, &o);
+	if (r < 0) {
+		for (unsigned i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		free(msg);
+	}
+	return r;
+}
+
+/* write as much of the output ring as the socket takes; -EPIPE etc. on error */
+int client_write(Client *c) {
+	while (c->out_n) {
+		struct iovec iov[CLIENT_IOV_MAX];
+		size_t n_iov = 0, idx = c->out_head;
+		union {
+			struct cmsghdr cm;
+			uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
+		} control;
+		struct msghdr mh = {};
+		ClientOut *first = &c->out[idx];
+
+		/* a message's fds travel with its first byte: one such message
+		 * per sendmsg(), and only at the start of the batch */
+		for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
+			ClientOut *o = client_out_at(c, i);
+			size_t skip = o->sent;
+
+			if (i > 0 && o->n_fds)
+				break;
+			for (unsigned k = 0; k < o->n_iov; k++) {
+				if (skip >= o->iov[k].iov_len) {
+					skip -= o->iov[k].iov_len;
+					continue;
+				}
+				iov[n_iov].iov_base = (uint8_t *) o->iov[k].iov_base + skip;
+				iov[n_iov].iov_len = o->iov[k].iov_len - skip;
+				n_iov++;
+				skip = 0;
+			}
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = n_iov;
+		if (first->n_fds && first->sent == 0) {
+			mh.msg_control = control.buf;
+			mh.msg_controllen = CMSG_SPACE(sizeof(int) * first->n_fds);
+			memset(control.buf, 0, mh.msg_controllen);	/* the padding too (valgrind) */
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * first->n_fds);
+			memcpy(CMSG_DATA(cm), first->fds, sizeof(int) * first->n_fds);
+		}
+
+		ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return -errno;
+		}
+
+		size_t left = k;
+		uint64_t done[CLIENT_IOV_MAX];
+		size_t n_done = 0;
+		while (c->out_n && left > 0) {
+			ClientOut *o = &c->out[c->out_head];
+			size_t rest = o->len - o->sent;
+			if (left < rest) {
+				o->sent += left;
+				left = 0;
+				break;
+			}
+			left -= rest;
+			c->out_bytes -= o->len;
+			/* the slices of what was written go back in one batch */
+			if (o->slice && c->conn && n_done < ELEMENTSOF(done)) {
+				done[n_done++] = o->slice;
+				o->slice = 0;
+			}
+			/* a written slot with nothing else to let go is left as it
+			 * is: client_out_reserve() fills it anew */
+			if (o->owned || o->n_fds || o->slice)
+				client_out_release(c, o);
+			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+			c->out_n--;
+			c->stats_out_messages++;
+		}
+		if (n_done)
+			(void) kdbus_free_batch(c->conn, done, n_done);
+		/* zero-length messages cannot exist, but be safe */
+		while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
+			client_out_release(c, &c->out[c->out_head]);
+			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+			c->out_n--;
+		}
+		if ((size_t) k < iov_total(iov, n_iov))
+			return 0;	/* short write: the socket is full */
+	}
+	return 0;
+}
+
+/*
+ * A large message goes through the default socket buffer (208 KiB) in
+ * five writes, each after a wakeup when the reader made room.  A client
+ * that receives large messages gets a buffer of up to 2 MiB instead, once:
+ * the bytes sit in its socket rather than in our queue.  Not for a
+ * limited output (client_limit_output()), whose small buffer is the point.
+ */
+static void client_grow_sndbuf(Client *c) {
+	int v = CLIENT_SNDBUF_LARGE;
+
+	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
+		return;
+	c->sndbuf_grown = true;
+	(void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+/*
+ * One received slice: queue it for the socket, or drop it.  It is built in
+ * place in the ring's free tail slot; nothing below pushes to the ring
+ * before client_out_commit() (what the policy answers goes through the
+ * core).
+ */
+static int client_take_slice(Client *c, uint64_t offset) {
+	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
+	struct kdbus_item *it;
+	ClientOut *o;
+
+	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
+		client_handle_kernel_msg(c, m);
+		(void) kdbus_free_batch(c->conn, &offset, 1);
+		return 0;
+	}
+	o = client_out_reserve(c);
+	if (!o) {
+		(void) kdbus_free_batch(c->conn, &offset, 1);
+		return -ENOMEM;
+	}
+	/* a free slot holds nothing (client_out_release()): only what is
+	 * read before it is written */
+	o->slice = offset;
+	o->owned = NULL;
+	o->n_iov = 0;
+	o->len = o->sent = 0;
+	o->fds = NULL;
+	o->n_fds = 0;
+
+	uint64_t payload_off = 0;
+	KDBUS_ITEM_FOREACH(it, m, items) {
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o->n_iov < ELEMENTSOF(o->iov)) {
+			if (o->n_iov == 0)
+				payload_off = it->vec.offset;
+			o->iov[o->n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
+			o->iov[o->n_iov].iov_len = it->vec.size;
+			o->len += it->vec.size;
+			o->n_iov++;
+		} else if (it->type == KDBUS_ITEM_FDS) {
+			o->fds = it->fds;
+			o->n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
+		}
+	}
+	if (o->n_iov == 0 || o->len == 0)
+		goto drop;
+
+	/* broadcasts passed the bloom prefilter; apply the exact dbus1 rules.
+	 * Monitors apply their BecomeMonitor rules to everything.  Then the
+	 * receive side of the policy. */
+	bool from_driver = m->src_id == driver_id(c->bus->driver);
+	/* the driver's unicasts need only the receive rules: none to apply
+	 * when they let everything in */
+	if (from_driver && m->dst_id != KDBUS_DST_ID_BROADCAST && c->state == CLIENT_ACTIVE &&
+	    policy_snapshot_receives_all(c->policy))
+		from_driver = false;
+	else if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
+		WireHeader parsed;
+		const WireHeader *h = &parsed;
+		const uint8_t *p = o->iov[0].iov_base;
+		uint64_t dst = m->dst_id, hid = 0;
+		uint64_t pid = o->n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
+		struct BusPayloadHeader *ph = &c->bus->payload_header[pid % ELEMENTSOF(c->bus->payload_header)];
+		if (pid && ph->payload_id == pid) {
+			/* a broadcast's receivers share one parse */
+			h = &ph->h;
+			hid = ph->header_id;
+		} else if (o->n_iov != 1 || bus_header_parse_shared_id(c->bus, p, o->len, &parsed, &hid) < 0) {
+			goto drop;
+		} else if (pid) {
+			ph->payload_id = pid;
+			ph->header_id = hid;
+			ph->h = parsed;
+		}
+		/* sent to a well-known name: match against its owner */
+		if (dst == KDBUS_DST_ID_NAME && h->destination.s)
+			dst = client_name_owner(c, h->destination.s);
+		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
+		bool monitor = c->state == CLIENT_MONITOR;
+		/* what the sink sends are eavesdroppers' copies, which
+		 * monitors saw as the originals */
+		if (monitor && c->bus->sink && m->src_id == kdbus_conn_get_id(c->bus->sink))
+			goto drop;
+		/* as dbus-daemon: a call (or reply) without destination and
+		 * the bus's answer to it are not shown to monitors */
+		if (monitor && !h->destination.s && h->type != WIRE_TYPE_SIGNAL)
+			goto drop;
+		if (monitor && m->dst_id == driver_id(c->bus->driver) && driver_shows_monitors_itself(h))
+			goto drop;
+		/* as dbus-daemon: what the bus says only to monitors (sent to
+		 * the sink) is not shown to the monitor it is addressed to (a
+		 * client's message to a monitor's name, which no longer
+		 * exists, is) */
+		if (monitor && c->bus->sink && m->dst_id == kdbus_conn_get_id(c->bus->sink) && h->destination.s &&
+		    h->sender.s && streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name))
+			goto drop;
+		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
+		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
+			goto drop;
+		if ((broadcast || from_driver) && !client_policy_deliver_memo(c, h, hid, m->src_id, broadcast))
+			goto drop;
+	} else if ((m->flags & KDBUS_MSG_HANDED_OVER) && !client_handed_over_allowed(c, m, o)) {
+		goto drop;
+	}
+
+	/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
+	if (o->n_fds && !c->unix_fd)
+		goto drop;
+	if (o->len >= CLIENT_SNDBUF_GROW_MIN)
+		client_grow_sndbuf(c);
+	client_out_commit(c, o);
+	return 0;
+
+drop:
+	client_out_release(c, o);
+	return 0;
+}
+
+void client_limit_output(Client *c) {
+	int v = 1;	/* the kernel's minimum */
+	socklen_t l = sizeof(v);
+
+	if (c->out_limit || c->fd < 0)
+		return;
+	/* EV_WRITE fires once the peer has read down to a quarter of the
+	 * send buffer: the limit is just above that */
+	if (setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0 ||
+	    getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, &l) < 0 || v <= 0)
+		return;
+	c->out_limit = (size_t) v / 4 + CLIENT_LIMIT_SLACK;
+}
+
+/* limited output: may more go out?  (SIOCOUTQ: what the peer has not read) */
+static bool client_out_room(Client *c) {
+	int outq = 0;
+
+	if (!c->out_limit || ioctl(c->fd, SIOCOUTQ, &outq) < 0)
+		return true;
+	if ((size_t) outq + c->out_bytes < c->out_limit)
+		return true;
+	c->out_held = true;
+	return false;
+}
+
+/* pull from the core while there is room in flight */
+static int client_pull(Client *c) {
+	if (!c->conn)
+		return 0;
+	c->out_held = false;
+	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX && client_out_room(c)) {
+		/* a batch per lock round in the core; while much is in flight
+		 * one at a time, so that the byte limit holds */
+		uint64_t offs[CLIENT_RECV_BATCH];
+		size_t want = c->out_bytes < CLIENT_OUT_BYTES_MAX / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
+		if (want > CLIENT_OUT_MAX - c->out_n)
+			want = CLIENT_OUT_MAX - c->out_n;
+		int n = kdbus_recv_batch(c->conn, offs, want);
+		if (n == -EAGAIN)
+			return 0;
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			int r = client_take_slice(c, offs[i]);
+			if (r < 0) {
+				/* the rest is not taken: give it back */
+				if (c->conn && i + 1 < n)
+					(void) kdbus_free_batch(c->conn, offs + i + 1, n - i - 1);
+				return r;
+			}
+		}
+		if ((size_t) n < want)
+			return 0;	/* the queue is empty */
+	}
+	return 0;
+}
+
+void client_drain(Client *c) {
+	while (c->conn) {
+		uint64_t off;
+		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || client_take_slice(c, off) < 0)
+			break;
+	}
+	/* slices must not outlive the connection they belong to */
+	for (size_t i = 0; i < c->out_n; i++) {
+		ClientOut *o = client_out_at(c, i);
+		if (!o->slice)
+			continue;
+		uint8_t *copy = malloc(o->len ? o->len : 1);
+		size_t at = 0;
+		if (!copy)
+			continue;
+		for (unsigned k = 0; k < o->n_iov; k++) {
+			memcpy(copy + at, o->iov[k].iov_base, o->iov[k].iov_len);
+			at += o->iov[k].iov_len;
+		}
+		(void) kdbus_free_batch(c->conn, &o->slice, 1);
+		o->slice = 0;
+		o->owned = copy;
+		o->iov[0] = (struct iovec) { .iov_base = copy, .iov_len = at };
+		o->n_iov = 1;
+	}
+}
+
+void client_flush(Client *c) {
+	int r;
+
+	for (int round = 0; round < 64; round++) {
+		r = client_pull(c);
+		if (r < 0)
+			goto fail;
+		if (!c->out_n)
+			break;
+		size_t before = c->out_n;
+		r = client_write(c);
+		if (r < 0)
+			goto fail;
+		if (c->out_n == before && c->out_n)
+			break;	/* socket full */
+		if (c->conn && !kdbus_conn_has_messages(c->conn) && !c->out_n)
+			break;
+	}
+	client_update_events(c);
+	return;
+fail:
+	client_close(c, r == -EPIPE || r == -ECONNRESET ? "peer closed" : "write failed");
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+static __attribute__((noinline)) void client_set_events(Client *c, bool want_read, bool want_write) {
+	c->want_write = want_write;
+	c->want_read = want_read;
+	event_del(c->ev);
+	if (!want_read && !want_write)
+		return;
+	event_assign(c->ev, c->bus->base, c->fd, EV_PERSIST | (want_read ? EV_READ : 0) | (want_write ? EV_WRITE : 0),
+		     event_get_callback(c->ev), c);
+	event_add(c->ev, NULL);
+}
+
+/* client_update_events() while input is held (or has just resumed) */
+static __attribute__((noinline)) void client_update_held_events(Client *c, bool want_write) {
+	/* held input resumes once the core says the client's messages in
+	 * flight dropped below the limits (it wakes the client then) */
+	if (c->input == CLIENT_INPUT_HELD && !kdbus_conn_inflight_full(c->conn))
+		c->input = CLIENT_INPUT_RESUMED;
+	bool want_read = c->input != CLIENT_INPUT_HELD;
+	if (want_write != c->want_write || want_read != c->want_read)
+		client_set_events(c, want_read, want_write);
+	/* what was read while held is dispatched first, whether or not more
+	 * comes (client_on_event(), which may have been busy writing) */
+	if (c->input == CLIENT_INPUT_RESUMED)
+		event_active(c->ev, EV_READ, 0);
+}
+
+void client_update_events(Client *c) {
+	size_t pending = 0;
+	if (c->auth)
+		(void) auth_output(c->auth, &pending);
+	/* a client on the ready list is flushed before the loop polls again
+	 * (bus_on_ready()), which comes back here: no EV_WRITE for that */
+	bool want_write = (c->out_n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
+	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
+		client_update_held_events(c, want_write);
+		return;
+	}
+	if (want_write == c->want_write && c->want_read)
+		return;
+	client_set_events(c, true, want_write);
+}
+
+static int client_reserve(Client *c, size_t need) {
+	if (c->rcap - c->rlen >= need)
+		return 0;
+	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->spare_rbuf) {
+		c->rbuf = TAKE_PTR(c->bus->spare_rbuf);
+		c->rbuf_handle = TAKE_PTR(c->bus->spare_rbuf_handle);
+		c->rcap = CLIENT_READ_MIN;
+		return 0;
+	}
+	size_t cap = c->rcap ? c->rcap : CLIENT_READ_MIN;
+	while (cap - c->rlen < need)
+		cap *= 2;
+	return client_rbuf_move(c, cap, 0, false);
+}
+
+/*
+ * An idle connection holds no read buffer: once everything read is
+ * processed the buffer goes back to the bus, for the next client that
+ * reads (one spare; any other is freed).  dbus-broker's idle connections
+ * cost about 3 KiB; a 64 KiB buffer per connection, even mostly untouched,
+ * would cost more.  Only buffers of the default size go back.
+ */
+static void client_release_rbuf(Client *c) {
+	/* a larger buffer stays: the client sends large messages, which
+	 * would otherwise be copied into a grown buffer every time
+	 * (client_process_input() shrinks it past CLIENT_RBUF_KEEP) */
+	if (!c->rbuf || c->rlen || c->rcap != CLIENT_READ_MIN)
+		return;
+	if (!c->bus->spare_rbuf) {
+		c->bus->spare_rbuf = c->rbuf;
+		c->bus->spare_rbuf_handle = c->rbuf_handle;
+	} else {
+		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	}
+	c->rbuf = NULL;
+	c->rbuf_handle = NULL;
+	c->rcap = 0;
+}
+
+static void client_close_fds(int *fds, size_t n) {
+	for (size_t i = 0; i < n; i++)
+		safe_close(fds[i]);
+}
+
+/*
+ * read once; 0 on EOF, -EAGAIN when drained, > 0 bytes read.
+ *
+ * File descriptors are taken as libdbus's transport and loader take
+ * them (dbus-transport-socket.c do_reading(), dbus-message.c
+ * _dbus_message_loader_get_buffer()): not at all before authentication
+ * or without NEGOTIATE_UNIX_FD (a plain read, the kernel closes them);
+ * at most max_message_unix_fds pending at a time, more in one read is an
+ * error; and while fds are pending, only the rest of the current message
+ * is read, without fds.
+ */
+static ssize_t client_read_once(Client *c, size_t want) {
+	union {
+		struct cmsghdr cm;
+		uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
+	} control;
+	struct iovec iov;
+	struct msghdr mh = {};
+	size_t room;
+	bool take_fds;
+	ssize_t k;
+	int r;
+
+	r = client_reserve(c, want);
+	if (r < 0)
+		return r;
+	room = c->rcap - c->rlen;
+	take_fds = c->unix_fd && (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE ||
+				  c->state == CLIENT_MONITOR);
+	if (take_fds && c->n_in_fds && c->rlen) {
+		size_t total = 0;
+
+		if (c->rlen < WIRE_FIXED_HEADER_SIZE)
+			total = WIRE_FIXED_HEADER_SIZE;
+		else if (wire_frame_size(c->rbuf, c->rlen, c->bus->limits.max_message_size, &total) < 0)
+			total = 0;	/* invalid: the connection goes anyway */
+		if (total > c->rlen) {
+			room = MIN(room, total - c->rlen);
+			take_fds = false;
+		}
+	}
+	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_len = room;
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (take_fds) {
+		uint64_t max = c->bus->limits.max_message_unix_fds;
+		size_t space = max > c->n_in_fds ? MIN(max - c->n_in_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * space);
+	}
+	k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (k < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	if (!take_fds)
+		goto done;	/* fds that came along are closed: MSG_CTRUNC says so */
+
+	for (struct cmsghdr *cm = mh.msg_controllen ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *fds = (int *) CMSG_DATA(cm);
+		int *nf;
+
+		/* more than there was room for: libdbus closes what it got
+		 * and takes the read as failed (CVE-2020-12049) */
+		if (mh.msg_flags & MSG_CTRUNC) {
+			client_close_fds(fds, n);
+			continue;
+		}
+		/* the last part of the fd table is kept for new connections,
+		 * the driver and root: the lowest free fd is taken, so an fd
+		 * there means the rest is full */
+		for (size_t i = 0; i < n; i++)
+			if (fds[i] >= c->bus->fd_reserve_start && !(c->is_unix && c->creds.uid == 0)) {
+				log_warning("Connection \"%s\" (uid=%u pid=%d) sent unix fds while the daemon is "
+					    "short of fds, closing it", client_name(c), (unsigned) c->creds.uid,
+					    (int) c->creds.pid);
+				client_close_fds(fds, n);
+				return -EMFILE;
+			}
+		nf = realloc(c->in_fds, (c->n_in_fds + n) * sizeof(int));
+		if (!nf) {
+			client_close_fds(fds, n);
+			return -ENOMEM;
+		}
+		c->in_fds = nf;
+		memcpy(c->in_fds + c->n_in_fds, fds, n * sizeof(int));
+		c->n_in_fds += n;
+	}
+	if (mh.msg_flags & MSG_CTRUNC)
+		return -ENOSPC;
+done:
+	c->rlen += k;
+	return k;
+}
+
+void client_on_event(evutil_socket_t fd, short what, void *userdata) {
+	Client *c = userdata;
+	size_t budget = CLIENT_READ_BUDGET;
+	int r;
+
+	if (what & EV_WRITE) {
+		if (c->auth) {
+			r = client_auth_step(c);
+			if (r < 0)
+				return client_close(c, "authentication failed");
+		} else {
+			client_flush(c);
+			return;	/* c may be gone; reading resumes on the next EV_READ */
+		}
+	}
+	if (!(what & EV_READ))
+		return;
+	bool resumed = false;
+	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
+		if (c->input == CLIENT_INPUT_HELD)
+			return;
+		/* what was read while held first */
+		c->input = CLIENT_INPUT_READ;
+		resumed = c->rlen > 0;
+	}
+
+	while (budget > 0 && c->input == CLIENT_INPUT_READ) {
+		ssize_t k = 0;
+
+		if (_unlikely_(resumed)) {
+			/* k = 0: what comes next waits for the next EV_READ */
+			resumed = false;
+			goto process;
+		}
+		if (c->state == CLIENT_NONCE) {
+			uint8_t buf[16];
+			k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
+			if (k < 0 && errno == EAGAIN)
+				return;
+			if (k < 16) {
+				if (k > 0)
+					return; /* wait for the whole nonce */
+				return client_close(c, "nonce missing");
+			}
+			(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
+			if (memcmp(buf, c->nonce, 16) != 0)
+				return client_close(c, "wrong nonce");
+			c->state = CLIENT_AUTH;
+			continue;
+		}
+
+		k = client_read_once(c, c->state == CLIENT_AUTH ? 512 : CLIENT_READ_MIN / 4);
+		if (k == -EAGAIN)
+			break;
+		if (k == 0 || k == -ECONNRESET)
+			return client_close(c, "peer closed");
+		if (k < 0) {
+			char why[64];
+			snprintf(why, sizeof(why), "read failed: %s", strerror((int) -k));
+			return client_close(c, why);
+		}
+		budget = budget > (size_t) k ? budget - k : 0;
+
+		if (c->state == CLIENT_AUTH) {
+			r = client_auth_step(c);
+			if (r < 0)
+				return client_close(c, "authentication failed");
+			if (c->state == CLIENT_AUTH)
+				continue;
+		}
+process:
+		r = client_process_input(c);
+		if (r < 0)
+			return; /* closed */
+		if ((size_t) k < c->rcap - (c->rlen - k) && c->state != CLIENT_AUTH)
+			break;	/* short read: drained for now */
+	}
+	client_release_rbuf(c);
+	client_update_events(c);
+}
+
+void client_start(Client *c) {
+	client_on_event(c->fd, EV_READ, c);
+}
+
+int client_process_input(Client *c) {
+	size_t pos = 0;
+	int r;
+
+	while (c->input != CLIENT_INPUT_HELD &&
+	       (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)) {
+		size_t total;
+		r = wire_frame_size(c->rbuf + pos, c->rlen - pos, c->bus->limits.max_message_size, &total);
+		if (r < 0) {
+			client_close(c, r == -EMSGSIZE ? "message too large" : "invalid message framing");
+			return r;
+		}
+		if (total == 0 || total > c->rlen - pos) {
+			if (total > c->rcap - pos) {
+				/* make room for the whole message at once */
+				memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+				c->rlen -= pos;
+				pos = 0;
+				r = client_reserve(c, total - c->rlen);
+				if (r < 0) {
+					client_close(c, "out of memory");
+					return r;
+				}
+			}
+			break;
+		}
+		if (client_dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)
+			return -ECONNRESET;
+		pos += total;
+		if (c->rbuf_given) {
+			/* the core has the buffer now: what follows the message
+			 * moves to a new one, as large (the next message is
+			 * likely as large) */
+			c->rbuf_given = false;
+			r = client_rbuf_move(c, c->rcap, pos, true);
+			if (r < 0) {
+				client_close(c, "out of memory");
+				return r;
+			}
+			pos = 0;
+		}
+	}
+	if (pos) {
+		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+		c->rlen -= pos;
+	}
+	if (c->state == CLIENT_ACTIVE || c->state == CLIENT_AWAIT_HELLO)
+		client_update_fd_timer(c);
+	/* a grown buffer shrinks back once it holds little (or stays) */
+	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN)
+		(void) client_rbuf_move(c, CLIENT_READ_MIN, 0, false);
+	return 0;
+}
+
+void client_wakeup(KdbusConn *conn, void *userdata) {
+	Client *c = userdata;
+	bus_schedule_ready(c->bus, c);
+}
+
+/* a limit in ms as µs, saturating far beyond any real deadline */
+uint64_t client_ms_to_us(uint64_t ms) {
+	return ms > UINT64_C(1) << 52 ? UINT64_C(1) << 62 : ms * 1000;
+}
+
+uint64_t client_now(void) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* arm ev_timeout for the earliest deadline, or disarm it */
+void client_arm_timer(Client *c, uint64_t now) {
+	uint64_t d = c->hello_deadline;
+
+	if (c->fd_deadline && (!d || c->fd_deadline < d))
+		d = c->fd_deadline;
+	if (c->stall_deadline && (!d || c->stall_deadline < d))
+		d = c->stall_deadline;
+	if (d == c->timer_at || !c->ev_timeout)
+		return;
+	c->timer_at = d;
+	if (!d) {
+		event_del(c->ev_timeout);
+		return;
+	}
+	if (!now)
+		now = client_now();
+	d = d > now ? d - now : 0;
+	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
+	evtimer_add(c->ev_timeout, &tv);
+}
+
+void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
+	Client *c = userdata;
+	uint64_t now = client_now();
+
+	c->timer_at = 0;
+	if (c->hello_deadline && c->hello_deadline <= now) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		double elapsed = (double) (ts.tv_sec - c->connect_time.tv_sec) * 1000 +
+				 (double) (ts.tv_nsec - c->connect_time.tv_nsec) / 1e6;
+		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64
+			    "ms, elapsed: %.0fms)", c->bus->limits.auth_timeout, elapsed);
+		client_close(c, "authentication timed out");
+		return;
+	}
+	if (c->fd_deadline && c->fd_deadline <= now) {
+		/* dbus-daemon: a connection that keeps fds without the rest
+		 * of their message for pending_fd_timeout is dropped */
+		log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
+			    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
+			    client_loginfo(c), c->bus->limits.pending_fd_timeout);
+		client_close(c, "file descriptors pending for too long");
+		return;
+	}
+	if (c->stall_deadline && c->stall_deadline <= now) {
+		/* not a dbus-daemon message: debug only */
+		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
+			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
+			  client_loginfo(c), c->rlen, c->bus->limits.pending_fd_timeout);
+		client_close(c, "partial message pending for too long");
+		return;
+	}
+	client_arm_timer(c, now);
+}
+
+/*
+ * the deadlines after the input was processed: pending fds get
+ * pending_fd_timeout from when they arrived (dbus-daemon's
+ * check_pending_fds_cb(): the timer starts when the count leaves 0 and
+ * stops when it is 0 again; uid 0 is immune); and (an extension) a
+ * partial message that makes no progress for as long is dropped, so that
+ * a peer that stops in the middle of a message does not keep its buffer
+ * forever.  Hello ends the auth_timeout.
+ */
+static void client_update_fd_timer(Client *c) {
+	/* (not while held: the bus does not read, so the fds and bytes wait
+	 * for it, not for the client; they start again when it reads) */
+	bool held = c->input == CLIENT_INPUT_HELD;
+	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0) && !held;
+	bool partial = c->rlen > 0 && !held;
+	bool progress = partial && (c->rlen != c->stall_rlen || c->stats_in_messages != c->stall_msgs);
+	uint64_t now = 0;
+
+	if (c->hello_deadline && c->state != CLIENT_AWAIT_HELLO)
+		c->hello_deadline = 0;
+	if (fds && !c->fd_deadline)
+		c->fd_deadline = (now = client_now()) + client_ms_to_us(c->bus->limits.pending_fd_timeout);
+	else if (!fds)
+		c->fd_deadline = 0;
+	if (progress)
+		c->stall_deadline = (now ? now : (now = client_now())) +
+				   client_ms_to_us(c->bus->limits.pending_fd_timeout);
+	else if (!partial)
+		c->stall_deadline = 0;
+	c->stall_rlen = c->rlen;
+	c->stall_msgs = c->stats_in_messages;
+	client_arm_timer(c, now);
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * client-notify.c - the core's notifications (names and ids coming and
+ * going, reply timeouts) made into the dbus1 signals and errors the bus
+ * sends a client: NameOwnerChanged, NameAcquired, NameLost, NoReply.
+ */
+
+#include <stdlib.h>
+
+#include "compat/message.h"
+#include "daemon/bus.h"
+#include "daemon/client-internal.h"
+#include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/service-registry.h"
+
+static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
+	WireHeader h;
+
+	/* what the bus synthesizes is subject to the receive policy too
+	 * (forbidding.conf denies receiving NameAcquired) */
+	if (!client_policy_receives_from_driver(c, msg, len)) {
+		free(msg);
+		return 0;
+	}
+
+	if (broadcast) {
+		/* exact dbus1 matching of a signal the bus synthesizes */
+		uint64_t dst = KDBUS_DST_ID_BROADCAST;
+		if (wire_header_parse(msg, len, &h) < 0 ||
+		    (h.destination.s && !message_unique_name_to_id(h.destination.s, h.destination.len, &dst)) ||
+		    !client_match_any(c, &h, msg + h.header_len, 0, dst, c->state == CLIENT_MONITOR)) {
+			free(msg);
+			return 0;
+		}
+	}
+	return client_queue_owned(c, msg, len);
+}
+
+bool client_matches_driver_signal(Client *c, const uint8_t *msg, size_t len) {
+	WireHeader h;
+
+	return wire_header_parse(msg, len, &h) >= 0 &&
+	       client_match_any_of(c, &h, msg + h.header_len, 0, KDBUS_DST_ID_BROADCAST, false, false, NULL);
+}
+
+void client_monitor_queue_signal(Client *c, uint8_t *msg, size_t len) {
+	(void) client_queue_synth(c, msg, len, true);
+}
+/* monitor @c's copy @msg of what the driver sends to @owner_id; with the
+ * error dbus-daemon shows monitors if @owner refuses it */
+static void client_monitor_queue_driver_copy(Client *c, uint64_t owner_id, uint8_t *msg, size_t len) {
+	uint8_t *err = NULL;
+	size_t elen;
+	int r = client_driver_refusal_error(bus_find_client(c->bus, owner_id), c, msg, len, &err, &elen);
+
+	client_queue_synth(c, msg, len, true);
+	if (r > 0) {
+		WireHeader h;
+		if (wire_header_parse(err, elen, &h) >= 0 &&
+		    client_match_any(c, &h, err + h.header_len, 0, KDBUS_DST_ID_NAME, true))
+			client_queue_owned(c, err, elen);
+		else
+			free(err);
+	}
+}
+
+static void client_name_change(Client *c, const char *name, uint64_t old_id, uint64_t new_id,
+			       bool old_queued_or_activator, bool new_queued_or_activator) {
+	char old_name[24] = "", new_name[24] = "";
+	uint8_t *msg;
+	size_t len;
+
+	/* activators and waiters are not owners in dbus1 terms */
+	if (old_id && !old_queued_or_activator)
+		message_unique_name_format(old_name, old_id);
+	if (new_id && !new_queued_or_activator)
+		message_unique_name_format(new_name, new_id);
+	if (streq(old_name, new_name))
+		return;
+
+	/* dbus-daemon's order: NameLost before NameOwnerChanged, and
+	 * NameAcquired after it.  A monitor sees the NameLost and NameAcquired
+	 * the driver sends to the owners, too. */
+	bool own = c->state == CLIENT_ACTIVE && name;
+	bool mon = c->state == CLIENT_MONITOR;
+	if (own && old_id == c->id && old_name[0] &&
+	    driver_build_name_signal(c, "NameLost", name, &msg, &len) >= 0)
+		client_queue_synth(c, msg, len, false);
+	/* a departing connection is told that it loses its unique name
+	 * too (it never reads it; monitors see it) */
+	if (mon && old_name[0] &&
+	    driver_build_name_signal_to(c, old_name, "NameLost", name ? name : old_name, &msg, &len) >= 0)
+		client_monitor_queue_driver_copy(c, old_id, msg, len);
+	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
+		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
+						    old_name, new_name, &msg, &len) >= 0)
+			client_queue_synth(c, msg, len, true);
+	}
+	if (own && new_id == c->id && new_name[0] &&
+	    driver_build_name_signal(c, "NameAcquired", name, &msg, &len) >= 0)
+		client_queue_synth(c, msg, len, false);
+	if (mon && name && new_name[0] &&
+	    driver_build_name_signal_to(c, new_name, "NameAcquired", name, &msg, &len) >= 0)
+		client_monitor_queue_driver_copy(c, new_id, msg, len);
+}
+
+/* a kernel message: notifications become dbus1 signals or errors */
+void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
+	struct kdbus_item *it;
+	uint8_t *msg;
+	size_t len;
+
+	KDBUS_ITEM_FOREACH(it, m, items) {
+		switch (it->type) {
+		case KDBUS_ITEM_NAME_ADD:
+		case KDBUS_ITEM_NAME_REMOVE:
+		case KDBUS_ITEM_NAME_CHANGE: {
+			const struct kdbus_notify_name_change *nc = &it->name_change;
+			client_name_change(c, nc->name, nc->old_id.id, nc->new_id.id,
+					   nc->old_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
+					   nc->new_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR));
+			break;
+		}
+		case KDBUS_ITEM_ID_ADD:
+		case KDBUS_ITEM_ID_REMOVE: {
+			const uint64_t hidden = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER;
+			uint64_t id = it->id_change.id;
+			if (id == c->id || (it->id_change.flags & hidden) || bus_is_internal_id(c->bus, id))
+				break;
+			/* the driver shows monitors a new connection after its Hello */
+			if (it->type == KDBUS_ITEM_ID_ADD && c->state == CLIENT_MONITOR)
+				break;
+			if (it->type == KDBUS_ITEM_ID_ADD)
+				client_name_change(c, NULL, 0, id, false, false);
+			else
+				client_name_change(c, NULL, id, 0, false, false);
+			break;
+		}
+		case KDBUS_ITEM_REPLY_TIMEOUT:
+			/* a monitor sees the requester's trackers end: the
+			 * requester's client shows it the NoReply */
+			if (c->state == CLIENT_MONITOR)
+				break;
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
+					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0) {
+				driver_capture(c->bus->driver, msg, len);
+				client_queue_owned(c, msg, len);
+			}
+			break;
+		case KDBUS_ITEM_REPLY_DEAD:
+			/* a failed activation already answered this call */
+			if (c->state == CLIENT_MONITOR ||
+			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
+				break;
+			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
+					       "Message recipient disconnected from message bus without replying",
+					       &msg, &len) >= 0) {
+				driver_capture(c->bus->driver, msg, len);
+				client_queue_owned(c, msg, len);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
