@@ -135,18 +135,26 @@ static bool is_blank(char c) {
 	return c == ' ' || c == '\t';
 }
 
-/* a decimal uid: digits only, no sign or blanks, not (uid_t)-1 */
+/*
+ * a uid as libdbus reads one (_dbus_is_a_number()): the whole string is a
+ * number for strtoul() in base 0, so "+0", " 0", "00" and "0x0" are uid 0,
+ * "-0" too; not (uid_t)-1 or beyond
+ */
 static bool parse_uid(const uint8_t *s, size_t len, uid_t *ret) {
-	uint64_t v = 0;
+	_cleanup_free_ char *str = NULL;
+	unsigned long v;
+	char *end = NULL;
 
-	if (len == 0 || len > 10)
+	if (len == 0 || memchr(s, 0, len))
 		return false;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v >= (uid_t)-1 || (uid_t)v != v)
+	str = strndup((const char *) s, len);
+	if (!str)
+		return false;
+	errno = 0;
+	v = strtoul(str, &end, 0);
+	if (errno != 0 || end == str || *end != 0)
+		return false;
+	if (v >= (uid_t)-1)
 		return false;
 	*ret = (uid_t)v;
 	return true;

@@ -85,6 +85,19 @@ CASES = {
     "external, odd hex in DATA": ["AUTH EXTERNAL", "DATA 3", "BEGIN"],
     "external, bad hex": ["AUTH EXTERNAL 3g", "AUTH EXTERNAL 30 ", "AUTH EXTERNAL"],
     "cookie, odd hex": ["AUTH DBUS_COOKIE_SHA1 303"],
+    # uids as strtoul(…, 0) reads them, the whole string: "+0", "-0",
+    # " 0", "0x0", "000" are 0; "08" is not a number, "0 " neither
+    "external, uid +0": ["AUTH EXTERNAL 2b30", "BEGIN"],
+    "external, uid -0": ["AUTH EXTERNAL 2d30", "BEGIN"],
+    "external, uid with a blank before": ["AUTH EXTERNAL 2030", "BEGIN"],
+    "external, uid with a blank after": ["AUTH EXTERNAL 3020", "AUTH"],
+    "external, uid 0x0": ["AUTH EXTERNAL 307830", "BEGIN"],
+    "external, uid 000": ["AUTH EXTERNAL 303030", "BEGIN"],
+    "external, uid 08": ["AUTH EXTERNAL 3038", "AUTH"],
+    "external, uid -1": ["AUTH EXTERNAL 2d31", "AUTH"],
+    "external, uid 2^32": ["AUTH EXTERNAL 34323934393637323936", "AUTH"],
+    "external, uid with NUL": ["AUTH EXTERNAL 3000", "AUTH"],
+    "external, user name": ["AUTH EXTERNAL 726f6f74", "AUTH"],
 }
 
 def guid_facts(printed, bus_id):

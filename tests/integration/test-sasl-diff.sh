@@ -32,7 +32,7 @@ run_probe() { # DAEMON CONFIG NAME
 for c in plain anonymous external-only anonymous-only anonymous-only-allowed; do
 	ours=$(run_probe "$BUS_DAEMON" "$T/$c.conf" "ours-$c" | sed "s/^/$c, /")
 	ref=$(run_probe /usr/bin/dbus-daemon "$T/$c.conf" "ref-$c" | sed "s/^/$c, /")
-	compare_with_reference "$ours" "$ref" 11
+	compare_with_reference "$ours" "$ref" 22
 done
 # three listeners
 own_config "$T/three.conf" "$T/three-a.sock"

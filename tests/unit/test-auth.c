@@ -177,9 +177,11 @@ TEST(external_wrong_or_bad_identity) {
 	AuthConfig cfg = default_cfg();
 	static const char *bad[] = {
 		"31303031",		/* 1001 */
-		"2b31303030",		/* +1000 */
-		"2031303030",		/* " 1000" */
+		"3130303020",		/* "1000 " */
 		"313030302e30",		/* 1000.0 */
+		"3031303030",		/* 01000: octal, 512 */
+		"30383838",		/* 0888: not octal */
+		"2d31303030",		/* -1000 */
 		"34323934393637323935",	/* 4294967295 == (uid_t)-1 */
 		"3432393439363732393630", /* overflow */
 		"726f6f74",		/* "root": EXTERNAL takes numbers only */
@@ -195,6 +197,26 @@ TEST(external_wrong_or_bad_identity) {
 		assert(feed(a, line) == AUTH_CONTINUE);
 		expect_out(a, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 		assert(auth_get_uid(a) == (uid_t)-1);
+	}
+
+	/* as libdbus (_dbus_is_a_number(): strtoul() in base 0 over the
+	 * whole string), all of these are 1000 */
+	static const char *good[] = {
+		"2b31303030",		/* +1000 */
+		"2031303030",		/* " 1000" */
+		"3078336538",		/* 0x3e8 */
+		"3031373530",		/* 01750 */
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+		_cleanup_(auth_freep) Auth *a = new_auth(&cfg);
+		char line[128];
+
+		snprintf(line, sizeof(line), "AUTH EXTERNAL %s\r\n", good[i]);
+		assert(feed_len(a, "\0", 1, NULL) == AUTH_CONTINUE);
+		assert(feed(a, line) == AUTH_CONTINUE);
+		expect_out(a, "OK " GUID "\r\n");
+		check(auth_get_uid(a) == 1000);
 	}
 
 	/* uid 0 is a valid uid */
