@@ -802,6 +802,9 @@ static int header_parse(const uint8_t *msg, size_t len, WireHeader *ret, bool tr
 		if (seen & (1u << code))
 			return -EBADMSG;
 		seen |= 1u << code;
+		if (code <= WIRE_FIELD_UNIX_FDS)
+			h.order[h.n_order++] = code;
+		h.fields = (uint16_t) seen;
 
 		switch (code) {
 		case WIRE_FIELD_REPLY_SERIAL:
@@ -958,6 +961,32 @@ static inline size_t str_field_size(const WireString *s) {
 	return s->s ? ALIGN8(8 + (size_t)s->len + 1) : 0;
 }
 
+/* the fields of @h in the order they are written: as recorded, else by code */
+static size_t header_order(const WireHeader *h, uint8_t order[static WIRE_FIELD_UNIX_FDS]) {
+	static const uint8_t by_code[] = {
+		WIRE_FIELD_PATH, WIRE_FIELD_INTERFACE, WIRE_FIELD_MEMBER, WIRE_FIELD_ERROR_NAME,
+		WIRE_FIELD_REPLY_SERIAL, WIRE_FIELD_DESTINATION, WIRE_FIELD_SENDER,
+		WIRE_FIELD_SIGNATURE, WIRE_FIELD_UNIX_FDS,
+	};
+	size_t n = 0;
+
+	if (h->n_order == 0) {
+		/* a view made by hand: the fields that are set, by code */
+		for (size_t i = 0; i < ELEMENTSOF(by_code); i++)
+			if (by_code[i] != WIRE_FIELD_SENDER)
+				order[n++] = by_code[i];
+		return n;
+	}
+	for (size_t i = 0; i < h->n_order; i++)
+		if (h->order[i] != WIRE_FIELD_SENDER)
+			order[n++] = h->order[i];
+	return n;
+}
+
+static bool header_has_field(const WireHeader *h, uint8_t code) {
+	return h->n_order > 0 && (h->fields & (1u << code));
+}
+
 static size_t header_size(const WireHeader *h, const WireString *sender) {
 	size_t n = WIRE_FIXED_HEADER_SIZE;
 
@@ -968,8 +997,11 @@ static size_t header_size(const WireHeader *h, const WireString *sender) {
 	n += h->has_reply_serial ? 8 : 0;
 	n += str_field_size(&h->destination);
 	n += str_field_size(sender);
-	n += h->signature.s && h->signature.len > 0 ? ALIGN8(6 + (size_t)h->signature.len) : 0;
-	n += h->unix_fds > 0 ? 8 : 0;
+	/* SIGNATURE and UNIX_FDS as put_field() writes them */
+	if (h->signature.s && (h->signature.len > 0 || header_has_field(h, WIRE_FIELD_SIGNATURE)))
+		n += ALIGN8(6 + (size_t)h->signature.len);
+	if (h->unix_fds > 0 || header_has_field(h, WIRE_FIELD_UNIX_FDS))
+		n += 8;
 	return n;
 }
 
@@ -1000,9 +1032,49 @@ static size_t put_u32_field(uint8_t *out, size_t pos, bool be, uint8_t code, uin
 	return pos + 4;
 }
 
-/* writes the header of @h with @sender; returns its length (8-aligned) */
-static size_t header_write(const WireHeader *h, const WireString *sender, uint8_t *out) {
+/* field @code of @h; @sender for SENDER */
+static inline __attribute__((always_inline)) size_t put_field(const WireHeader *h, const WireString *sender, uint8_t code, bool recorded,
+			uint8_t *out, size_t pos) {
 	bool be = h->big_endian;
+
+	switch (code) {
+	case WIRE_FIELD_PATH:
+		return put_str_field(out, pos, be, code, 'o', &h->path);
+	case WIRE_FIELD_INTERFACE:
+		return put_str_field(out, pos, be, code, 's', &h->interface);
+	case WIRE_FIELD_MEMBER:
+		return put_str_field(out, pos, be, code, 's', &h->member);
+	case WIRE_FIELD_ERROR_NAME:
+		return put_str_field(out, pos, be, code, 's', &h->error_name);
+	case WIRE_FIELD_DESTINATION:
+		return put_str_field(out, pos, be, code, 's', &h->destination);
+	case WIRE_FIELD_SENDER:
+		return put_str_field(out, pos, be, code, 's', sender);
+	case WIRE_FIELD_REPLY_SERIAL:
+		return h->has_reply_serial ? put_u32_field(out, pos, be, code, h->reply_serial) : pos;
+	case WIRE_FIELD_UNIX_FDS:
+		/* a recorded UNIX_FDS stays, even 0, as libdbus forwards it */
+		return recorded || h->unix_fds > 0 ? put_u32_field(out, pos, be, code, h->unix_fds) : pos;
+	case WIRE_FIELD_SIGNATURE:
+		if (!h->signature.s || (!recorded && h->signature.len == 0))
+			return pos;
+		pos = put_field_start(out, pos, WIRE_FIELD_SIGNATURE, 'g');
+		out[pos] = (uint8_t)h->signature.len;
+		memcpy(out + pos + 1, h->signature.s, h->signature.len);
+		out[pos + 1 + h->signature.len] = 0;
+		return pos + 1 + h->signature.len + 1;
+	default:
+		return pos;
+	}
+}
+
+/*
+ * writes the header of @h with @sender; returns its length (8-aligned).
+ * The fields go in the recorded order with SENDER in its place, or last
+ * if it had none (a view without an order: by code, SENDER last).
+ */
+static size_t header_write(const WireHeader *h, const WireString *sender, uint8_t *out) {
+	bool be = h->big_endian, recorded = h->n_order > 0, sender_done = false;
 	size_t pos = WIRE_FIXED_HEADER_SIZE;
 
 	out[0] = be ? 'B' : 'l';
@@ -1012,23 +1084,20 @@ static size_t header_write(const WireHeader *h, const WireString *sender, uint8_
 	wr32(out + 4, h->body_len, be);
 	wr32(out + 8, h->serial, be);
 
-	pos = put_str_field(out, pos, be, WIRE_FIELD_PATH, 'o', &h->path);
-	pos = put_str_field(out, pos, be, WIRE_FIELD_INTERFACE, 's', &h->interface);
-	pos = put_str_field(out, pos, be, WIRE_FIELD_MEMBER, 's', &h->member);
-	pos = put_str_field(out, pos, be, WIRE_FIELD_ERROR_NAME, 's', &h->error_name);
-	if (h->has_reply_serial)
-		pos = put_u32_field(out, pos, be, WIRE_FIELD_REPLY_SERIAL, h->reply_serial);
-	pos = put_str_field(out, pos, be, WIRE_FIELD_DESTINATION, 's', &h->destination);
-	pos = put_str_field(out, pos, be, WIRE_FIELD_SENDER, 's', sender);
-	if (h->signature.s && h->signature.len > 0) {
-		pos = put_field_start(out, pos, WIRE_FIELD_SIGNATURE, 'g');
-		out[pos] = (uint8_t)h->signature.len;
-		memcpy(out + pos + 1, h->signature.s, h->signature.len);
-		out[pos + 1 + h->signature.len] = 0;
-		pos += 1 + h->signature.len + 1;
+	if (recorded) {
+		for (size_t i = 0; i < h->n_order; i++) {
+			pos = put_field(h, sender, h->order[i], true, out, pos);
+			sender_done |= h->order[i] == WIRE_FIELD_SENDER;
+		}
+	} else {
+		uint8_t order[WIRE_FIELD_UNIX_FDS];
+		size_t n = header_order(h, order);
+
+		for (size_t i = 0; i < n; i++)
+			pos = put_field(h, sender, order[i], false, out, pos);
 	}
-	if (h->unix_fds > 0)
-		pos = put_u32_field(out, pos, be, WIRE_FIELD_UNIX_FDS, h->unix_fds);
+	if (!sender_done)
+		pos = put_field(h, sender, WIRE_FIELD_SENDER, recorded, out, pos);
 
 	wr32(out + 12, (uint32_t)(pos - WIRE_FIXED_HEADER_SIZE), be);
 	while (pos & 7)
@@ -1036,10 +1105,19 @@ static size_t header_write(const WireHeader *h, const WireString *sender, uint8_
 	return pos;
 }
 
+/*
+ * The rewritten header of a parsed message is never longer than its fields
+ * (the known ones keep their bytes and 8-aligned starts, some are dropped)
+ * and a new SENDER field: a bound without a look at the fields.
+ */
+static size_t rewrite_bound(const WireHeader *h, size_t sender_len) {
+	return WIRE_FIXED_HEADER_SIZE + ALIGN8((size_t)h->fields_len) + ALIGN8(9 + sender_len) + 8;
+}
+
 size_t wire_header_rewrite_size(const WireHeader *h, size_t sender_len) {
 	WireString s = { .s = "", .len = (uint32_t)sender_len };
 
-	return header_size(h, &s);
+	return h->n_order > 0 ? rewrite_bound(h, sender_len) : header_size(h, &s);
 }
 
 int wire_header_rewrite(const WireHeader *h, const char *sender, size_t sender_len,
@@ -1050,7 +1128,7 @@ int wire_header_rewrite(const WireHeader *h, const char *sender, size_t sender_l
 	assert_return(sender || sender_len == 0, -EINVAL);
 	assert_return(sender_len <= WIRE_MAX_NAME_LEN, -EINVAL);
 
-	if (out_size < header_size(h, &s))
+	if (out_size < (h->n_order > 0 ? rewrite_bound(h, sender_len) : header_size(h, &s)))
 		return -ENOBUFS;
 	*ret_len = header_write(h, &s, out);
 	return 0;
@@ -1262,6 +1340,20 @@ static int builder_fail(WireBuilder *b, int r) {
 	return r;
 }
 
+/* field @code was set (@present) or removed: its place in the header */
+static void builder_note_field(WireBuilder *b, uint8_t code, bool present) {
+	size_t i;
+
+	for (i = 0; i < b->n_order && b->order[i] != code; i++)
+		;
+	if (present && i == b->n_order)
+		b->order[b->n_order++] = code;
+	else if (!present && i < b->n_order) {
+		memmove(b->order + i, b->order + i + 1, b->n_order - i - 1);
+		b->n_order--;
+	}
+}
+
 static int builder_common_init(WireBuilder *b, uint8_t type, uint8_t flags, uint32_t serial) {
 	assert_return(b, -EINVAL);
 	*b = (WireBuilder) {};
@@ -1353,6 +1445,8 @@ static int builder_expect(WireBuilder *b, const char *t, size_t tlen,
 	if (b->depth == 0) {
 		if (b->sig_len + tlen > WIRE_MAX_SIGNATURE_LEN)
 			return builder_fail(b, -EINVAL);
+		if (b->sig_len == 0)
+			builder_note_field(b, WIRE_FIELD_SIGNATURE, true);
 		memcpy(b->sig + b->sig_len, t, tlen);
 		if (ret_in_buf) {
 			*ret_in_buf = false;
@@ -1703,6 +1797,7 @@ int wire_builder_set_path(WireBuilder *b, const char *path) {
 	if (path && !wire_object_path_is_valid(path, strlen(path)))
 		return builder_fail(b, -EINVAL);
 	b->path = (WireString) { path, path ? (uint32_t)strlen(path) : 0 };
+	builder_note_field(b, WIRE_FIELD_PATH, path);
 	return 0;
 }
 
@@ -1711,6 +1806,7 @@ int wire_builder_set_interface(WireBuilder *b, const char *interface) {
 	if (interface && !wire_interface_is_valid(interface, strlen(interface)))
 		return builder_fail(b, -EINVAL);
 	b->interface = (WireString) { interface, interface ? (uint32_t)strlen(interface) : 0 };
+	builder_note_field(b, WIRE_FIELD_INTERFACE, interface);
 	return 0;
 }
 
@@ -1719,6 +1815,7 @@ int wire_builder_set_member(WireBuilder *b, const char *member) {
 	if (member && !wire_member_is_valid(member, strlen(member)))
 		return builder_fail(b, -EINVAL);
 	b->member = (WireString) { member, member ? (uint32_t)strlen(member) : 0 };
+	builder_note_field(b, WIRE_FIELD_MEMBER, member);
 	return 0;
 }
 
@@ -1727,6 +1824,7 @@ int wire_builder_set_error_name(WireBuilder *b, const char *error_name) {
 	if (error_name && !wire_error_name_is_valid(error_name, strlen(error_name)))
 		return builder_fail(b, -EINVAL);
 	b->error_name = (WireString) { error_name, error_name ? (uint32_t)strlen(error_name) : 0 };
+	builder_note_field(b, WIRE_FIELD_ERROR_NAME, error_name);
 	return 0;
 }
 
@@ -1735,6 +1833,7 @@ int wire_builder_set_destination(WireBuilder *b, const char *destination) {
 	if (destination && !wire_bus_name_is_valid(destination, strlen(destination)))
 		return builder_fail(b, -EINVAL);
 	b->destination = (WireString) { destination, destination ? (uint32_t)strlen(destination) : 0 };
+	builder_note_field(b, WIRE_FIELD_DESTINATION, destination);
 	return 0;
 }
 
@@ -1743,6 +1842,7 @@ int wire_builder_set_sender(WireBuilder *b, const char *sender) {
 	if (sender && !wire_bus_name_is_valid(sender, strlen(sender)))
 		return builder_fail(b, -EINVAL);
 	b->sender = (WireString) { sender, sender ? (uint32_t)strlen(sender) : 0 };
+	builder_note_field(b, WIRE_FIELD_SENDER, sender);
 	return 0;
 }
 
@@ -1750,12 +1850,14 @@ int wire_builder_set_reply_serial(WireBuilder *b, uint32_t reply_serial) {
 	assert_return(b, -EINVAL);
 	b->reply_serial = reply_serial;
 	b->has_reply_serial = reply_serial != 0;
+	builder_note_field(b, WIRE_FIELD_REPLY_SERIAL, reply_serial != 0);
 	return 0;
 }
 
 int wire_builder_set_unix_fds(WireBuilder *b, uint32_t unix_fds) {
 	assert_return(b, -EINVAL);
 	b->unix_fds = unix_fds;
+	builder_note_field(b, WIRE_FIELD_UNIX_FDS, unix_fds != 0);
 	return 0;
 }
 
@@ -1806,7 +1908,11 @@ int wire_builder_finish(WireBuilder *b, uint8_t **ret_msg, size_t *ret_len) {
 		.reply_serial = b->reply_serial,
 		.has_reply_serial = b->has_reply_serial,
 		.unix_fds = b->unix_fds,
+		.n_order = b->n_order,
 	};
+	memcpy(h.order, b->order, sizeof(h.order));
+	for (size_t i = 0; i < b->n_order; i++)
+		h.fields |= (uint16_t) (1u << b->order[i]);
 	hlen = header_size(&h, &b->sender);
 	if (hlen + body_len > WIRE_MAX_MESSAGE_SIZE)
 		return builder_fail(b, -EMSGSIZE);

@@ -83,6 +83,12 @@ typedef struct WireHeader {
 	uint32_t reply_serial;	/* valid if has_reply_serial */
 	uint32_t unix_fds;	/* 0 if absent */
 	bool has_reply_serial;
+	/* the known fields (WIRE_FIELD_PATH ... WIRE_FIELD_UNIX_FDS) in the
+	 * order they came in; n_order 0: none recorded, and a header written
+	 * from this view has them in the order of their codes */
+	uint8_t n_order;
+	uint8_t order[WIRE_FIELD_UNIX_FDS];
+	uint16_t fields;	/* with an order: bit N set if field N is there */
 } WireHeader;
 
 /**
@@ -136,7 +142,9 @@ int wire_header_parse_trusted(const uint8_t *msg, size_t len, WireHeader *ret);
 int wire_body_validate(const WireHeader *h, const uint8_t *body, size_t body_len);
 
 /**
- * wire_header_rewrite_size() - upper bound of the rewritten header
+ * wire_header_rewrite_size() - upper bound of the rewritten header (the
+ * header's own fields and a SENDER field: for a parsed header it does not
+ * look at the fields)
  */
 size_t wire_header_rewrite_size(const WireHeader *h, size_t sender_len);
 
@@ -148,9 +156,10 @@ size_t wire_header_rewrite_size(const WireHeader *h, size_t sender_len);
  * @ret_len:	bytes written, a multiple of 8 (the body follows directly)
  *
  * Writes the fixed header (in the message's byte order) and the known fields
- * PATH, INTERFACE, MEMBER, ERROR_NAME, REPLY_SERIAL, DESTINATION, SENDER
- * (= @sender, replacing any forged one), SIGNATURE, UNIX_FDS; fields with
- * unknown codes are dropped.
+ * PATH, INTERFACE, MEMBER, ERROR_NAME, REPLY_SERIAL, DESTINATION, SENDER,
+ * SIGNATURE and UNIX_FDS in the order the message had them, as dbus-daemon
+ * forwards a message: SENDER = @sender, in the place of a forged one or else
+ * last; fields with unknown codes (and CONTAINER_INSTANCE) are dropped.
  *
  * Return: 0, -ENOBUFS if @out is too small.
  */
@@ -350,6 +359,10 @@ typedef struct WireBuilder {
 	bool has_reply_serial;
 	uint32_t unix_fds;
 	WireString path, interface, member, error_name, destination, sender;
+	/* the fields in the order they were first set, as libdbus appends
+	 * them (SIGNATURE with the first value of the body) */
+	uint8_t n_order;
+	uint8_t order[WIRE_FIELD_UNIX_FDS];
 	char sig[WIRE_MAX_SIGNATURE_LEN + 1];	/* body signature, NUL-terminated */
 	uint8_t sig_len;
 	unsigned depth;
@@ -393,6 +406,12 @@ void wire_builder_done(WireBuilder *b);
  * Header setters.  Each validates its argument (object path, interface,
  * member, error name, bus name) and returns 0 or -EINVAL; a NULL string
  * removes the field.  unix_fds == 0 removes the field.
+ *
+ * The header has its fields in the order they were first set (a field set
+ * again keeps its place), and SIGNATURE where the first value of the body
+ * was appended: as libdbus writes a message, so that the bus's messages
+ * are byte for byte dbus-daemon's when they are built in dbus-daemon's
+ * order.
  */
 int wire_builder_set_path(WireBuilder *b, const char *path);
 int wire_builder_set_interface(WireBuilder *b, const char *interface);
