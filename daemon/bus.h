@@ -151,6 +151,12 @@ typedef struct Bus {
 	uint32_t peak_bus_names, peak_bus_names_per_conn, peak_match_rules, peak_match_rules_per_conn;
 } Bus;
 
+/* a Debug.Stats peak: @peak becomes @v if that is more (saturating) */
+static inline void stats_peak(uint32_t *peak, uint64_t v) {
+	if (v > *peak)
+		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
+
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);
 Bus *bus_free(Bus *bus);
 int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address);

@@ -98,6 +98,12 @@ static char *client_make_loginfo(const Client *c) {
 	return s;
 }
 
+uint32_t client_next_serial(Client *c) {
+	if (++c->serial == 0)
+		++c->serial;
+	return c->serial;
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
@@ -120,7 +126,6 @@ Client *client_free(Client *c) {
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
 		bus->n_complete--;
 	bus->stats_wk_names -= c->stats_wk_names;
-	bus->stats_match_rules -= c->n_matches;
 	if (c->state == CLIENT_MONITOR)
 		bus->n_monitors--;
 
@@ -139,12 +144,7 @@ Client *client_free(Client *c) {
 	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 	free(c->bloom_cache);
 
-	ClientMatch *m, *n;
-	list_for_each_entry_safe(m, n, &c->matches, link) {
-		list_unlink(&m->link);
-		match_rule_free(m->rule);
-		free(m);
-	}
+	client_matches_clear(c);
 	for (size_t i = 0; i < c->n_monitor_rules; i++)
 		match_rule_free(c->monitor_rules[i]);
 	free(c->monitor_rules);
