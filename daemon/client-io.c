@@ -25,17 +25,57 @@
 #include "policy/policy.h"
 #include "util/macro.h"
 
+/*
+ * The bus's read buffers that no client holds (Bus.rbuf_pool).  The spare
+ * is one CLIENT_READ_MIN buffer an idle client let go of
+ * (client_release_rbuf()), for the next client that reads.  The given ones
+ * are buffers the core took with a large message (client_dispatch() hands
+ * a message over in place), newest first.  Invalidation: a given buffer is
+ * written again only once kdbus_payload_unshared() says every message that
+ * took it is gone; a ninth pushes the oldest out; all go with the bus.
+ */
+struct ClientRbufPool {
+	uint8_t *spare;
+	void *spare_handle;
+	struct ClientGivenRbuf {
+		void *handle;
+		uint8_t *buf;
+		size_t cap;
+	} given[8];
+};
+
+int client_rbuf_pool_new(Bus *bus) {
+	bus->rbuf_pool = calloc(1, sizeof(*bus->rbuf_pool));
+	return bus->rbuf_pool ? 0 : -ENOMEM;
+}
+
+void client_rbuf_pool_free(Bus *bus) {
+	ClientRbufPool *p = bus->rbuf_pool;
+
+	if (!p)
+		return;
+	if (p->spare_handle)
+		kdbus_payload_release(bus->kbus, p->spare_handle);
+	else
+		free(p->spare);
+	for (size_t i = 0; i < ELEMENTSOF(p->given); i++)
+		kdbus_payload_release(bus->kbus, p->given[i].handle);
+	free(p);
+	bus->rbuf_pool = NULL;
+}
+
 static uint8_t *client_rbuf_new(Bus *bus, size_t cap, void **ret_handle) {
+	ClientRbufPool *p = bus->rbuf_pool;
 	uint8_t *d;
 
 	/* a buffer the core took and gave back, of about the size */
-	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++) {
-		struct BusGivenRbuf *g = &bus->given_rbuf[i];
+	for (size_t i = 0; i < ELEMENTSOF(p->given); i++) {
+		struct ClientGivenRbuf *g = &p->given[i];
 
 		if (g->handle && g->cap >= cap && g->cap <= 2 * cap && kdbus_payload_unshared(bus->kbus, g->handle)) {
 			*ret_handle = g->handle;
 			d = g->buf;
-			*g = (struct BusGivenRbuf) {};
+			*g = (struct ClientGivenRbuf) {};
 			return d;
 		}
 	}
@@ -54,13 +94,13 @@ void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle) {
 
 /* a read buffer the core took: kept for client_rbuf_new(), oldest out */
 static void client_rbuf_give(Bus *bus, uint8_t *buf, void *handle, size_t cap) {
-	struct BusGivenRbuf *g = bus->given_rbuf;
-	size_t n = ELEMENTSOF(bus->given_rbuf);
+	struct ClientGivenRbuf *g = bus->rbuf_pool->given;
+	size_t n = ELEMENTSOF(bus->rbuf_pool->given);
 
 	if (g[n - 1].handle)
 		kdbus_payload_release(bus->kbus, g[n - 1].handle);
 	memmove(g + 1, g, (n - 1) * sizeof(*g));
-	g[0] = (struct BusGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
+	g[0] = (struct ClientGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
 }
 
 /*
@@ -359,27 +399,14 @@ static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint
 	return o->n_iov != 0 && o->len != 0;
 }
 
-/* the header of the message in @o, parsed once for all the receivers of its
- * payload (Bus.payload_header) or into @parsed; *@ret_hid: its header id
- * (bus_header_parse_shared_id()).  NULL: not one vector, or not parsed. */
+/* the header of the message in @o (client_header_parse_payload()); NULL:
+ * not one vector, or not parsed */
 static const WireHeader *client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off,
 					     WireHeader *parsed, uint64_t *ret_hid) {
-	uint64_t pid = o->n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
-	struct BusPayloadHeader *ph = &c->bus->payload_header[pid % ELEMENTSOF(c->bus->payload_header)];
-
-	if (pid && ph->payload_id == pid) {
-		/* a broadcast's receivers share one parse */
-		*ret_hid = ph->header_id;
-		return &ph->h;
-	}
-	if (o->n_iov != 1 || bus_header_parse_shared_id(c->bus, o->iov[0].iov_base, o->len, parsed, ret_hid) < 0)
+	if (o->n_iov != 1)
 		return NULL;
-	if (pid) {
-		ph->payload_id = pid;
-		ph->header_id = *ret_hid;
-		ph->h = *parsed;
-	}
-	return parsed;
+	return client_header_parse_payload(c->bus, kdbus_payload_id(c->conn, payload_off), o->iov[0].iov_base,
+					   o->len, parsed, ret_hid);
 }
 
 /* as dbus-daemon, what monitor @c is not shown of @m */
@@ -631,9 +658,9 @@ void client_update_events(Client *c) {
 static int client_reserve(Client *c, size_t need) {
 	if (c->rcap - c->rlen >= need)
 		return 0;
-	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->spare_rbuf) {
-		c->rbuf = TAKE_PTR(c->bus->spare_rbuf);
-		c->rbuf_handle = TAKE_PTR(c->bus->spare_rbuf_handle);
+	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->rbuf_pool->spare) {
+		c->rbuf = TAKE_PTR(c->bus->rbuf_pool->spare);
+		c->rbuf_handle = TAKE_PTR(c->bus->rbuf_pool->spare_handle);
 		c->rcap = CLIENT_READ_MIN;
 		return 0;
 	}
@@ -656,9 +683,9 @@ static void client_release_rbuf(Client *c) {
 	 * (client_process_input() shrinks it past CLIENT_RBUF_KEEP) */
 	if (!c->rbuf || c->rlen || c->rcap != CLIENT_READ_MIN)
 		return;
-	if (!c->bus->spare_rbuf) {
-		c->bus->spare_rbuf = c->rbuf;
-		c->bus->spare_rbuf_handle = c->rbuf_handle;
+	if (!c->bus->rbuf_pool->spare) {
+		c->bus->rbuf_pool->spare = c->rbuf;
+		c->bus->rbuf_pool->spare_handle = c->rbuf_handle;
 	} else {
 		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 	}

@@ -300,7 +300,7 @@ static bool client_match_header_only(const MatchRule *r) {
  * client_match_any() of a broadcast to a client that is not a monitor,
  * for a stream of like broadcasts: a header-only rule that matched one
  * matches every broadcast with the same header (@header_id, from
- * bus_header_parse_shared_id()) from the same sender, until a rule is
+ * client_header_parse_shared_id()) from the same sender, until a rule is
  * removed (an added one cannot undo a match), so that is remembered.
  */
 bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,

@@ -23,6 +23,8 @@
 typedef struct Auth Auth;
 typedef struct Bus Bus;
 typedef struct ClientMatch ClientMatch;
+typedef struct ClientHeaderCache ClientHeaderCache;
+typedef struct ClientRbufPool ClientRbufPool;
 typedef struct MatchRule MatchRule;
 typedef struct Policy Policy;
 
@@ -169,6 +171,14 @@ void client_close(Client *c, const char *reason);
  * @c first asks for a name.  Return: 0 or the core's negative errno.
  */
 int client_watch_own_names(Client *c);
+
+/* the bus's pool of read buffers no client holds (Bus.rbuf_pool), made
+ * with the bus and freed before its core */
+int client_rbuf_pool_new(Bus *bus);
+void client_rbuf_pool_free(Bus *bus);
+/* ... and of the headers received messages share (Bus.header_cache) */
+int client_header_cache_new(Bus *bus);
+void client_header_cache_free(Bus *bus);
 
 /* pull messages from the kdbus queue and write them to the socket */
 void client_flush(Client *c);

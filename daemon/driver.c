@@ -2055,7 +2055,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 
 	WireHeader h = {};
-	/* validated by the sender's client (bus_header_parse_shared()) */
+	/* validated by the sender's client (client_header_parse_shared()) */
 	if (wire_header_parse_trusted(data, len, &h) >= 0) {
 		if (!c->hello_done && driver_is_plain_hello(&h)) {
 			r = driver_hello_fast(d, c, &h);
