@@ -19,9 +19,11 @@
  * The client module, in the order a message goes through it:
  *   client-io.c      the socket: read buffer, recvmsg(), framing, the output
  *                    ring, RECV from the core, sendmsg(), events and timers
+ *   client-header.c  the headers received messages share, parsed once
  *   forward.c        one message from its frame to KDBUS_CMD_SEND
  *   client-policy.c  the send and receive policy, with its memos
- *   client-match.c   the client's match rules checked against a message
+ *   client-match.c   the client's match rules: kept, installed in the core,
+ *                    checked against a message
  *   client-notify.c  the core's notifications as the driver's signals
  *   client.c         (this file) the lifecycle: accept, SASL, Hello, free
  * client-internal.h declares what they share among themselves.
