@@ -9,7 +9,6 @@
  * this loop iteration were served, so output to each client is written in
  * batches.
  */
-#include <endian.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -44,77 +43,6 @@ uint64_t bus_now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void wire_string_rebase(WireString *s, const uint8_t *from, const uint8_t *to) {
-	if (s->s)
-		s->s = (const char *) to + ((const uint8_t *) s->s - from);
-}
-
-/* the cache slot of a header: by its bytes, not its address, and not by
- * the serial (bytes 8..11), so that a stream of like signals shares a slot */
-static size_t header_cache_slot(const uint8_t *data, size_t len) {
-	uint64_t k = len, w;
-
-	if (len >= 32) {
-		memcpy(&w, data + 16, 8);
-		k ^= w;
-		memcpy(&w, data + 24, 8);
-		k ^= w * 31;
-	}
-	memcpy(&w, data, 8);
-	k ^= w << 1;
-	k *= 0x9e3779b97f4a7c15ULL;
-	return (size_t) (k >> 58);	/* 0..63: ELEMENTSOF(Bus.header_cache) */
-}
-
-int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret) {
-	uint64_t id;
-	return bus_header_parse_shared_id(bus, data, len, ret, &id);
-}
-
-int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id) {
-	struct BusHeaderCache *c;
-	int r;
-
-	*ret_id = 0;
-	if (len < 16)
-		return wire_header_parse_trusted(data, len, ret);
-	c = &bus->header_cache[header_cache_slot(data, len)];
-	if (c->header_len && c->len == len && len >= c->header_len && memcmp(c->bytes, data, 8) == 0 &&
-	    memcmp(c->bytes + 12, data + 12, c->header_len - 12) == 0) {
-		*ret = c->h;
-		/* only the serial may differ */
-		memcpy(&ret->serial, data + 8, 4);
-		if (ret->big_endian)
-			ret->serial = be32toh(ret->serial);
-		else
-			ret->serial = le32toh(ret->serial);
-		/* the same bytes at another address: the same offsets */
-		wire_string_rebase(&ret->path, c->data, data);
-		wire_string_rebase(&ret->interface, c->data, data);
-		wire_string_rebase(&ret->member, c->data, data);
-		wire_string_rebase(&ret->error_name, c->data, data);
-		wire_string_rebase(&ret->destination, c->data, data);
-		wire_string_rebase(&ret->sender, c->data, data);
-		wire_string_rebase(&ret->signature, c->data, data);
-		*ret_id = c->id;
-		return 0;
-	}
-	r = wire_header_parse_trusted(data, len, ret);
-	if (r < 0)
-		return r;
-	c->header_len = 0;
-	if (ret->header_len <= sizeof(c->bytes)) {
-		memcpy(c->bytes, data, ret->header_len);
-		c->header_len = ret->header_len;
-		c->len = len;
-		c->data = data;
-		c->h = *ret;
-		c->id = ++bus->header_cache_next_id;
-		*ret_id = c->id;
-	}
-	return 0;
 }
 
 uint64_t bus_reply_deadline(Bus *bus) {
@@ -785,6 +713,12 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus = calloc(1, sizeof(*bus));
 	if (!bus)
 		return -ENOMEM;
+	r = client_rbuf_pool_new(bus);
+	if (r < 0)
+		return r;
+	r = client_header_cache_new(bus);
+	if (r < 0)
+		return r;
 	bus->reserve_fd = -1;
 	bus->base = base;
 	list_init(&bus->clients);
@@ -851,12 +785,8 @@ Bus *bus_free(Bus *bus) {
 		return NULL;
 	while (!list_is_empty(&bus->clients))
 		client_free(list_first_entry(&bus->clients, Client, link));
-	if (bus->spare_rbuf_handle)
-		kdbus_payload_release(bus->kbus, bus->spare_rbuf_handle);
-	else
-		free(bus->spare_rbuf);
-	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++)
-		kdbus_payload_release(bus->kbus, bus->given_rbuf[i].handle);
+	client_rbuf_pool_free(bus);
+	client_header_cache_free(bus);
 	monitor_free(bus);
 	service_registry_free(bus);
 	bus_internal_conn_remove(bus, bus->sink);

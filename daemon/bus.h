@@ -114,34 +114,9 @@ typedef struct Bus {
 	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 
-	/* headers of broadcasts being delivered, parsed once for all their
-	 * receivers (they share one payload); direct-mapped by the header bytes
-	 * without the serial, so like signals share one slot */
-	struct BusHeaderCache {
-		uint8_t bytes[256];	/* the header's bytes: the cache key */
-		size_t header_len;
-		size_t len;
-		const uint8_t *data;	/* what h's strings point into */
-		uint64_t id;		/* unique per filling: same id, same header */
-		WireHeader h;
-	} header_cache[64];
-	uint64_t header_cache_next_id;
-	uint8_t *spare_rbuf;		/* a CLIENT_READ_MIN read buffer no client holds */
-	void *spare_rbuf_handle;
-	struct BusGivenRbuf {		/* read buffers the core took (client.c), */
-		void *handle;		/* reused once the core let go of them */
-		uint8_t *buf;
-		size_t cap;
-	} given_rbuf[8];
+	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
+	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
 
-	/* the parsed header of a payload being delivered, by the core's
-	 * payload id: the receivers of one broadcast share it without even
-	 * comparing bytes (direct-mapped; broadcasts in flight are recent) */
-	struct BusPayloadHeader {
-		uint64_t payload_id;
-		uint64_t header_id;
-		WireHeader h;
-	} payload_header[128];
 	uint64_t policy_generation;	/* bumped when the policy is reloaded */
 
 	uint64_t stats_messages;
@@ -150,6 +125,12 @@ typedef struct Bus {
 	uint64_t stats_wk_names, stats_match_rules;
 	uint32_t peak_bus_names, peak_bus_names_per_conn, peak_match_rules, peak_match_rules_per_conn;
 } Bus;
+
+/* a Debug.Stats peak: @peak becomes @v if that is more (saturating) */
+static inline void stats_peak(uint32_t *peak, uint64_t v) {
+	if (v > *peak)
+		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
 
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);
 Bus *bus_free(Bus *bus);
@@ -167,21 +148,6 @@ int bus_policy_check_own(Bus *bus, Client *c, const char *name);
 int bus_policy_check_connect(Bus *bus, Client *c);
 uint64_t bus_now_ns(void);
 
-/**
- * bus_header_parse_shared() - wire_header_parse() for a message received
- * from the core.  The receivers of one broadcast get the same message, so
- * the result is kept for the next one: a header with the very same bytes
- * and message length parses the same.  Only the structure is checked
- * (wire_header_parse_trusted()): everything in the core (the userspace
- * backend) passed wire_header_parse() in the sender's client or was built
- * by the daemon.
- *
- * Return: 0, -EBADMSG.
- */
-int bus_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret);
-/* the same, and @ret_id: nonzero and equal for two headers that differ at
- * most in their serial (0 if the header was not cached) */
-int bus_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id);
 uint64_t bus_reply_deadline(Bus *bus);
 
 /*

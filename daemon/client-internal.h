@@ -3,7 +3,8 @@
 
 /*
  * client-internal.h - what the files of the client module (client.c,
- * client-io.c, forward.c, client-policy.c, client-match.c, client-notify.c)
+ * client-io.c, forward.c, client-policy.c, client-match.c, client-notify.c,
+ * client-header.c)
  * share with each other and nobody else: limits, the outcome of a forward
  * step, and the functions one of them calls in another.
  */
@@ -55,6 +56,29 @@ typedef struct PolicyRefusal {
 	bool reply;		/* a reply, refused knowing whether it was asked for */
 	bool requested_reply;
 } PolicyRefusal;
+
+/* daemon/client-header.c */
+/**
+ * client_header_parse_shared() - wire_header_parse() for a message received
+ * from the core.  The receivers of one broadcast get the same message, so
+ * the result is kept for the next one: a header with the very same bytes
+ * and message length parses the same.  Only the structure is checked
+ * (wire_header_parse_trusted()): everything in the core (the userspace
+ * backend) passed wire_header_parse() in the sender's client or was built
+ * by the daemon.
+ *
+ * Return: 0, -EBADMSG.
+ */
+int client_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret);
+/* the same, and @ret_id: nonzero and equal for two headers that differ at
+ * most in their serial (0 if the header was not cached) */
+int client_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id);
+/* the header of the message of @len bytes at @data that the core delivers
+ * as payload @pid (0: not known), parsed once for all the receivers of the
+ * payload, else into @parsed; *@ret_hid as client_header_parse_shared_id().
+ * NULL: it does not parse */
+const WireHeader *client_header_parse_payload(Bus *bus, uint64_t pid, const uint8_t *data, size_t len,
+					      WireHeader *parsed, uint64_t *ret_hid);
 
 /* daemon/client.c */
 int client_auth_step(Client *c);

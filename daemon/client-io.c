@@ -25,17 +25,57 @@
 #include "policy/policy.h"
 #include "util/macro.h"
 
+/*
+ * The bus's read buffers that no client holds (Bus.rbuf_pool).  The spare
+ * is one CLIENT_READ_MIN buffer an idle client let go of
+ * (client_release_rbuf()), for the next client that reads.  The given ones
+ * are buffers the core took with a large message (client_dispatch() hands
+ * a message over in place), newest first.  Invalidation: a given buffer is
+ * written again only once kdbus_payload_unshared() says every message that
+ * took it is gone; a ninth pushes the oldest out; all go with the bus.
+ */
+struct ClientRbufPool {
+	uint8_t *spare;
+	void *spare_handle;
+	struct ClientGivenRbuf {
+		void *handle;
+		uint8_t *buf;
+		size_t cap;
+	} given[8];
+};
+
+int client_rbuf_pool_new(Bus *bus) {
+	bus->rbuf_pool = calloc(1, sizeof(*bus->rbuf_pool));
+	return bus->rbuf_pool ? 0 : -ENOMEM;
+}
+
+void client_rbuf_pool_free(Bus *bus) {
+	ClientRbufPool *p = bus->rbuf_pool;
+
+	if (!p)
+		return;
+	if (p->spare_handle)
+		kdbus_payload_release(bus->kbus, p->spare_handle);
+	else
+		free(p->spare);
+	for (size_t i = 0; i < ELEMENTSOF(p->given); i++)
+		kdbus_payload_release(bus->kbus, p->given[i].handle);
+	free(p);
+	bus->rbuf_pool = NULL;
+}
+
 static uint8_t *client_rbuf_new(Bus *bus, size_t cap, void **ret_handle) {
+	ClientRbufPool *p = bus->rbuf_pool;
 	uint8_t *d;
 
 	/* a buffer the core took and gave back, of about the size */
-	for (size_t i = 0; i < ELEMENTSOF(bus->given_rbuf); i++) {
-		struct BusGivenRbuf *g = &bus->given_rbuf[i];
+	for (size_t i = 0; i < ELEMENTSOF(p->given); i++) {
+		struct ClientGivenRbuf *g = &p->given[i];
 
 		if (g->handle && g->cap >= cap && g->cap <= 2 * cap && kdbus_payload_unshared(bus->kbus, g->handle)) {
 			*ret_handle = g->handle;
 			d = g->buf;
-			*g = (struct BusGivenRbuf) {};
+			*g = (struct ClientGivenRbuf) {};
 			return d;
 		}
 	}
@@ -54,13 +94,13 @@ void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle) {
 
 /* a read buffer the core took: kept for client_rbuf_new(), oldest out */
 static void client_rbuf_give(Bus *bus, uint8_t *buf, void *handle, size_t cap) {
-	struct BusGivenRbuf *g = bus->given_rbuf;
-	size_t n = ELEMENTSOF(bus->given_rbuf);
+	struct ClientGivenRbuf *g = bus->rbuf_pool->given;
+	size_t n = ELEMENTSOF(bus->rbuf_pool->given);
 
 	if (g[n - 1].handle)
 		kdbus_payload_release(bus->kbus, g[n - 1].handle);
 	memmove(g + 1, g, (n - 1) * sizeof(*g));
-	g[0] = (struct BusGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
+	g[0] = (struct ClientGivenRbuf) { .handle = handle, .buf = buf, .cap = cap };
 }
 
 /*
@@ -204,49 +244,100 @@ int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsign
 	return r;
 }
 
+/* the iovecs of what is next in the ring, for one sendmsg(); a message's
+ * fds travel with its first byte: one such message per sendmsg(), and only
+ * at the start of the batch.  Return: how many */
+static size_t client_write_gather(Client *c, struct iovec *iov) {
+	size_t n_iov = 0;
+
+	for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
+		ClientOut *o = client_out_at(c, i);
+		size_t skip = o->sent;
+
+		if (i > 0 && o->n_fds)
+			break;
+		for (unsigned k = 0; k < o->n_iov; k++) {
+			if (skip >= o->iov[k].iov_len) {
+				skip -= o->iov[k].iov_len;
+				continue;
+			}
+			iov[n_iov].iov_base = (uint8_t *) o->iov[k].iov_base + skip;
+			iov[n_iov].iov_len = o->iov[k].iov_len - skip;
+			n_iov++;
+			skip = 0;
+		}
+	}
+	return n_iov;
+}
+
+/* SCM_RIGHTS with @o's fds in @mh, in @control (CMSG_SPACE() of them) */
+static void client_write_attach_fds(struct msghdr *mh, uint8_t *control, const ClientOut *o) {
+	mh->msg_control = control;
+	mh->msg_controllen = CMSG_SPACE(sizeof(int) * o->n_fds);
+	memset(control, 0, mh->msg_controllen);	/* the padding too (valgrind) */
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * o->n_fds);
+	memcpy(CMSG_DATA(cm), o->fds, sizeof(int) * o->n_fds);
+}
+
+/* @k bytes went out: the messages written leave the ring (their slices go
+ * back to the core in one batch), a partly written one keeps its place */
+static void client_write_done(Client *c, size_t k) {
+	size_t left = k;
+	uint64_t done[CLIENT_IOV_MAX];
+	size_t n_done = 0;
+
+	while (c->out_n && left > 0) {
+		ClientOut *o = &c->out[c->out_head];
+		size_t rest = o->len - o->sent;
+		if (left < rest) {
+			o->sent += left;
+			left = 0;
+			break;
+		}
+		left -= rest;
+		c->out_bytes -= o->len;
+		/* the slices of what was written go back in one batch */
+		if (o->slice && c->conn && n_done < ELEMENTSOF(done)) {
+			done[n_done++] = o->slice;
+			o->slice = 0;
+		}
+		/* a written slot with nothing else to let go is left as it
+		 * is: client_out_reserve() fills it anew */
+		if (o->owned || o->n_fds || o->slice)
+			client_out_release(c, o);
+		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+		c->out_n--;
+		c->stats_out_messages++;
+	}
+	if (n_done)
+		(void) kdbus_free_batch(c->conn, done, n_done);
+	/* zero-length messages cannot exist, but be safe */
+	while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
+		client_out_release(c, &c->out[c->out_head]);
+		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+		c->out_n--;
+	}
+}
+
 /* write as much of the output ring as the socket takes; -EPIPE etc. on error */
 int client_write(Client *c) {
 	while (c->out_n) {
 		struct iovec iov[CLIENT_IOV_MAX];
-		size_t n_iov = 0, idx = c->out_head;
 		union {
 			struct cmsghdr cm;
 			uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
 		} control;
 		struct msghdr mh = {};
-		ClientOut *first = &c->out[idx];
+		ClientOut *first = &c->out[c->out_head];
+		size_t n_iov = client_write_gather(c, iov);
 
-		/* a message's fds travel with its first byte: one such message
-		 * per sendmsg(), and only at the start of the batch */
-		for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
-			ClientOut *o = client_out_at(c, i);
-			size_t skip = o->sent;
-
-			if (i > 0 && o->n_fds)
-				break;
-			for (unsigned k = 0; k < o->n_iov; k++) {
-				if (skip >= o->iov[k].iov_len) {
-					skip -= o->iov[k].iov_len;
-					continue;
-				}
-				iov[n_iov].iov_base = (uint8_t *) o->iov[k].iov_base + skip;
-				iov[n_iov].iov_len = o->iov[k].iov_len - skip;
-				n_iov++;
-				skip = 0;
-			}
-		}
 		mh.msg_iov = iov;
 		mh.msg_iovlen = n_iov;
-		if (first->n_fds && first->sent == 0) {
-			mh.msg_control = control.buf;
-			mh.msg_controllen = CMSG_SPACE(sizeof(int) * first->n_fds);
-			memset(control.buf, 0, mh.msg_controllen);	/* the padding too (valgrind) */
-			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * first->n_fds);
-			memcpy(CMSG_DATA(cm), first->fds, sizeof(int) * first->n_fds);
-		}
+		if (first->n_fds && first->sent == 0)
+			client_write_attach_fds(&mh, control.buf, first);
 
 		ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0) {
@@ -254,41 +345,7 @@ int client_write(Client *c) {
 				return 0;
 			return -errno;
 		}
-
-		size_t left = k;
-		uint64_t done[CLIENT_IOV_MAX];
-		size_t n_done = 0;
-		while (c->out_n && left > 0) {
-			ClientOut *o = &c->out[c->out_head];
-			size_t rest = o->len - o->sent;
-			if (left < rest) {
-				o->sent += left;
-				left = 0;
-				break;
-			}
-			left -= rest;
-			c->out_bytes -= o->len;
-			/* the slices of what was written go back in one batch */
-			if (o->slice && c->conn && n_done < ELEMENTSOF(done)) {
-				done[n_done++] = o->slice;
-				o->slice = 0;
-			}
-			/* a written slot with nothing else to let go is left as it
-			 * is: client_out_reserve() fills it anew */
-			if (o->owned || o->n_fds || o->slice)
-				client_out_release(c, o);
-			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-			c->out_n--;
-			c->stats_out_messages++;
-		}
-		if (n_done)
-			(void) kdbus_free_batch(c->conn, done, n_done);
-		/* zero-length messages cannot exist, but be safe */
-		while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
-			client_out_release(c, &c->out[c->out_head]);
-			c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-			c->out_n--;
-		}
+		client_write_done(c, k);
 		if ((size_t) k < iov_total(iov, n_iov))
 			return 0;	/* short write: the socket is full */
 	}
@@ -311,37 +368,20 @@ static void client_grow_sndbuf(Client *c) {
 	(void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
-/*
- * One received slice: queue it for the socket, or drop it.  It is built in
- * place in the ring's free tail slot; nothing below pushes to the ring
- * before client_out_commit() (what the policy answers goes through the
- * core).
- */
-static int client_take_slice(Client *c, uint64_t offset) {
-	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
+/* @o becomes the slice @m at @offset: its payload vectors and fds (a free
+ * slot holds nothing, client_out_release(): only what is read before it is
+ * written).  Return: whether it has bytes to write. */
+static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint64_t offset,
+			      uint64_t *ret_payload_off) {
 	struct kdbus_item *it;
-	ClientOut *o;
+	uint64_t payload_off = 0;
 
-	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
-		client_handle_kernel_msg(c, m);
-		(void) kdbus_free_batch(c->conn, &offset, 1);
-		return 0;
-	}
-	o = client_out_reserve(c);
-	if (!o) {
-		(void) kdbus_free_batch(c->conn, &offset, 1);
-		return -ENOMEM;
-	}
-	/* a free slot holds nothing (client_out_release()): only what is
-	 * read before it is written */
 	o->slice = offset;
 	o->owned = NULL;
 	o->n_iov = 0;
 	o->len = o->sent = 0;
 	o->fds = NULL;
 	o->n_fds = 0;
-
-	uint64_t payload_off = 0;
 	KDBUS_ITEM_FOREACH(it, m, items) {
 		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o->n_iov < ELEMENTSOF(o->iov)) {
 			if (o->n_iov == 0)
@@ -355,77 +395,110 @@ static int client_take_slice(Client *c, uint64_t offset) {
 			o->n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
 		}
 	}
-	if (o->n_iov == 0 || o->len == 0)
-		goto drop;
+	*ret_payload_off = payload_off;
+	return o->n_iov != 0 && o->len != 0;
+}
 
-	/* broadcasts passed the bloom prefilter; apply the exact dbus1 rules.
-	 * Monitors apply their BecomeMonitor rules to everything.  Then the
-	 * receive side of the policy. */
+/* the header of the message in @o (client_header_parse_payload()); NULL:
+ * not one vector, or not parsed */
+static const WireHeader *client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off,
+					     WireHeader *parsed, uint64_t *ret_hid) {
+	if (o->n_iov != 1)
+		return NULL;
+	return client_header_parse_payload(c->bus, kdbus_payload_id(c->conn, payload_off), o->iov[0].iov_base,
+					   o->len, parsed, ret_hid);
+}
+
+/* as dbus-daemon, what monitor @c is not shown of @m */
+static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
+	Bus *bus = c->bus;
+
+	/* what the sink sends are eavesdroppers' copies, which monitors saw
+	 * as the originals */
+	if (bus->sink && m->src_id == kdbus_conn_get_id(bus->sink))
+		return true;
+	/* a call (or reply) without destination and the bus's answer to it */
+	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL)
+		return true;
+	if (m->dst_id == driver_id(bus->driver) && driver_shows_monitors_itself(h))
+		return true;
+	/* what the bus says only to monitors (sent to the sink) is not shown
+	 * to the monitor it is addressed to (a client's message to a
+	 * monitor's name, which no longer exists, is) */
+	return bus->sink && m->dst_id == kdbus_conn_get_id(bus->sink) && h->destination.s && h->sender.s &&
+	       streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name);
+}
+
+/* a broadcast (passed the bloom prefilter), anything to a monitor, or what
+ * the driver sends: the exact dbus1 rules (a monitor's BecomeMonitor rules),
+ * then the receive side of the policy */
+static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off,
+				      bool from_driver) {
+	WireHeader parsed;
+	const uint8_t *p = o->iov[0].iov_base;
+	uint64_t dst = m->dst_id, hid = 0;
+	const WireHeader *h = client_slice_header(c, o, payload_off, &parsed, &hid);
+
+	if (!h)
+		return false;
+	/* sent to a well-known name: match against its owner */
+	if (dst == KDBUS_DST_ID_NAME && h->destination.s)
+		dst = client_name_owner(c, h->destination.s);
+	bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
+	bool monitor = c->state == CLIENT_MONITOR;
+	if (monitor && client_monitor_hides(c, m, h))
+		return false;
+	if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
+	    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
+		return false;
+	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
+}
+
+/* whether @c takes @m (in @o): the rules and policy where they apply */
+static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off) {
 	bool from_driver = m->src_id == driver_id(c->bus->driver);
+
 	/* the driver's unicasts need only the receive rules: none to apply
 	 * when they let everything in */
 	if (from_driver && m->dst_id != KDBUS_DST_ID_BROADCAST && c->state == CLIENT_ACTIVE &&
 	    policy_snapshot_receives_all(c->policy))
-		from_driver = false;
-	else if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver) {
-		WireHeader parsed;
-		const WireHeader *h = &parsed;
-		const uint8_t *p = o->iov[0].iov_base;
-		uint64_t dst = m->dst_id, hid = 0;
-		uint64_t pid = o->n_iov == 1 ? kdbus_payload_id(c->conn, payload_off) : 0;
-		struct BusPayloadHeader *ph = &c->bus->payload_header[pid % ELEMENTSOF(c->bus->payload_header)];
-		if (pid && ph->payload_id == pid) {
-			/* a broadcast's receivers share one parse */
-			h = &ph->h;
-			hid = ph->header_id;
-		} else if (o->n_iov != 1 || bus_header_parse_shared_id(c->bus, p, o->len, &parsed, &hid) < 0) {
-			goto drop;
-		} else if (pid) {
-			ph->payload_id = pid;
-			ph->header_id = hid;
-			ph->h = parsed;
-		}
-		/* sent to a well-known name: match against its owner */
-		if (dst == KDBUS_DST_ID_NAME && h->destination.s)
-			dst = client_name_owner(c, h->destination.s);
-		bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
-		bool monitor = c->state == CLIENT_MONITOR;
-		/* what the sink sends are eavesdroppers' copies, which
-		 * monitors saw as the originals */
-		if (monitor && c->bus->sink && m->src_id == kdbus_conn_get_id(c->bus->sink))
-			goto drop;
-		/* as dbus-daemon: a call (or reply) without destination and
-		 * the bus's answer to it are not shown to monitors */
-		if (monitor && !h->destination.s && h->type != WIRE_TYPE_SIGNAL)
-			goto drop;
-		if (monitor && m->dst_id == driver_id(c->bus->driver) && driver_shows_monitors_itself(h))
-			goto drop;
-		/* as dbus-daemon: what the bus says only to monitors (sent to
-		 * the sink) is not shown to the monitor it is addressed to (a
-		 * client's message to a monitor's name, which no longer
-		 * exists, is) */
-		if (monitor && c->bus->sink && m->dst_id == kdbus_conn_get_id(c->bus->sink) && h->destination.s &&
-		    h->sender.s && streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name))
-			goto drop;
-		if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
-		    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
-			goto drop;
-		if ((broadcast || from_driver) && !client_policy_deliver_memo(c, h, hid, m->src_id, broadcast))
-			goto drop;
-	} else if ((m->flags & KDBUS_MSG_HANDED_OVER) && !client_handed_over_allowed(c, m, o)) {
-		goto drop;
-	}
+		return true;
+	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver)
+		return client_slice_passes_rules(c, m, o, payload_off, from_driver);
+	/* moved from an activator: the new owner's receive rules */
+	return !(m->flags & KDBUS_MSG_HANDED_OVER) || client_handed_over_allowed(c, m, o);
+}
 
-	/* cannot happen: the core refuses fds to connections without ACCEPT_FD */
-	if (o->n_fds && !c->unix_fd)
-		goto drop;
+/*
+ * One received slice: queue it for the socket, or drop it.  It is built in
+ * place in the ring's free tail slot; nothing below pushes to the ring
+ * before client_out_commit() (what the policy answers goes through the
+ * core).
+ */
+static int client_take_slice(Client *c, uint64_t offset) {
+	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
+	uint64_t payload_off;
+	ClientOut *o;
+
+	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
+		client_handle_kernel_msg(c, m);
+		(void) kdbus_free_batch(c->conn, &offset, 1);
+		return 0;
+	}
+	o = client_out_reserve(c);
+	if (!o) {
+		(void) kdbus_free_batch(c->conn, &offset, 1);
+		return -ENOMEM;
+	}
+	if (!client_slice_fill(c, o, m, offset, &payload_off) || !client_slice_wanted(c, m, o, payload_off) ||
+	    /* cannot happen: the core refuses fds to connections without ACCEPT_FD */
+	    (o->n_fds && !c->unix_fd)) {
+		client_out_release(c, o);
+		return 0;
+	}
 	if (o->len >= CLIENT_SNDBUF_GROW_MIN)
 		client_grow_sndbuf(c);
 	client_out_commit(c, o);
-	return 0;
-
-drop:
-	client_out_release(c, o);
 	return 0;
 }
 
@@ -585,9 +658,9 @@ void client_update_events(Client *c) {
 static int client_reserve(Client *c, size_t need) {
 	if (c->rcap - c->rlen >= need)
 		return 0;
-	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->spare_rbuf) {
-		c->rbuf = TAKE_PTR(c->bus->spare_rbuf);
-		c->rbuf_handle = TAKE_PTR(c->bus->spare_rbuf_handle);
+	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->rbuf_pool->spare) {
+		c->rbuf = TAKE_PTR(c->bus->rbuf_pool->spare);
+		c->rbuf_handle = TAKE_PTR(c->bus->rbuf_pool->spare_handle);
 		c->rcap = CLIENT_READ_MIN;
 		return 0;
 	}
@@ -610,9 +683,9 @@ static void client_release_rbuf(Client *c) {
 	 * (client_process_input() shrinks it past CLIENT_RBUF_KEEP) */
 	if (!c->rbuf || c->rlen || c->rcap != CLIENT_READ_MIN)
 		return;
-	if (!c->bus->spare_rbuf) {
-		c->bus->spare_rbuf = c->rbuf;
-		c->bus->spare_rbuf_handle = c->rbuf_handle;
+	if (!c->bus->rbuf_pool->spare) {
+		c->bus->rbuf_pool->spare = c->rbuf;
+		c->bus->rbuf_pool->spare_handle = c->rbuf_handle;
 	} else {
 		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 	}
@@ -637,24 +710,12 @@ static void client_close_fds(int *fds, size_t n) {
  * error; and while fds are pending, only the rest of the current message
  * is read, without fds.
  */
-static ssize_t client_read_once(Client *c, size_t want) {
-	union {
-		struct cmsghdr cm;
-		uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
-	} control;
-	struct iovec iov;
-	struct msghdr mh = {};
-	size_t room;
-	bool take_fds;
-	ssize_t k;
-	int r;
+/* how much the next read may take, and whether fds may come with it */
+static size_t client_read_room(Client *c, bool *ret_take_fds) {
+	size_t room = c->rcap - c->rlen;
+	bool take_fds = c->unix_fd && (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE ||
+				       c->state == CLIENT_MONITOR);
 
-	r = client_reserve(c, want);
-	if (r < 0)
-		return r;
-	room = c->rcap - c->rlen;
-	take_fds = c->unix_fd && (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE ||
-				  c->state == CLIENT_MONITOR);
 	if (take_fds && c->n_in_fds && c->rlen) {
 		size_t total = 0;
 
@@ -667,24 +728,15 @@ static ssize_t client_read_once(Client *c, size_t want) {
 			take_fds = false;
 		}
 	}
-	iov.iov_base = c->rbuf + c->rlen;
-	iov.iov_len = room;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (take_fds) {
-		uint64_t max = c->bus->limits.max_message_unix_fds;
-		size_t space = max > c->n_in_fds ? MIN(max - c->n_in_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
+	*ret_take_fds = take_fds;
+	return room;
+}
 
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * space);
-	}
-	k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (k < 0)
-		return errno == EINTR ? -EAGAIN : -errno;
-	if (!take_fds)
-		goto done;	/* fds that came along are closed: MSG_CTRUNC says so */
-
-	for (struct cmsghdr *cm = mh.msg_controllen ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+/* the fds that came with a read (@mh) join the pending ones.  Return: 0,
+ * -EMFILE (the daemon is short of fds), -ENOMEM, -ENOSPC (more came than
+ * there was room for); the fds are closed on error */
+static int client_read_fds(Client *c, struct msghdr *mh) {
+	for (struct cmsghdr *cm = mh->msg_controllen ? CMSG_FIRSTHDR(mh) : NULL; cm; cm = CMSG_NXTHDR(mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -693,7 +745,7 @@ static ssize_t client_read_once(Client *c, size_t want) {
 
 		/* more than there was room for: libdbus closes what it got
 		 * and takes the read as failed (CVE-2020-12049) */
-		if (mh.msg_flags & MSG_CTRUNC) {
+		if (mh->msg_flags & MSG_CTRUNC) {
 			client_close_fds(fds, n);
 			continue;
 		}
@@ -717,9 +769,43 @@ static ssize_t client_read_once(Client *c, size_t want) {
 		memcpy(c->in_fds + c->n_in_fds, fds, n * sizeof(int));
 		c->n_in_fds += n;
 	}
-	if (mh.msg_flags & MSG_CTRUNC)
-		return -ENOSPC;
-done:
+	return mh->msg_flags & MSG_CTRUNC ? -ENOSPC : 0;
+}
+
+static ssize_t client_read_once(Client *c, size_t want) {
+	union {
+		struct cmsghdr cm;
+		uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
+	} control;
+	struct iovec iov;
+	struct msghdr mh = {};
+	bool take_fds;
+	ssize_t k;
+	int r;
+
+	r = client_reserve(c, want);
+	if (r < 0)
+		return r;
+	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_len = client_read_room(c, &take_fds);
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (take_fds) {
+		uint64_t max = c->bus->limits.max_message_unix_fds;
+		size_t space = max > c->n_in_fds ? MIN(max - c->n_in_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * space);
+	}
+	k = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (k < 0)
+		return errno == EINTR ? -EAGAIN : -errno;
+	/* without take_fds, fds that came along are closed: MSG_CTRUNC says so */
+	if (take_fds) {
+		r = client_read_fds(c, &mh);
+		if (r < 0)
+			return r;
+	}
 	c->rlen += k;
 	return k;
 }

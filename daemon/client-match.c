@@ -1,17 +1,221 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * client-match.c - a client's dbus1 match rules checked against a message
- * (exact matching after the core's bloom filter), with the memo of the last
- * broadcast a header-only rule matched.
+ * client-match.c - a client's dbus1 match rules: the one owner of its rule
+ * list, their count, cookies and the core's matches installed for them
+ * (client_match_add(), client_match_remove(), client_matches_clear()), and
+ * the rules checked against a message (exact matching after the core's
+ * bloom filter), with the memo of the last broadcast a header-only rule
+ * matched.
  */
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "compat/bloom.h"
+#include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "compat/protocol.h"
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
+#include "daemon/driver.h"
+#include "daemon/monitor.h"
+#include "util/macro.h"
+
+/* one dbus1 match rule of a client, installed in the core under @cookie */
+typedef struct ClientMatch {
+	List link;		/* Client.matches, in the order they were added */
+	MatchRule *rule;
+	uint64_t cookie;
+	bool eavesdrop;		/* eavesdrop=true: also sees unicasts to others */
+	bool noc;		/* may match NameOwnerChanged: notifications installed */
+} ClientMatch;
+
+/* ---- the rules a client holds ---------------------------------------------- */
+
+/* whether @r can match a NameOwnerChanged signal from the driver, which
+ * the core reports as name and id notifications */
+static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
+	const char *s;
+	uint8_t type = match_rule_get_type(r);
+
+	if (type != WIRE_TYPE_INVALID && type != WIRE_TYPE_SIGNAL)
+		return false;
+	if ((s = match_rule_get_sender(r)) && !streq(s, DRIVER_NAME))
+		return false;
+	if ((s = match_rule_get_interface(r)) && !streq(s, DRIVER_INTERFACE))
+		return false;
+	if ((s = match_rule_get_member(r)) && !streq(s, "NameOwnerChanged"))
+		return false;
+	if ((s = match_rule_get_path(r)) && !streq(s, DRIVER_PATH))
+		return false;
+	return true;
+}
+
+/* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
+ * when the rule can match NameOwnerChanged, the name and id notifications */
+static int client_match_install(Client *c, ClientMatch *m) {
+	struct {
+		struct kdbus_cmd_match cmd;
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) +
+			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE) + KDBUS_ITEM_SIZE(sizeof(uint64_t))];
+	} q;
+	int r;
+
+	memset(&q, 0, sizeof(q));
+	q.cmd.cookie = m->cookie;
+	q.cmd.items[0].type = KDBUS_ITEM_BLOOM_MASK;
+	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_DEFAULT_SIZE;
+	bloom_add_rule_mask((uint64_t *) q.cmd.items[0].data64, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
+	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE);
+	/* a rule on an interface or member is filed by its key in the core
+	 * (match-key.h): broadcasts of other members never look at it */
+	uint64_t key;
+	if (kdbus_conn_is_userspace(c->conn) && match_key_of_rule(m->rule, &key)) {
+		struct kdbus_item *it = KDBUS_ITEM_NEXT(q.cmd.items);
+
+		it->type = KDBUS_ITEM_MATCH_KEYS;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+		it->data64[0] = key;
+		q.cmd.size += KDBUS_ITEM_SIZE(sizeof(uint64_t));
+	}
+	r = kdbus_cmd_match_add(c->conn, &q.cmd);
+	if (r < 0)
+		return r;
+
+	if (!match_rule_may_match_name_owner_changed(m->rule))
+		return 0;
+	m->noc = true;
+	c->n_noc_rules++;
+	static const uint64_t name_types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_REMOVE, KDBUS_ITEM_NAME_CHANGE };
+	for (size_t i = 0; i < ELEMENTSOF(name_types); i++) {
+		memset(&q, 0, sizeof(q));
+		q.cmd.cookie = m->cookie;
+		q.cmd.items[0].type = name_types[i];
+		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+		q.cmd.items[0].name_change.old_id.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.items[0].name_change.new_id.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
+		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		if (r < 0)
+			return r;
+	}
+	static const uint64_t id_types[] = { KDBUS_ITEM_ID_ADD, KDBUS_ITEM_ID_REMOVE };
+	for (size_t i = 0; i < ELEMENTSOF(id_types); i++) {
+		memset(&q, 0, sizeof(q));
+		q.cmd.cookie = m->cookie;
+		q.cmd.items[0].type = id_types[i];
+		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+		q.cmd.items[0].id_change.id = KDBUS_MATCH_ID_ANY;
+		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
+		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* @m leaves @c's list (and is freed): its count is the caller's */
+static void client_match_free(Client *c, ClientMatch *m) {
+	if (!m)
+		return;
+	if (m->noc)
+		c->n_noc_rules--;
+	if (m->eavesdrop)
+		monitor_eavesdropper_unref(c->bus, c);
+	list_unlink(&m->link);
+	match_rule_free(m->rule);
+	free(m);
+	c->match_memo.header_id = 0;	/* it may have been this rule */
+}
+
+/* the core's matches of @m go, and @m with them */
+static void client_match_uninstall(Client *c, ClientMatch *m) {
+	struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
+
+	(void) kdbus_cmd_match_remove(c->conn, &rm);
+	client_match_free(c, m);
+	c->n_matches--;
+	c->bus->stats_match_rules--;
+}
+
+int client_match_add(Client *c, MatchRule *rule) {
+	Bus *bus = c->bus;
+	ClientMatch *m;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		match_rule_free(rule);
+		return -ENOMEM;
+	}
+	list_init(&m->link);
+	m->rule = rule;
+	m->cookie = ++c->next_match_cookie;
+	list_link_tail(&c->matches, &m->link);
+	c->n_matches++;
+	bus->stats_match_rules++;
+	r = client_match_install(c, m);
+	if (r < 0) {
+		client_match_uninstall(c, m);
+		return r == -EMFILE ? -EXFULL : r;
+	}
+	if (match_rule_is_eavesdrop(m->rule)) {
+		m->eavesdrop = true;
+		r = monitor_eavesdropper_ref(bus, c);
+		if (r < 0)
+			return r;	/* (the rule stays) */
+	}
+	stats_peak(&c->peak_match_rules, c->n_matches);
+	stats_peak(&bus->peak_match_rules_per_conn, c->n_matches);
+	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
+	return 0;
+}
+
+int client_match_remove(Client *c, const MatchRule *rule) {
+	ClientMatch *m, *found = NULL;
+
+	/* the most recently added equal rule goes first */
+	list_for_each_entry(m, &c->matches, link)
+		if (match_rule_equal(m->rule, rule))
+			found = m;
+	if (!found)
+		return -ENOENT;
+	client_match_uninstall(c, found);
+	return 0;
+}
+
+void client_matches_clear(Client *c) {
+	ClientMatch *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &c->matches, link) {
+		if (m->eavesdrop)
+			monitor_eavesdropper_unref(c->bus, c);
+		list_unlink(&m->link);
+		match_rule_free(m->rule);
+		free(m);
+	}
+	c->bus->stats_match_rules -= c->n_matches;
+	c->n_matches = 0;
+	c->n_noc_rules = 0;
+	c->match_memo.header_id = 0;
+}
+
+int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userdata), void *userdata) {
+	ClientMatch *m;
+	int r;
+
+	list_for_each_entry(m, &c->matches, link) {
+		r = fn(m->rule, userdata);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- the rules checked against a message ------------------------------------ */
 
 /* the id owning @name, 0 if none */
 uint64_t client_name_owner(Client *c, const char *name) {
@@ -96,7 +300,7 @@ static bool client_match_header_only(const MatchRule *r) {
  * client_match_any() of a broadcast to a client that is not a monitor,
  * for a stream of like broadcasts: a header-only rule that matched one
  * matches every broadcast with the same header (@header_id, from
- * bus_header_parse_shared_id()) from the same sender, until a rule is
+ * client_header_parse_shared_id()) from the same sender, until a rule is
  * removed (an added one cannot undo a match), so that is remembered.
  */
 bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,

@@ -625,7 +625,7 @@ bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const Clie
 
 	if (!c->policy || c->state != CLIENT_ACTIVE)
 		return true;
-	if (o->n_iov != 1 || bus_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
+	if (o->n_iov != 1 || client_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
 		return true;	/* the core holds only messages the sender's client validated */
 	client_policy_message(&h, NULL, &pm);
 	_cleanup_names_ ClientNames sn = client_policy_names(c, m->src_id);

@@ -19,9 +19,11 @@
  * The client module, in the order a message goes through it:
  *   client-io.c      the socket: read buffer, recvmsg(), framing, the output
  *                    ring, RECV from the core, sendmsg(), events and timers
+ *   client-header.c  the headers received messages share, parsed once
  *   forward.c        one message from its frame to KDBUS_CMD_SEND
  *   client-policy.c  the send and receive policy, with its memos
- *   client-match.c   the client's match rules checked against a message
+ *   client-match.c   the client's match rules: kept, installed in the core,
+ *                    checked against a message
  *   client-notify.c  the core's notifications as the driver's signals
  *   client.c         (this file) the lifecycle: accept, SASL, Hello, free
  * client-internal.h declares what they share among themselves.
@@ -98,6 +100,12 @@ static char *client_make_loginfo(const Client *c) {
 	return s;
 }
 
+uint32_t client_next_serial(Client *c) {
+	if (++c->serial == 0)
+		++c->serial;
+	return c->serial;
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
@@ -120,7 +128,6 @@ Client *client_free(Client *c) {
 	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
 		bus->n_complete--;
 	bus->stats_wk_names -= c->stats_wk_names;
-	bus->stats_match_rules -= c->n_matches;
 	if (c->state == CLIENT_MONITOR)
 		bus->n_monitors--;
 
@@ -139,12 +146,7 @@ Client *client_free(Client *c) {
 	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
 	free(c->bloom_cache);
 
-	ClientMatch *m, *n;
-	list_for_each_entry_safe(m, n, &c->matches, link) {
-		list_unlink(&m->link);
-		match_rule_free(m->rule);
-		free(m);
-	}
+	client_matches_clear(c);
 	for (size_t i = 0; i < c->n_monitor_rules; i++)
 		match_rule_free(c->monitor_rules[i]);
 	free(c->monitor_rules);

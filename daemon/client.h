@@ -22,6 +22,9 @@
 
 typedef struct Auth Auth;
 typedef struct Bus Bus;
+typedef struct ClientMatch ClientMatch;
+typedef struct ClientHeaderCache ClientHeaderCache;
+typedef struct ClientRbufPool ClientRbufPool;
 typedef struct MatchRule MatchRule;
 typedef struct Policy Policy;
 
@@ -51,15 +54,6 @@ typedef enum ClientInput {
 	CLIENT_INPUT_HELD,
 	CLIENT_INPUT_RESUMED,
 } ClientInput;
-
-/* one dbus1 match rule of a client, installed in the core under @cookie */
-typedef struct ClientMatch {
-	List link;
-	MatchRule *rule;
-	uint64_t cookie;
-	bool eavesdrop;		/* eavesdrop=true: also sees unicasts to others */
-	bool noc;		/* may match NameOwnerChanged: notifications installed */
-} ClientMatch;
 
 /* one message on its way to the socket */
 typedef struct ClientOut {
@@ -105,7 +99,8 @@ struct Client {
 	uint64_t id;
 	char unique_name[24];
 	size_t unique_name_len;
-	uint64_t serial;	/* for messages the bus originates to this client */
+	uint64_t serial;	/* of messages the bus originates to this client:
+				 * client_next_serial() */
 
 	/* input */
 	uint8_t *rbuf;
@@ -132,6 +127,7 @@ struct Client {
 	bool out_held;		/* held back: EV_WRITE says when the peer read */
 	bool sndbuf_grown;	/* client_grow_sndbuf() */
 
+	/* the match rules: daemon/client-match.c alone writes these */
 	List matches;		/* ClientMatch */
 	size_t n_matches;
 	uint64_t next_match_cookie;
@@ -176,6 +172,14 @@ void client_close(Client *c, const char *reason);
  */
 int client_watch_own_names(Client *c);
 
+/* the bus's pool of read buffers no client holds (Bus.rbuf_pool), made
+ * with the bus and freed before its core */
+int client_rbuf_pool_new(Bus *bus);
+void client_rbuf_pool_free(Bus *bus);
+/* ... and of the headers received messages share (Bus.header_cache) */
+int client_header_cache_new(Bus *bus);
+void client_header_cache_free(Bus *bus);
+
 /* pull messages from the kdbus queue and write them to the socket */
 void client_flush(Client *c);
 
@@ -192,6 +196,33 @@ void client_drain(Client *c);
 
 /* the core's POLLIN callback for client connections */
 void client_wakeup(KdbusConn *conn, void *userdata);
+
+/*
+ * client_match_add() - @rule (taken, in any case) becomes the last of @c's
+ * match rules: installed in the core under a cookie of its own (a bloom
+ * mask, its match key, and the name and id notifications when it may
+ * match NameOwnerChanged), counted in Debug.Stats' figures; an eavesdrop
+ * rule makes @c an eavesdropper (monitor_eavesdropper_ref()).
+ * Return: 0; -EXFULL when the core takes no more matches of @c (the rule
+ * is not added); another negative errno (the rule is not added, unless it
+ * failed to make @c an eavesdropper).
+ */
+int client_match_add(Client *c, MatchRule *rule);
+
+/* client_match_remove() - the most recently added of @c's rules equal to
+ * @rule goes, with its matches in the core.  Return: 0 or -ENOENT */
+int client_match_remove(Client *c, const MatchRule *rule);
+
+/* client_matches_clear() - all of @c's rules go (the core's matches go with
+ * the connection they were installed on, which is closed) */
+void client_matches_clear(Client *c);
+
+/* client_match_foreach() - @fn for each of @c's rules in the order they
+ * were added, until it returns non-zero; returns that, or 0 */
+int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userdata), void *userdata);
+
+/* the serial of the next message the bus originates to @c (never 0) */
+uint32_t client_next_serial(Client *c);
 
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,

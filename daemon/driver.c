@@ -85,11 +85,6 @@ static void dbus_message_unrefp(DBusMessage **m) {
 
 /* ---- Debug.Stats' bookkeeping -------------------------------------------------- */
 
-static void stats_peak(uint32_t *peak, uint64_t v) {
-	if (v > *peak)
-		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
-}
-
 /* the well-known names @c owns or waits for, as the core has them */
 static uint32_t stats_count_names(Driver *d, Client *c) {
 	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
@@ -127,12 +122,6 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
  * the driver's connection; @reply_cookie consumes the caller's reply tracker */
-static uint32_t client_next_serial(Client *to) {
-	if (++to->serial == 0)
-		++to->serial;
-	return to->serial;
-}
-
 int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
 			const int *fds, size_t n_fds) {
 	char *buf = NULL;
@@ -1423,106 +1412,11 @@ static int match_rule_error(DriverCall *call, int r, const char *text) {
 	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
 }
 
-/* whether @r can match a NameOwnerChanged signal from the driver, which
- * the core reports as name and id notifications */
-static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
-	const char *s;
-	uint8_t type = match_rule_get_type(r);
-
-	if (type != WIRE_TYPE_INVALID && type != WIRE_TYPE_SIGNAL)
-		return false;
-	if ((s = match_rule_get_sender(r)) && !streq(s, DRIVER_NAME))
-		return false;
-	if ((s = match_rule_get_interface(r)) && !streq(s, DRIVER_INTERFACE))
-		return false;
-	if ((s = match_rule_get_member(r)) && !streq(s, "NameOwnerChanged"))
-		return false;
-	if ((s = match_rule_get_path(r)) && !streq(s, DRIVER_PATH))
-		return false;
-	return true;
-}
-
-/* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
- * when the rule can match NameOwnerChanged, the name and id notifications */
-static int driver_install_match(Driver *d, Client *c, ClientMatch *m) {
-	struct {
-		struct kdbus_cmd_match cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) +
-			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE) + KDBUS_ITEM_SIZE(sizeof(uint64_t))];
-	} q;
-	int r;
-
-	memset(&q, 0, sizeof(q));
-	q.cmd.cookie = m->cookie;
-	q.cmd.items[0].type = KDBUS_ITEM_BLOOM_MASK;
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_DEFAULT_SIZE;
-	bloom_add_rule_mask((uint64_t *) q.cmd.items[0].data64, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE);
-	/* a rule on an interface or member is filed by its key in the core
-	 * (match-key.h): broadcasts of other members never look at it */
-	uint64_t key;
-	if (kdbus_conn_is_userspace(c->conn) && match_key_of_rule(m->rule, &key)) {
-		struct kdbus_item *it = KDBUS_ITEM_NEXT(q.cmd.items);
-
-		it->type = KDBUS_ITEM_MATCH_KEYS;
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
-		it->data64[0] = key;
-		q.cmd.size += KDBUS_ITEM_SIZE(sizeof(uint64_t));
-	}
-	r = kdbus_cmd_match_add(c->conn, &q.cmd);
-	if (r < 0)
-		return r;
-
-	if (!match_rule_may_match_name_owner_changed(m->rule))
-		return 0;
-	m->noc = true;
-	c->n_noc_rules++;
-	static const uint64_t name_types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_REMOVE, KDBUS_ITEM_NAME_CHANGE };
-	for (size_t i = 0; i < ELEMENTSOF(name_types); i++) {
-		memset(&q, 0, sizeof(q));
-		q.cmd.cookie = m->cookie;
-		q.cmd.items[0].type = name_types[i];
-		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
-		q.cmd.items[0].name_change.old_id.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.items[0].name_change.new_id.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
-		r = kdbus_cmd_match_add(c->conn, &q.cmd);
-		if (r < 0)
-			return r;
-	}
-	static const uint64_t id_types[] = { KDBUS_ITEM_ID_ADD, KDBUS_ITEM_ID_REMOVE };
-	for (size_t i = 0; i < ELEMENTSOF(id_types); i++) {
-		memset(&q, 0, sizeof(q));
-		q.cmd.cookie = m->cookie;
-		q.cmd.items[0].type = id_types[i];
-		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
-		q.cmd.items[0].id_change.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
-		r = kdbus_cmd_match_add(c->conn, &q.cmd);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-static void client_match_free(Client *c, ClientMatch *m) {
-	if (!m)
-		return;
-	if (m->noc)
-		c->n_noc_rules--;
-	if (m->eavesdrop)
-		monitor_eavesdropper_unref(c->bus, c);
-	list_unlink(&m->link);
-	match_rule_free(m->rule);
-	free(m);
-	c->match_memo.header_id = 0;	/* it may have been this rule */
-}
-
 static int method_add_match(DriverCall *call) {
 	Client *c = call->caller;
 	Bus *bus = call->driver->bus;
 	const char *text;
-	ClientMatch *m;
+	MatchRule *rule;
 	int r;
 
 	if (c->n_matches >= bus->limits.max_match_rules_per_connection) {
@@ -1538,46 +1432,20 @@ static int method_add_match(DriverCall *call) {
 	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
 		return -EPROTO;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	list_init(&m->link);
-	r = match_rule_parse(text, strlen(text), &m->rule);
-	if (r < 0) {
-		free(m);
+	r = match_rule_parse(text, strlen(text), &rule);
+	if (r < 0)
 		return match_rule_error(call, r, text);
-	}
 	/* as dbus-daemon: eavesdropping needs the caller to be root or the
 	 * bus's own uid; the receive policy (eavesdrop="true") then applies */
-	if (match_rule_is_eavesdrop(m->rule) && !client_is_privileged(c)) {
-		match_rule_free(m->rule);
-		free(m);
+	if (match_rule_is_eavesdrop(rule) && !client_is_privileged(c)) {
+		match_rule_free(rule);
 		return call_fail_unprivileged(call);
 	}
-	m->cookie = ++c->next_match_cookie;
-	list_link_tail(&c->matches, &m->link);
-	c->n_matches++;
-	bus->stats_match_rules++;
-	r = driver_install_match(call->driver, c, m);
-	if (r < 0) {
-		struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
-		(void) kdbus_cmd_match_remove(c->conn, &rm);
-		client_match_free(c, m);
-		c->n_matches--;
-		bus->stats_match_rules--;
-		return r == -EMFILE ? call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"",
-						c->unique_name)
-				    : r;
-	}
-	if (match_rule_is_eavesdrop(m->rule)) {
-		m->eavesdrop = true;
-		r = monitor_eavesdropper_ref(bus, c);
-		if (r < 0)
-			return r;
-	}
-	stats_peak(&c->peak_match_rules, c->n_matches);
-	stats_peak(&bus->peak_match_rules_per_conn, c->n_matches);
-	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
+	r = client_match_add(c, rule);
+	if (r == -EXFULL)
+		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"", c->unique_name);
+	if (r < 0)
+		return r;
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -1585,7 +1453,6 @@ static int method_remove_match(DriverCall *call) {
 	Client *c = call->caller;
 	_cleanup_(match_rule_freep) MatchRule *rule = NULL;
 	const char *text;
-	ClientMatch *m, *found = NULL;
 	int r;
 
 	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
@@ -1593,18 +1460,9 @@ static int method_remove_match(DriverCall *call) {
 	r = match_rule_parse(text, strlen(text), &rule);
 	if (r < 0)
 		return match_rule_error(call, r, text);
-	/* the most recently added equal rule goes first */
-	list_for_each_entry(m, &c->matches, link)
-		if (match_rule_equal(m->rule, rule))
-			found = m;
-	if (!found)
+	if (client_match_remove(c, rule) < 0)
 		return call_fail(call, DBUS_ERR("MatchRuleNotFound"),
 				 "The given match rule wasn't found and can't be removed");
-	struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = found->cookie };
-	(void) kdbus_cmd_match_remove(c->conn, &rm);
-	client_match_free(c, found);
-	c->n_matches--;
-	call->driver->bus->stats_match_rules--;
 	return call_reply_args(call, DBUS_TYPE_INVALID);
 }
 
@@ -2057,6 +1915,14 @@ static int method_get_connection_stats(DriverCall *call) {
 	return call_reply(call, reply);
 }
 
+/* one rule of GetAllMatchRules' answer, as a string into the array @userdata */
+static int append_match_rule(const MatchRule *rule, void *userdata) {
+	_cleanup_free_ char *s = match_rule_to_string(rule);
+	const char *p = s;
+
+	return s && dbus_message_iter_append_basic(userdata, DBUS_TYPE_STRING, &p) ? 0 : -ENOMEM;
+}
+
 static int method_get_all_match_rules(DriverCall *call) {
 	Bus *bus = call->driver->bus;
 	DBusMessageIter iter, arr, entry, sub;
@@ -2070,19 +1936,14 @@ static int method_get_all_match_rules(DriverCall *call) {
 		return -ENOMEM;
 	list_for_each_entry(c, &bus->clients, link) {
 		const char *name = c->unique_name;
-		ClientMatch *m;
 		if (c->state != CLIENT_ACTIVE)
 			continue;
 		if (!dbus_message_iter_open_container(&arr, DBUS_TYPE_DICT_ENTRY, NULL, &entry) ||
 		    !dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &name) ||
 		    !dbus_message_iter_open_container(&entry, DBUS_TYPE_ARRAY, "s", &sub))
 			return -ENOMEM;
-		list_for_each_entry(m, &c->matches, link) {
-			_cleanup_free_ char *s = match_rule_to_string(m->rule);
-			const char *p = s;
-			if (!s || !dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &p))
-				return -ENOMEM;
-		}
+		if (client_match_foreach(c, append_match_rule, &sub) < 0)
+			return -ENOMEM;
 		if (!dbus_message_iter_close_container(&entry, &sub) || !dbus_message_iter_close_container(&arr, &entry))
 			return -ENOMEM;
 	}
@@ -2194,7 +2055,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 
 	WireHeader h = {};
-	/* validated by the sender's client (bus_header_parse_shared()) */
+	/* validated by the sender's client (client_header_parse_shared()) */
 	if (wire_header_parse_trusted(data, len, &h) >= 0) {
 		if (!c->hello_done && driver_is_plain_hello(&h)) {
 			r = driver_hello_fast(d, c, &h);

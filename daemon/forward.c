@@ -523,6 +523,20 @@ static uint8_t *forward_adopt(Client *c, Forward *f, Dispatch *ret) {
 	return q;
 }
 
+/* what monitors see before an allowed message itself */
+static void forward_before_send(Client *c, const Forward *f) {
+	const WireHeader *h = &f->h;
+
+	/* the ActivationRequest it causes */
+	if (f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START))
+		service_registry_before_send(c->bus, c, h->destination.s);
+	/* the errors of the activations an ActivationFailure ends, before the
+	 * signal itself, as dbus-daemon sends them */
+	if (f->to_driver && h->type == WIRE_TYPE_SIGNAL && h->member.s && streq(h->member.s, "ActivationFailure") &&
+	    h->interface.s && streq(h->interface.s, "org.freedesktop.systemd1.Activator"))
+		service_registry_activation_failure_raw(c->bus, c, f->msg, f->len);
+}
+
 /* → SEND: the kdbus message to the core, and what dbus-daemon does where
  * the core says no (a call to the driver beyond the pending replies, a
  * reply no call waits for, fds on a broadcast).  Return: the send's
@@ -558,15 +572,8 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}
-	/* monitors see an ActivationRequest before the message that caused it */
-	if (f->allowed && f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START))
-		service_registry_before_send(bus, c, h->destination.s);
-	/* ... and the errors of the activations an ActivationFailure ends
-	 * before the signal itself, as dbus-daemon sends them */
-	if (f->allowed && f->to_driver && h->type == WIRE_TYPE_SIGNAL && h->member.s &&
-	    streq(h->member.s, "ActivationFailure") && h->interface.s &&
-	    streq(h->interface.s, "org.freedesktop.systemd1.Activator"))
-		service_registry_activation_failure_raw(bus, c, f->msg, f->len);
+	if (f->allowed)
+		forward_before_send(c, f);
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);

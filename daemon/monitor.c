@@ -92,22 +92,6 @@ static void monitor_lose_name(Client *c, const char *unique, const char *name, b
 		client_monitor_queue_signal(c, msg, len);
 }
 
-/* the client's match rules go: it is a monitor now */
-static void monitor_drop_matches(Bus *bus, Client *c) {
-	ClientMatch *m, *tmp;
-
-	list_for_each_entry_safe(m, tmp, &c->matches, link) {
-		if (m->eavesdrop)
-			monitor_eavesdropper_unref(bus, c);
-		list_unlink(&m->link);
-		match_rule_free(m->rule);
-		free(m);
-	}
-	bus->stats_match_rules -= c->n_matches;
-	c->n_matches = 0;
-	c->n_noc_rules = 0;
-}
-
 int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	KdbusConn *mon = NULL;
 	bool captured = bus->n_monitors > 0;
@@ -143,7 +127,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 			match_rule_free(rules[i]);
 		free(rules);
 		strv_free(names);
-		monitor_drop_matches(bus, c);
+		client_matches_clear(c);
 		client_close(c, "cannot become a monitor");
 		return 0;
 	}
@@ -160,7 +144,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	for (char **nm = names; *nm; nm++)
 		monitor_lose_name(c, c->unique_name, *nm, captured);
 	strv_free(names);
-	monitor_drop_matches(bus, c);
+	client_matches_clear(c);	/* it is a monitor now */
 	log_info("Connection %s (%s) became a monitor.", c->unique_name, client_loginfo(c));
 	return 0;
 }
