@@ -1273,12 +1273,181 @@ static int method_get_id(DriverCall *call) {
 #define MATCH_WHITE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
 
 /*
- * Why dbus-daemon's bus_match_rule_parse() refuses @text, in its words:
- * the rule is read again its way, only on this error path.
+ * Reading a match rule again as dbus-daemon's bus_match_rule_parse() does,
+ * to say why it is refused in dbus-daemon's words: only on the error path.
  */
+
+/* the value after '=' up to an unquoted ',' (which is skipped), unquoted
+ * into @value (room for twice the rest of the text); on error refuses the call */
+static int match_rule_read_value(DriverCall *call, const char **pp, char *value, size_t *ret_len) {
+	const char *p = *pp;
+	size_t vlen = 0;
+	char quote = 0;
+
+	for (; *p; p++) {
+		if (quote == 0) {
+			if (*p == '\'')
+				quote = '\'';
+			else if (*p == ',') {
+				p++;
+				break;
+			} else if (*p == '\\')
+				quote = '\\';
+			else
+				value[vlen++] = *p;
+		} else if (quote == '\\') {
+			if (*p != '\'')
+				value[vlen++] = '\\';
+			value[vlen++] = *p;
+			quote = 0;
+		} else if (*p == '\'')
+			quote = 0;
+		else
+			value[vlen++] = *p;
+	}
+	if (quote == '\\')
+		value[vlen++] = '\\';
+	else if (quote == '\'')
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unbalanced quotation marks in match rule");
+	value[vlen] = 0;
+	*pp = p;
+	*ret_len = vlen;
+	return 0;
+}
+
+/* the next key=value at *@pp; *@ret_key is NULL when the token has no key */
+static int match_rule_next_token(DriverCall *call, const char **pp, char **ret_key, char **ret_value,
+				 size_t *ret_len) {
+	_cleanup_free_ char *key = NULL, *value = NULL;
+	const char *p = *pp, *ks, *ke;
+	int r;
+
+	while (*p && MATCH_WHITE(*p))
+		p++;
+	ks = p;
+	while (*p && *p != '=' && !MATCH_WHITE(*p))
+		p++;
+	ke = p;
+	while (*p && MATCH_WHITE(*p))
+		p++;
+	*pp = p;
+	if (ks == ke)
+		return 0;
+	if (*p != '=')
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Match rule has a key with no subsequent '=' character");
+	p++;
+	key = strndup(ks, ke - ks);
+	value = malloc(2 * strlen(p) + 1);
+	if (!key || !value)
+		return -ENOMEM;
+	r = match_rule_read_value(call, &p, value, ret_len);
+	if (r < 0)
+		return r;
+	*pp = p;
+	*ret_key = TAKE_PTR(key);
+	*ret_value = TAKE_PTR(value);
+	return 0;
+}
+
+static bool match_type_is_valid(const char *value, size_t len) {
+	return wire_type_from_string(value) != WIRE_TYPE_INVALID;
+}
+
+static bool match_bus_name_is_valid(const char *value, size_t len) {
+	return wire_bus_name_is_valid_libdbus(value, len, false);
+}
+
+/* keys given at most once, whose value is checked; path and path_namespace
+ * count as one key */
+typedef struct MatchRuleKey {
+	const char *key;
+	unsigned bit;
+	const char *twice;   /* format, of the key */
+	bool (*valid)(const char *value, size_t len);
+	const char *invalid; /* format, of the value */
+} MatchRuleKey;
+
+static const MatchRuleKey match_rule_single_keys[] = {
+	{ "type", 1u << 0, "Key %s specified twice in match rule\n", match_type_is_valid,
+	  "Invalid message type (%s) in match rule\n" },
+	{ "sender", 1u << 1, "Key %s specified twice in match rule\n", match_bus_name_is_valid,
+	  "Sender name '%s' is invalid\n" },
+	{ "interface", 1u << 2, "Key %s specified twice in match rule\n", wire_interface_is_valid,
+	  "Interface name '%s' is invalid\n" },
+	{ "member", 1u << 3, "Key %s specified twice in match rule\n", wire_member_is_valid,
+	  "Member name '%s' is invalid\n" },
+	{ "destination", 1u << 4, "Key %s specified twice in match rule\n", match_bus_name_is_valid,
+	  "Destination name '%s' is invalid\n" },
+	{ "path", 1u << 8, "path or path_namespace specified twice in match rule\n", wire_object_path_is_valid,
+	  "Path '%s' is invalid\n" },
+	{ "path_namespace", 1u << 8, "path or path_namespace specified twice in match rule\n",
+	  wire_object_path_is_valid, "Path '%s' is invalid\n" },
+};
+
+/* argN, argNpath, arg0namespace */
+static int match_rule_check_arg(DriverCall *call, const char *key, const char *value, size_t vlen, bool *args) {
+	char *end;
+	unsigned long arg;
+
+	if (strlen(key) < 4)
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+				 "Key '%s' in match rule starts with 'arg' but lacks an arg number. Should be "
+				 "'arg0' or 'arg7' for example.\n", key);
+	errno = 0;
+	arg = strtoul(key + 3, &end, 10);
+	if (end == key + 3 || errno != 0)
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+				 "Key '%s' in match rule starts with 'arg' but could not parse arg number. "
+				 "Should be 'arg0' or 'arg7' for example.\n", key);
+	if (*end && !streq(end, "path")) {
+		if (!streq(key, "arg0namespace"))
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+					 "Key '%s' in match rule contains junk after argument number (%lu). "
+					 "Only 'arg%lupath' (for example) or 'arg0namespace' are valid", key, arg, arg);
+		if (!wire_bus_name_is_valid_libdbus(value, vlen, true))
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+					 "arg0namespace='%s' is not a valid prefix of a bus name", value);
+	}
+	if (arg >= MATCH_RULE_MAX_ARGS)
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+				 "Key '%s' in match rule has arg number %lu but the maximum is %d.\n", key, arg,
+				 MATCH_RULE_MAX_ARGS - 1);
+	if (args[arg])
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Argument %s matched more than once in match rule\n",
+				 key);
+	args[arg] = true;
+	return 0;
+}
+
+static int match_rule_check_key(DriverCall *call, const char *key, const char *value, size_t vlen,
+				unsigned *keys_seen, bool *args) {
+	for (size_t k = 0; k < ELEMENTSOF(match_rule_single_keys); k++) {
+		const MatchRuleKey *s = &match_rule_single_keys[k];
+
+		if (!streq(key, s->key))
+			continue;
+		if (*keys_seen & s->bit)
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), s->twice, key);
+		*keys_seen |= s->bit;
+		if (!s->valid(value, vlen))
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), s->invalid, value);
+		return 0;
+	}
+	if (streq(key, "eavesdrop")) {
+		if (!streq(value, "true") && !streq(value, "false"))
+			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
+					 "eavesdrop='%s' is invalid, it should be 'true' or 'false'\n", value);
+		return 0;
+	}
+	if (strncmp(key, "arg", 3) == 0)
+		return match_rule_check_arg(call, key, value, vlen, args);
+	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unknown key \"%s\" in match rule", key);
+}
+
+/* why dbus-daemon's bus_match_rule_parse() refuses @text, in its words */
 static int match_rule_error(DriverCall *call, int r, const char *text) {
 	const char *p = text;
-	unsigned n_tokens = 0, flags = 0;
+	unsigned keys_seen = 0;
 	bool args[MATCH_RULE_MAX_ARGS] = {};
 
 	if (r == -ENOMEM)
@@ -1286,127 +1455,18 @@ static int match_rule_error(DriverCall *call, int r, const char *text) {
 	if (strlen(text) > MATCH_RULE_MAX_LENGTH)
 		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Match rule text is %zu bytes, maximum is %d",
 				 strlen(text), MATCH_RULE_MAX_LENGTH);
-	while (n_tokens < 16 && *p) {
+	for (unsigned n_tokens = 0; n_tokens < 16 && *p; n_tokens++) {
 		_cleanup_free_ char *key = NULL, *value = NULL;
-		const char *ks, *ke;
 		size_t vlen = 0;
-		char quote = 0;
 
-		n_tokens++;
-		while (*p && MATCH_WHITE(*p))
-			p++;
-		ks = p;
-		while (*p && *p != '=' && !MATCH_WHITE(*p))
-			p++;
-		ke = p;
-		while (*p && MATCH_WHITE(*p))
-			p++;
-		if (ks == ke)
+		r = match_rule_next_token(call, &p, &key, &value, &vlen);
+		if (r < 0)
+			return r;
+		if (!key)
 			continue;
-		if (*p != '=')
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-					 "Match rule has a key with no subsequent '=' character");
-		p++;
-		key = strndup(ks, ke - ks);
-		value = malloc(2 * strlen(p) + 1);
-		if (!key || !value)
-			return -ENOMEM;
-		for (; *p; p++) {
-			if (quote == 0) {
-				if (*p == '\'')
-					quote = '\'';
-				else if (*p == ',') {
-					p++;
-					break;
-				} else if (*p == '\\')
-					quote = '\\';
-				else
-					value[vlen++] = *p;
-			} else if (quote == '\\') {
-				if (*p != '\'')
-					value[vlen++] = '\\';
-				value[vlen++] = *p;
-				quote = 0;
-			} else if (*p == '\'')
-				quote = 0;
-			else
-				value[vlen++] = *p;
-		}
-		if (quote == '\\')
-			value[vlen++] = '\\';
-		else if (quote == '\'')
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unbalanced quotation marks in match rule");
-		value[vlen] = 0;
-
-		static const char *const keys[] = { "type", "sender", "interface", "member", "destination" };
-		size_t k;
-		for (k = 0; k < ELEMENTSOF(keys) && !streq(key, keys[k]); k++)
-			;
-		if (k < ELEMENTSOF(keys)) {
-			if (flags & (1u << k))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Key %s specified twice in match rule\n",
-						 key);
-			flags |= 1u << k;
-			if (k == 0 && wire_type_from_string(value) == WIRE_TYPE_INVALID)
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid message type (%s) in match rule\n",
-						 value);
-			if (k == 1 && !wire_bus_name_is_valid_libdbus(value, vlen, false))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Sender name '%s' is invalid\n", value);
-			if (k == 2 && !wire_interface_is_valid(value, vlen))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Interface name '%s' is invalid\n", value);
-			if (k == 3 && !wire_member_is_valid(value, vlen))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Member name '%s' is invalid\n", value);
-			if (k == 4 && !wire_bus_name_is_valid_libdbus(value, vlen, false))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Destination name '%s' is invalid\n",
-						 value);
-		} else if (streq(key, "path") || streq(key, "path_namespace")) {
-			if (flags & (1u << 8))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "path or path_namespace specified twice in match rule\n");
-			flags |= 1u << 8;
-			if (!wire_object_path_is_valid(value, vlen))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Path '%s' is invalid\n", value);
-		} else if (streq(key, "eavesdrop")) {
-			if (!streq(value, "true") && !streq(value, "false"))
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "eavesdrop='%s' is invalid, it should be 'true' or 'false'\n", value);
-		} else if (strncmp(key, "arg", 3) == 0) {
-			char *end;
-			unsigned long arg;
-
-			if (strlen(key) < 4)
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "Key '%s' in match rule starts with 'arg' but lacks an arg number. Should be "
-						 "'arg0' or 'arg7' for example.\n", key);
-			errno = 0;
-			arg = strtoul(key + 3, &end, 10);
-			if (end == key + 3 || errno != 0)
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "Key '%s' in match rule starts with 'arg' but could not parse arg number. "
-						 "Should be 'arg0' or 'arg7' for example.\n", key);
-			if (*end) {
-				if (streq(end, "path"))
-					;
-				else if (streq(key, "arg0namespace")) {
-					if (!wire_bus_name_is_valid_libdbus(value, vlen, true))
-						return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-								 "arg0namespace='%s' is not a valid prefix of a bus name", value);
-				} else
-					return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-							 "Key '%s' in match rule contains junk after argument number (%lu). "
-							 "Only 'arg%lupath' (for example) or 'arg0namespace' are valid", key, arg,
-							 arg);
-			}
-			if (arg >= MATCH_RULE_MAX_ARGS)
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "Key '%s' in match rule has arg number %lu but the maximum is %d.\n", key, arg,
-						 MATCH_RULE_MAX_ARGS - 1);
-			if (args[arg])
-				return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-						 "Argument %s matched more than once in match rule\n", key);
-			args[arg] = true;
-		} else
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unknown key \"%s\" in match rule", key);
+		r = match_rule_check_key(call, key, value, vlen, &keys_seen, args);
+		if (r < 0)
+			return r;
 	}
 	/* not refused by dbus-daemon's reading */
 	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
