@@ -381,6 +381,111 @@ static bool all_digits(const char *s) {
 	return true;
 }
 
+/* the sockets tcp_listen_all() has bound so far */
+typedef struct {
+	int *fds;
+	size_t n;
+	bool have4, have6;
+	int first_bind_errno;
+	char *port; /* the numeric port of the first socket */
+} TcpSockets;
+
+static void tcp_sockets_done(TcpSockets *t) {
+	for (size_t i = 0; i < t->n; i++)
+		safe_close(t->fds[i]);
+	free(t->fds);
+	free(t->port);
+}
+
+/* the numeric port @fd is bound to */
+static int tcp_socket_port(int fd, const char *bind_host, const char *port, char **ret, char **err) {
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char buf[NI_MAXSERV];
+	int gai;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return set_err(err, -errno, "Failed to retrieve socket name for \"%s:%s\": %m",
+			       bind_host ? bind_host : "*", port);
+	gai = getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, buf, sizeof(buf), NI_NUMERICHOST | NI_NUMERICSERV);
+	if (gai != 0)
+		return set_err(err, gai_to_errno(gai, errno), "Failed to resolve port \"%s:%s\": %s (%d)",
+			       bind_host ? bind_host : "*", port, gai_strerror(gai), gai);
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* a listening socket on @a, added to @t: 1, or 0 when it could not be
+ * bound (the first such errno is kept) */
+static int tcp_listen_one(const struct addrinfo *a, const char *bind_host, const char *port, TcpSockets *t,
+			  char **err) {
+	_cleanup_close_ int fd = -1;
+	int one = 1;
+	int *nf;
+
+	fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return set_err(err, -errno, "Failed to open socket: %m");
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* Nagle delays the small messages of the handshake */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	if (bind(fd, a->ai_addr, a->ai_addrlen) < 0) {
+		if (!t->first_bind_errno)
+			t->first_bind_errno = errno;
+		return 0;
+	}
+	if (listen(fd, SOMAXCONN) < 0)
+		return set_err(err, -errno, "Failed to listen on socket \"%s:%s\": %m", bind_host ? bind_host : "*",
+			       port);
+
+	nf = realloc(t->fds, (t->n + 1) * sizeof(int));
+	if (!nf)
+		return -ENOMEM;
+	t->fds = nf;
+	t->fds[t->n++] = TAKE_FD(fd);
+	if (a->ai_family == AF_INET)
+		t->have4 = true;
+	else if (a->ai_family == AF_INET6)
+		t->have6 = true;
+	return 1;
+}
+
+/* listen on every address @bind_host and @port resolve to; *@ret_redo when
+ * the kernel chose the port of the first socket and the lookup is to be
+ * redone with it */
+static int tcp_listen_resolved(const char *bind_host, const char *port, const struct addrinfo *hints,
+			       TcpSockets *t, bool *ret_redo, char **err) {
+	struct addrinfo *ai = NULL;
+	int gai = getaddrinfo(bind_host, port, hints, &ai);
+	int r = 0;
+
+	*ret_redo = false;
+	if (gai != 0 || !ai) {
+		int saved = errno;
+
+		return set_err(err, gai_to_errno(gai, saved), "Failed to lookup host/port: \"%s:%s\": %s (%d)",
+			       bind_host ? bind_host : "*", port, gai_strerror(gai), gai);
+	}
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		r = tcp_listen_one(a, bind_host, port, t, err);
+		if (r < 0)
+			break;
+		if (r == 0 || t->port)
+			continue;
+		r = tcp_socket_port(t->fds[t->n - 1], bind_host, port, &t->port, err);
+		if (r < 0)
+			break;
+		if (streq(port, "0")) {
+			/* the kernel chose: bind the others to the same port */
+			*ret_redo = true;
+			break;
+		}
+	}
+	freeaddrinfo(ai);
+	return r < 0 ? r : 0;
+}
+
 /*
  * Bind every address @bind resolves to, as _dbus_listen_tcp_socket(): bind
  * failures are skipped (an IPv6 wildcard may already cover IPv4, IPv6 may
@@ -395,220 +500,164 @@ static int tcp_listen_all(const char *bind_host, const char *host, const char *p
 		.ai_protocol = IPPROTO_TCP,
 		.ai_flags = AI_ADDRCONFIG | AI_PASSIVE,
 	};
-	_cleanup_free_ int *fds = NULL;
-	_cleanup_free_ char *bound_port = NULL;
+	_cleanup_(tcp_sockets_done) TcpSockets t = {};
 	const char *cur_port = port;
-	bool have4 = false, have6 = false;
-	int first_bind_errno = 0;
-	size_t n = 0;
+	bool redo;
 	int r;
 
-redo:
-	{
-		struct addrinfo *ai = NULL;
-		int gai = getaddrinfo(bind_host, cur_port, &hints, &ai);
+	for (;;) {
+		r = tcp_listen_resolved(bind_host, cur_port, &hints, &t, &redo, err);
+		if (r < 0)
+			return r;
+		if (!redo)
+			break;
+		cur_port = t.port;
+	}
+	if (t.n == 0) {
+		int e = t.first_bind_errno ? t.first_bind_errno : EADDRNOTAVAIL;
 
-		if (gai != 0 || !ai) {
-			int saved = errno;
-
-			r = gai_to_errno(gai, saved);
-			set_err(err, r, "Failed to lookup host/port: \"%s:%s\": %s (%d)",
-				bind_host ? bind_host : "*", cur_port, gai_strerror(gai), gai);
-			goto fail;
-		}
-
-		for (struct addrinfo *a = ai; a; a = a->ai_next) {
-			_cleanup_close_ int fd = -1;
-			int one = 1;
-			int *nf;
-
-			fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-			if (fd < 0) {
-				r = set_err(err, -errno, "Failed to open socket: %m");
-				freeaddrinfo(ai);
-				goto fail;
-			}
-			(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			/* Nagle delays the small messages of the handshake */
-			(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-
-			if (bind(fd, a->ai_addr, a->ai_addrlen) < 0) {
-				if (!first_bind_errno)
-					first_bind_errno = errno;
-				continue;
-			}
-			if (listen(fd, SOMAXCONN) < 0) {
-				r = set_err(err, -errno, "Failed to listen on socket \"%s:%s\": %m",
-					    bind_host ? bind_host : "*", cur_port);
-				freeaddrinfo(ai);
-				goto fail;
-			}
-
-			nf = realloc(fds, (n + 1) * sizeof(int));
-			if (!nf) {
-				freeaddrinfo(ai);
-				r = -ENOMEM;
-				goto fail;
-			}
-			fds = nf;
-			fds[n++] = TAKE_FD(fd);
-			if (a->ai_family == AF_INET)
-				have4 = true;
-			else if (a->ai_family == AF_INET6)
-				have6 = true;
-
-			if (!bound_port) {
-				struct sockaddr_storage ss;
-				socklen_t sl = sizeof(ss);
-				char buf[NI_MAXSERV];
-				int gai2;
-
-				if (getsockname(fds[n - 1], (struct sockaddr *)&ss, &sl) < 0) {
-					r = set_err(err, -errno, "Failed to retrieve socket name for \"%s:%s\": %m",
-						    bind_host ? bind_host : "*", cur_port);
-					freeaddrinfo(ai);
-					goto fail;
-				}
-				gai2 = getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, buf, sizeof(buf),
-						   NI_NUMERICHOST | NI_NUMERICSERV);
-				if (gai2 != 0) {
-					r = set_err(err, gai_to_errno(gai2, errno), "Failed to resolve port \"%s:%s\": %s (%d)",
-						    bind_host ? bind_host : "*", cur_port, gai_strerror(gai2), gai2);
-					freeaddrinfo(ai);
-					goto fail;
-				}
-				bound_port = strdup(buf);
-				if (!bound_port) {
-					freeaddrinfo(ai);
-					r = -ENOMEM;
-					goto fail;
-				}
-				if (streq(cur_port, "0")) {
-					/* the kernel chose: bind the others to the same port */
-					cur_port = bound_port;
-					freeaddrinfo(ai);
-					goto redo;
-				}
-			}
-		}
-		freeaddrinfo(ai);
+		return set_err(err, -e, "Failed to bind socket \"%s:%s\": %s", bind_host ? bind_host : host, port,
+			       strerror(e));
 	}
 
-	if (n == 0) {
-		r = set_err(err, first_bind_errno ? -first_bind_errno : -EADDRNOTAVAIL,
-			    "Failed to bind socket \"%s:%s\": %s", bind_host ? bind_host : host, port,
-			    strerror(first_bind_errno ? first_bind_errno : EADDRNOTAVAIL));
-		goto fail;
-	}
-
-	*ret_family = have4 && !have6 ? "ipv4" : !have4 && have6 ? "ipv6" : NULL;
-	*ret_fds = TAKE_PTR(fds);
-	*ret_n = n;
-	*ret_port = TAKE_PTR(bound_port);
+	*ret_family = t.have4 && !t.have6 ? "ipv4" : !t.have4 && t.have6 ? "ipv6" : NULL;
+	*ret_fds = TAKE_PTR(t.fds);
+	*ret_n = t.n;
+	t.n = 0;
+	*ret_port = TAKE_PTR(t.port);
 	return 0;
-
-fail:
-	for (size_t i = 0; i < n; i++)
-		safe_close(fds[i]);
-	return r;
 }
 
-static int open_tcp(const AddressEntry *e, bool use_nonce, SockList *out, char **err, int *result) {
-	const char *host = address_entry_get(e, "host");
-	const char *bind_host = address_entry_get(e, "bind");
-	const char *port = address_entry_get(e, "port");
+/* the keys of a tcp: or nonce-tcp: entry, defaults applied */
+typedef struct {
+	const char *host;
+	const char *bind_host; /* NULL: any */
+	const char *port;
+	int family;
+} TcpParams;
+
+static int tcp_params(const AddressEntry *e, TcpParams *p, char **err) {
 	const char *family = address_entry_get(e, "family");
-	_cleanup_free_ char *address = NULL, *esc_host = NULL, *bound_port = NULL;
-	_cleanup_free_ char *nonce_dir = NULL, *nonce_file = NULL, *esc_file = NULL;
-	_cleanup_free_ int *fds = NULL;
-	uint8_t nonce[LISTEN_NONCE_SIZE] = {};
-	const char *family_used = NULL;
-	size_t n = 0;
-	int af, r;
 
-	*result = LISTEN_DID_NOT_CONNECT;
-
-	if (!host)
-		host = "localhost";
-	if (!port)
-		port = "0";
-	if (!bind_host)
-		bind_host = host;
-	else if (streq(bind_host, "*"))
-		bind_host = NULL;
+	p->host = address_entry_get(e, "host");
+	p->bind_host = address_entry_get(e, "bind");
+	p->port = address_entry_get(e, "port");
+	if (!p->host)
+		p->host = "localhost";
+	if (!p->port)
+		p->port = "0";
+	if (!p->bind_host)
+		p->bind_host = p->host;
+	else if (streq(p->bind_host, "*"))
+		p->bind_host = NULL;
 
 	if (!family)
-		af = AF_UNSPEC;
+		p->family = AF_UNSPEC;
 	else if (streq(family, "ipv4"))
-		af = AF_INET;
+		p->family = AF_INET;
 	else if (streq(family, "ipv6"))
-		af = AF_INET6;
+		p->family = AF_INET6;
 	else
 		return set_err(err, -EINVAL, "Unknown address family %s", family);
 
 	/* getaddrinfo() would silently truncate a port number beyond 16 bits */
-	if (all_digits(port) && (strlen(port) > 5 || atoi(port) > 65535))
-		return set_err(err, -EINVAL, "Invalid port number \"%s\"", port);
+	if (all_digits(p->port) && (strlen(p->port) > 5 || atoi(p->port) > 65535))
+		return set_err(err, -EINVAL, "Invalid port number \"%s\"", p->port);
+	return 0;
+}
 
-	r = tcp_listen_all(bind_host, host, port, af, &fds, &n, &bound_port, &family_used, err);
+/* the address clients are given, without its noncefile */
+static int tcp_format_address(bool use_nonce, const char *host, const char *port, const char *family,
+			      char **ret) {
+	_cleanup_free_ char *esc_host = NULL;
+	int r = address_escape(host, &esc_host);
+
 	if (r < 0)
 		return r;
+	if (asprintf(ret, "%s:host=%s,port=%s%s%s", use_nonce ? "nonce-tcp" : "tcp", esc_host, port,
+		     family ? ",family=" : "", strempty(family)) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
 
-	r = address_escape(host, &esc_host);
+static int address_append_noncefile(char **address, const char *nonce_file) {
+	_cleanup_free_ char *esc_file = NULL;
+	char *a;
+	int r = address_escape(nonce_file, &esc_file);
+
 	if (r < 0)
-		goto fail;
-	if (asprintf(&address, "%s:host=%s,port=%s%s%s", use_nonce ? "nonce-tcp" : "tcp",
-		     esc_host, bound_port, family_used ? ",family=" : "", strempty(family_used)) < 0) {
-		address = NULL;
-		r = -ENOMEM;
-		goto fail;
-	}
+		return r;
+	if (asprintf(&a, "%s,noncefile=%s", *address, esc_file) < 0)
+		return -ENOMEM;
+	free(*address);
+	*address = a;
+	return 0;
+}
 
-	if (use_nonce) {
-		char *a2;
-
-		r = noncefile_create(&nonce_dir, &nonce_file, nonce, err);
-		if (r < 0)
-			goto fail;
-		r = address_escape(nonce_file, &esc_file);
-		if (r < 0)
-			goto fail;
-		if (asprintf(&a2, "%s,noncefile=%s", address, esc_file) < 0) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		free(address);
-		address = a2;
-	}
-
+/* a ListenSocket in @out for each of @fds (taken from it); with a nonce,
+ * the first socket owns the noncefile (*@nonce_dir is taken) */
+static int tcp_add_sockets(SockList *out, int *fds, size_t n, const char *address, bool use_nonce,
+			   const uint8_t nonce[static LISTEN_NONCE_SIZE], const char *nonce_file, char **nonce_dir) {
 	for (size_t i = 0; i < n; i++) {
 		ListenSocket *s = listen_socket_new();
+		int r;
 
-		if (!s) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!s)
+			return -ENOMEM;
 		s->fd = fds[i];
 		fds[i] = -1;
 		s->address = strdup(address);
 		if (use_nonce) {
 			s->needs_nonce = true;
-			memcpy(s->nonce, nonce, sizeof(nonce));
+			memcpy(s->nonce, nonce, LISTEN_NONCE_SIZE);
 			s->nonce_file = strdup(nonce_file);
-			/* the first socket owns the noncefile */
 			if (i == 0)
-				s->nonce_dir = TAKE_PTR(nonce_dir);
+				s->nonce_dir = TAKE_PTR(*nonce_dir);
 		}
 		r = socklist_add(out, s);
 		if (r < 0) {
 			listen_socket_free(s);
-			goto fail;
+			return r;
 		}
-		if (!s->address || (use_nonce && !s->nonce_file)) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!s->address || (use_nonce && !s->nonce_file))
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+static int open_tcp(const AddressEntry *e, bool use_nonce, SockList *out, char **err, int *result) {
+	_cleanup_free_ char *address = NULL, *bound_port = NULL, *nonce_dir = NULL, *nonce_file = NULL;
+	_cleanup_free_ int *fds = NULL;
+	uint8_t nonce[LISTEN_NONCE_SIZE] = {};
+	const char *family_used = NULL;
+	TcpParams p = {};
+	size_t n = 0;
+	int r;
+
+	*result = LISTEN_DID_NOT_CONNECT;
+	r = tcp_params(e, &p, err);
+	if (r < 0)
+		return r;
+	r = tcp_listen_all(p.bind_host, p.host, p.port, p.family, &fds, &n, &bound_port, &family_used, err);
+	if (r < 0)
+		return r;
+
+	r = tcp_format_address(use_nonce, p.host, bound_port, family_used, &address);
+	if (r < 0)
+		goto fail;
+	if (use_nonce) {
+		r = noncefile_create(&nonce_dir, &nonce_file, nonce, err);
+		if (r < 0)
+			goto fail;
+		r = address_append_noncefile(&address, nonce_file);
+		if (r < 0)
+			goto fail;
+	}
+	r = tcp_add_sockets(out, fds, n, address, use_nonce, nonce, nonce_file, &nonce_dir);
+	if (r < 0)
+		goto fail;
 
 	explicit_bzero(nonce, sizeof(nonce));
 	*result = LISTEN_OK;
@@ -617,7 +666,7 @@ static int open_tcp(const AddressEntry *e, bool use_nonce, SockList *out, char *
 fail:
 	/* sockets already handed to @out are freed by the caller with it */
 	for (size_t i = 0; i < n; i++)
-		safe_close(fds ? fds[i] : -1);
+		safe_close(fds[i]);
 	if (nonce_dir) {
 		(void)unlink(nonce_file);
 		(void)rmdir(nonce_dir);
