@@ -64,6 +64,25 @@ static bool parse_fd(const char *s, int *ret) {
 	return true;
 }
 
+/* --print-address and --print-pid: an optional descriptor, after '=' or as
+ * the next argument if that is a number */
+static int parse_print_fd(int argc, char **argv, int *i, const char *v, int *ret_fd) {
+	if (v) {
+		if (!parse_fd(v, ret_fd)) {
+			fprintf(stderr, "Invalid file descriptor: \"%s\"\n", v);
+			return -EINVAL;
+		}
+	} else if (*i + 1 < argc && parse_fd(argv[*i + 1], ret_fd))
+		(*i)++;
+	return 0;
+}
+
+static void print_version(void) {
+	printf("D-Bus Message Bus Daemon (busbridge) %s\n"
+	       "A D-Bus message bus with kdbus semantics, compatible with dbus-daemon 1.14\n",
+	       PACKAGE_VERSION);
+}
+
 /* dbus-daemon's argument forms: --opt=VAL and --opt VAL; --print-address
  * and --print-pid take an optional descriptor (the next argument if it is
  * a number) */
@@ -74,8 +93,7 @@ static int parse_args(int argc, char **argv, Options *o) {
 		const char *a = argv[i];
 		const char *v = NULL;
 		size_t n = strcspn(a, "=");
-		bool has_eq = a[n] == '=';
-		if (has_eq)
+		if (a[n] == '=')
 			v = a + n + 1;
 #define OPT(name) (strlen(name) == n && strncmp(a, name, n) == 0)
 #define NEED_VALUE()                                                                   \
@@ -93,9 +111,7 @@ static int parse_args(int argc, char **argv, Options *o) {
 			usage(stdout);
 			exit(0);
 		} else if (OPT("--version")) {
-			printf("D-Bus Message Bus Daemon (busbridge) %s\n"
-			       "A D-Bus message bus with kdbus semantics, compatible with dbus-daemon 1.14\n",
-			       PACKAGE_VERSION);
+			print_version();
 			exit(0);
 		} else if (OPT("--session")) {
 			o->session = true;
@@ -109,22 +125,12 @@ static int parse_args(int argc, char **argv, Options *o) {
 			o->address = v;
 		} else if (OPT("--print-address")) {
 			o->print_address = true;
-			if (has_eq) {
-				if (!parse_fd(v, &o->print_address_fd)) {
-					fprintf(stderr, "Invalid file descriptor: \"%s\"\n", v);
-					return -EINVAL;
-				}
-			} else if (i + 1 < argc && parse_fd(argv[i + 1], &o->print_address_fd))
-				i++;
+			if (parse_print_fd(argc, argv, &i, v, &o->print_address_fd) < 0)
+				return -EINVAL;
 		} else if (OPT("--print-pid")) {
 			o->print_pid = true;
-			if (has_eq) {
-				if (!parse_fd(v, &o->print_pid_fd)) {
-					fprintf(stderr, "Invalid file descriptor: \"%s\"\n", v);
-					return -EINVAL;
-				}
-			} else if (i + 1 < argc && parse_fd(argv[i + 1], &o->print_pid_fd))
-				i++;
+			if (parse_print_fd(argc, argv, &i, v, &o->print_pid_fd) < 0)
+				return -EINVAL;
 		} else if (OPT("--nofork")) {
 			o->fork = 0;
 		} else if (OPT("--fork")) {
@@ -309,6 +315,134 @@ static void *evmem_realloc(void *p, size_t n) {
 	return q;
 }
 
+/* fds 0-2 must be taken before any socket is made, or a socket could
+ * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
+static void take_stdio(void) {
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0) {
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0 && null != fd) {
+				dup2(null, fd);
+				close(null);
+			}
+		}
+}
+
+/* --config-file, or the default of --system or --session; NULL (and said
+ * why) when there is none */
+static const char *config_file_path(const Options *o, char *buf, size_t size) {
+	if (o->config_file)
+		return o->config_file;
+	if (o->system || o->session) {
+		snprintf(buf, size, "%s/dbus-1/%s.conf", DBUS_DATADIR, o->system ? "system" : "session");
+		return buf;
+	}
+	fprintf(stderr, "No configuration file specified.\n");
+	usage(stderr);
+	return NULL;
+}
+
+static void setup_log(const Options *o, const BusConfig *config) {
+	/* as dbus-daemon: always stderr, syslog too with --syslog or
+	 * <syslog/> (unless --nosyslog), only syslog with --syslog-only */
+	if (o->syslog == 2)
+		log_set_target(LOG_TARGET_SYSLOG);
+	else if (o->syslog == 1 || (o->syslog < 0 && config->syslog))
+		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
+	log_set_bus_type(config->type);
+	/* lines dbus-daemon does not write (why a connection was closed, what
+	 * failed under memory pressure) only when asked for */
+	if (secure_getenv("BUSBRIDGE_DEBUG"))
+		log_set_max_level(LOG_DEBUG);
+}
+
+/* --address (systemd: for the sockets systemd passed), else the <listen>
+ * addresses of the configuration */
+static int listen_all(Bus *bus, const Options *o, const BusConfig *config, char **ret_address) {
+	if (o->address && streq(o->address, "systemd:"))
+		return bus_adopt_systemd_sockets(bus, ret_address);
+	if (o->address) {
+		char *one[2] = { (char *) o->address, NULL };
+		return bus_listen(bus, one, NULL, ret_address);
+	}
+	return bus_listen(bus, config->listen, NULL, ret_address);
+}
+
+/* fork (as configured or asked), write the pidfile, drop privileges;
+ * *@notify_fd tells the parent of a fork when the daemon is ready */
+static int detach(Bus *bus, struct event_base *base, const Options *o, const BusConfig *config, int *notify_fd) {
+	int r;
+
+	if (o->fork == 1 || (o->fork < 0 && config->fork)) {
+		r = become_daemon(notify_fd, config->keep_umask);
+		if (r < 0) {
+			fprintf(stderr, "Failed to fork: %s\n", strerror(-r));
+			return r;
+		}
+		if (event_reinit(base) < 0) {
+			log_error("Cannot reinitialise the event loop after fork");
+			return -EIO;
+		}
+	}
+
+	if (config->pidfile && !o->nopidfile) {
+		r = write_pidfile(config->pidfile);
+		if (r < 0)
+			return r;
+	}
+
+	if (config->user && geteuid() == 0) {
+		r = drop_privileges(config->user);
+		if (r < 0)
+			return r;
+		bus->euid = geteuid();
+	}
+	return 0;
+}
+
+/* --print-address and --print-pid */
+static int print_address_and_pid(const Options *o, const char *address) {
+	if (o->print_address) {
+		_cleanup_free_ char *line = NULL;
+		if (asprintf(&line, "%s\n", address) < 0 || write_all(o->print_address_fd, line) < 0) {
+			log_error("Failed to print address to fd %d", o->print_address_fd);
+			return -EIO;
+		}
+	}
+	if (o->print_pid) {
+		char line[32];
+		snprintf(line, sizeof(line), "%d\n", (int) getpid());
+		if (write_all(o->print_pid_fd, line) < 0) {
+			log_error("Failed to print pid to fd %d", o->print_pid_fd);
+			return -EIO;
+		}
+	}
+	/* as dbus-daemon: descriptors other than stdio are closed once
+	 * printed to, so readers waiting for EOF (dbus-launch) go on */
+	if (o->print_address && o->print_address_fd > 2)
+		close(o->print_address_fd);
+	if (o->print_pid && o->print_pid_fd > 2 && o->print_pid_fd != o->print_address_fd)
+		close(o->print_pid_fd);
+	return 0;
+}
+
+/* in a forked daemon, once the address and pid are out: tell the parent */
+static void notify_parent(int notify_fd) {
+	/* a daemon holds no terminal: stdout and stderr go to /dev/null and
+	 * the log to syslog */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		(void) dup2(null, 1);
+		(void) dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	/* what dbus-daemon logs to stderr is lost after it forks */
+	log_set_target(log_get_target() & ~LOG_TARGET_STDERR);
+	(void) write(notify_fd, "", 1);
+	close(notify_fd);
+}
+
 int main(int argc, char **argv) {
 	_cleanup_(bus_freep) Bus *bus = NULL;
 	_cleanup_free_ char *address = NULL;
@@ -323,16 +457,7 @@ int main(int argc, char **argv) {
 
 	signal(SIGPIPE, SIG_IGN);
 	event_set_mem_functions(evmem_malloc, evmem_realloc, evmem_free);
-	/* fds 0-2 must be taken before any socket is made, or a socket could
-	 * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
-	for (int fd = 0; fd <= 2; fd++)
-		if (fcntl(fd, F_GETFD) < 0) {
-			int null = open("/dev/null", O_RDWR);
-			if (null >= 0 && null != fd) {
-				dup2(null, fd);
-				close(null);
-			}
-		}
+	take_stdio();
 	r = parse_args(argc, argv, &o);
 	if (r < 0)
 		return 1;
@@ -345,35 +470,15 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 
-	if (o.config_file)
-		config_file = o.config_file;
-	else if (o.system || o.session) {
-		snprintf(default_conf, sizeof(default_conf), "%s/dbus-1/%s.conf", DBUS_DATADIR,
-			 o.system ? "system" : "session");
-		config_file = default_conf;
-	} else {
-		fprintf(stderr, "No configuration file specified.\n");
-		usage(stderr);
+	config_file = config_file_path(&o, default_conf, sizeof(default_conf));
+	if (!config_file)
 		return 1;
-	}
-
 	r = bus_config_load(config_file, &config, &error);
 	if (r < 0) {
 		fprintf(stderr, "Failed to start message bus: %s\n", error ? error : strerror(-r));
 		return 1;
 	}
-
-	/* as dbus-daemon: always stderr, syslog too with --syslog or
-	 * <syslog/> (unless --nosyslog), only syslog with --syslog-only */
-	if (o.syslog == 2)
-		log_set_target(LOG_TARGET_SYSLOG);
-	else if (o.syslog == 1 || (o.syslog < 0 && config->syslog))
-		log_set_target(LOG_TARGET_STDERR | LOG_TARGET_SYSLOG);
-	log_set_bus_type(config->type);
-	/* lines dbus-daemon does not write (why a connection was closed, what
-	 * failed under memory pressure) only when asked for */
-	if (secure_getenv("BUSBRIDGE_DEBUG"))
-		log_set_max_level(LOG_DEBUG);
+	setup_log(&o, config);
 
 	bus_raise_fd_limit();
 	base = event_base_new();
@@ -388,13 +493,7 @@ int main(int argc, char **argv) {
 	}
 	bus->systemd_activation = o.systemd_activation;
 
-	if (o.address && streq(o.address, "systemd:"))
-		r = bus_adopt_systemd_sockets(bus, &address);
-	else if (o.address) {
-		char *one[2] = { (char *) o.address, NULL };
-		r = bus_listen(bus, one, NULL, &address);
-	} else
-		r = bus_listen(bus, config->listen, NULL, &address);
+	r = listen_all(bus, &o, config, &address);
 	if (r < 0) {
 		fprintf(stderr, "Failed to start message bus: %s\n", strerror(-r));
 		return 1;
@@ -405,68 +504,10 @@ int main(int argc, char **argv) {
 	if (r < 0)
 		log_warning_errno(r, "Failed to read service directories: %m");
 
-	bool do_fork = o.fork == 1 || (o.fork < 0 && config->fork);
-	if (do_fork) {
-		r = become_daemon(&notify_fd, config->keep_umask);
-		if (r < 0) {
-			fprintf(stderr, "Failed to fork: %s\n", strerror(-r));
-			return 1;
-		}
-		if (event_reinit(base) < 0) {
-			log_error("Cannot reinitialise the event loop after fork");
-			return 1;
-		}
-	}
-
-	if (config->pidfile && !o.nopidfile) {
-		r = write_pidfile(config->pidfile);
-		if (r < 0)
-			return 1;
-	}
-
-	if (config->user && geteuid() == 0) {
-		r = drop_privileges(config->user);
-		if (r < 0)
-			return 1;
-		bus->euid = geteuid();
-	}
-
-	if (o.print_address) {
-		_cleanup_free_ char *line = NULL;
-		if (asprintf(&line, "%s\n", address) < 0 || write_all(o.print_address_fd, line) < 0) {
-			log_error("Failed to print address to fd %d", o.print_address_fd);
-			return 1;
-		}
-	}
-	if (o.print_pid) {
-		char line[32];
-		snprintf(line, sizeof(line), "%d\n", (int) getpid());
-		if (write_all(o.print_pid_fd, line) < 0) {
-			log_error("Failed to print pid to fd %d", o.print_pid_fd);
-			return 1;
-		}
-	}
-	/* as dbus-daemon: descriptors other than stdio are closed once
-	 * printed to, so readers waiting for EOF (dbus-launch) go on */
-	if (o.print_address && o.print_address_fd > 2)
-		close(o.print_address_fd);
-	if (o.print_pid && o.print_pid_fd > 2 && o.print_pid_fd != o.print_address_fd)
-		close(o.print_pid_fd);
-	if (notify_fd >= 0) {
-		/* a daemon holds no terminal: once the address and pid are out,
-		 * stdout and stderr go to /dev/null and the log to syslog */
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null >= 0) {
-			(void) dup2(null, 1);
-			(void) dup2(null, 2);
-			if (null > 2)
-				close(null);
-		}
-		/* what dbus-daemon logs to stderr is lost after it forks */
-		log_set_target(log_get_target() & ~LOG_TARGET_STDERR);
-		(void) write(notify_fd, "", 1);
-		close(notify_fd);
-	}
+	if (detach(bus, base, &o, config, &notify_fd) < 0 || print_address_and_pid(&o, address) < 0)
+		return 1;
+	if (notify_fd >= 0)
+		notify_parent(notify_fd);
 
 	(void) sd_notifyf(false, "READY=1\nSTATUS=Serving %s\nMAINPID=%d", address, (int) getpid());
 	r = bus_run(bus);
