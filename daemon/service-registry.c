@@ -1116,11 +1116,95 @@ static void registry_order_listed(ServiceRegistry *reg, const Activatable *a, co
 		log_debug("Out of memory: ListActivatableNames may list %s out of order", a->name);
 }
 
+/* the service files of the configured directories; the scan's warnings are logged */
+static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *ret_n) {
+	char **warnings = NULL;
+	int r;
+
+	/* a NULL-terminated copy: the scan wants one */
+	_cleanup_free_ char **dirs = calloc(c->n_servicedirs + 1, sizeof(char *));
+	if (!dirs)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_servicedirs; i++)
+		dirs[i] = c->servicedirs[i];
+	r = service_dir_scan_full(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
+				  ret_files, ret_n, &warnings);
+	if (r < 0)
+		return r;
+	for (char **w = warnings; w && *w; w++)
+		log_warning("%s", *w);
+	strv_free(warnings);
+	return 0;
+}
+
+/* the entry for @f (taken): the one of its name, kept (a removed name
+ * still activating comes back as it is), or a new one */
+static int registry_take_file(ServiceRegistry *reg, ServiceFile *f, bool rescan, Activatable **ret) {
+	Activatable *a = registry_find_any(reg, f->name);
+	int r;
+
+	if (a) {
+		_cleanup_(service_file_freep) ServiceFile *old = a->removed ? NULL : a->file;
+		if (a->removed)
+			service_file_free(a->file);
+		a->removed = false;
+		a->file = f;
+		a->listed = true;
+		registry_order_listed(reg, a, old, rescan);
+	} else {
+		r = activatable_new(reg, f->name, f, &a);
+		if (r < 0) {
+			service_file_free(f);
+			return r;
+		}
+		registry_order_listed(reg, a, NULL, rescan);
+	}
+	*ret = a;
+	return 0;
+}
+
+/* systemd activation: org.freedesktop.systemd1 is activatable (not
+ * listed) so what is sent to it waits until systemd connects */
+static Activatable *registry_systemd_activatable(ServiceRegistry *reg) {
+	Activatable *a = registry_find_any(reg, SYSTEMD_NAME);
+
+	if (a) {
+		a->removed = false;
+		service_file_free(a->file);
+		a->file = NULL;
+		a->listed = false;
+		hash_order_remove(reg->listed_order, SYSTEMD_NAME);
+		return a;
+	}
+	return activatable_new(reg, SYSTEMD_NAME, NULL, &a) >= 0 ? a : NULL;
+}
+
+/* @names (taken) become the table; the ones no longer provided go */
+static void registry_replace_names(ServiceRegistry *reg, Activatable **names, size_t n_new) {
+	Activatable **old = reg->names;
+	size_t n_old = reg->n_names;
+
+	for (size_t i = 0; i < n_old; i++) {
+		bool kept = false;
+		for (size_t j = 0; j < n_new && !kept; j++)
+			kept = names[j] == old[i];
+		if (kept)
+			old[i] = NULL;
+	}
+	qsort(names, n_new, sizeof(*names), activatable_cmp);
+	reg->names = names;
+	reg->n_names = n_new;
+	for (size_t i = 0; i < n_old; i++)
+		if (old[i]) {
+			hash_order_remove(reg->listed_order, old[i]->name);
+			activatable_remove(old[i]);
+		}
+	free(old);
+}
+
 static int registry_load(Bus *bus, bool rescan) {
 	ServiceRegistry *reg = bus->services;
-	const BusConfig *c = bus->config;
 	ServiceFile **files = NULL;
-	char **warnings = NULL;
 	size_t n_files = 0, n_new = 0;
 	Activatable **names = NULL;
 	bool have_systemd = false;
@@ -1131,20 +1215,9 @@ static int registry_load(Bus *bus, bool rescan) {
 		if (r < 0)
 			return r;
 	}
-
-	/* a NULL-terminated copy: the scan wants one */
-	_cleanup_free_ char **dirs = calloc(c->n_servicedirs + 1, sizeof(char *));
-	if (!dirs)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n_servicedirs; i++)
-		dirs[i] = c->servicedirs[i];
-	r = service_dir_scan_full(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
-				  &files, &n_files, &warnings);
+	r = registry_scan(bus->config, &files, &n_files);
 	if (r < 0)
 		return r;
-	for (char **w = warnings; w && *w; w++)
-		log_warning("%s", *w);
-	strv_free(warnings);
 
 	names = calloc(n_files + 2, sizeof(*names));
 	if (!names) {
@@ -1162,68 +1235,23 @@ static int registry_load(Bus *bus, bool rescan) {
 		hash_order_reset(reg->listed_order);
 	/* keep the entries whose name is still provided, add the new ones */
 	for (size_t i = 0; i < n_files; i++) {
-		ServiceFile *f = TAKE_PTR(files[i]);
-		/* a removed name still activating comes back as it is */
-		Activatable *a = registry_find_any(reg, f->name);
+		Activatable *a;
 
-		if (a) {
-			_cleanup_(service_file_freep) ServiceFile *old = a->removed ? NULL : a->file;
-			if (a->removed)
-				service_file_free(a->file);
-			a->removed = false;
-			a->file = f;
-			a->listed = true;
-			registry_order_listed(reg, a, old, rescan);
-		} else {
-			r = activatable_new(reg, f->name, f, &a);
-			if (r < 0) {
-				service_file_free(f);
-				continue;
-			}
-			registry_order_listed(reg, a, NULL, rescan);
-		}
+		if (registry_take_file(reg, TAKE_PTR(files[i]), rescan, &a) < 0)
+			continue;
 		names[n_new++] = a;
 		if (activatable_is_systemd(a))
 			have_systemd = true;
 	}
 	free(files);
 
-	/* systemd activation: org.freedesktop.systemd1 is activatable (not
-	 * listed) so what is sent to it waits until systemd connects */
 	if (bus->systemd_activation && !have_systemd) {
-		Activatable *a = registry_find_any(reg, SYSTEMD_NAME);
-		if (a) {
-			a->removed = false;
-			service_file_free(a->file);
-			a->file = NULL;
-			a->listed = false;
-			hash_order_remove(reg->listed_order, SYSTEMD_NAME);
-			names[n_new++] = a;
-		} else if (activatable_new(reg, SYSTEMD_NAME, NULL, &a) >= 0)
+		Activatable *a = registry_systemd_activatable(reg);
+		if (a)
 			names[n_new++] = a;
 	}
 
-	/* the ones no longer provided */
-	for (size_t i = 0; i < reg->n_names; i++) {
-		Activatable *a = reg->names[i];
-		bool kept = false;
-		for (size_t j = 0; j < n_new && !kept; j++)
-			kept = names[j] == a;
-		if (kept)
-			reg->names[i] = NULL;
-	}
-	Activatable **old = reg->names;
-	size_t n_old = reg->n_names;
-	qsort(names, n_new, sizeof(*names), activatable_cmp);
-	reg->names = names;
-	reg->n_names = n_new;
-	for (size_t i = 0; i < n_old; i++)
-		if (old[i]) {
-			hash_order_remove(reg->listed_order, old[i]->name);
-			activatable_remove(old[i]);
-		}
-	free(old);
-
+	registry_replace_names(reg, names, n_new);
 	registry_update_watches(reg);
 	return 0;
 }
