@@ -391,24 +391,18 @@ const char *launcher_helper(Launcher *l, const char *user) {
 	return LAUNCH_HELPER_PATH;
 }
 
-int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *user, uint64_t token,
-		   LauncherChild **ret_child, const char **ret_error, char **ret_text) {
-	Bus *bus = l->bus;
-	const char *helper = launcher_helper(l, user);
-	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
-	_cleanup_free_ char *as_user = NULL, *command = NULL;
-	uid_t uid = 0;
-	gid_t gid = 0;
-	int p[2];
-	pid_t pid;
+/* the argv to execute: the Exec line, or "HELPER NAME" (as dbus-daemon
+ * runs it), split as an Exec line */
+static int launcher_argv(const char *helper, const char *name, const char *exec, char ***ret_argv,
+			 const char **ret_error, char **ret_text) {
+	_cleanup_free_ char *command = NULL;
 	int r;
 
-	/* dbus-daemon runs "HELPER NAME", split as an Exec line */
 	if (helper && asprintf(&command, "%s %s", helper, name) < 0) {
 		command = NULL;
 		return -ENOMEM;
 	}
-	r = service_exec_split(command ? command : exec, &argv);
+	r = service_exec_split(command ? command : exec, ret_argv);
 	if (r == -EINVAL) {
 		*ret_error = DBUS_ERR("InvalidArgs");
 		*ret_text = strdup("Unclosed quotes in command line");
@@ -416,46 +410,94 @@ int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *
 	}
 	if (r < 0)
 		return r;
-	if (!argv[0]) {
+	if (!(*ret_argv)[0]) {
 		*ret_error = DBUS_ERR("Spawn.ExecFailed");
 		(void) !asprintf(ret_text, "Failed to execute program %s: %s", name, strerror(ENOENT));
 		return -ENOENT;
 	}
+	return 0;
+}
 
-	/* User= is for system bus activation; only root can become someone */
-	if (!helper && bus->is_system && user) {
-		struct passwd *pw = getpwnam(user);
-		if (!pw) {
-			*ret_error = DBUS_ERR("Spawn.SetupFailed");
-			(void) !asprintf(ret_text, "Failed to setup environment correctly: user \"%s\" does not exist",
-					 user);
-			return -ESRCH;
-		}
-		if (geteuid() == 0) {
-			if (!(as_user = strdup(pw->pw_name)))
-				return -ENOMEM;
-			uid = pw->pw_uid;
-			gid = pw->pw_gid;
-		} else if (pw->pw_uid != geteuid())
-			log_debug("Not running as root: activating %s as uid %u, not as user %s", name,
-				  (unsigned) geteuid(), user);
+/* User= is for system bus activation; only root can become someone:
+ * *@ret_as_user stays NULL when the service runs as the daemon's user */
+static int launcher_service_user(const char *name, const char *user, char **ret_as_user, uid_t *ret_uid,
+				 gid_t *ret_gid, const char **ret_error, char **ret_text) {
+	struct passwd *pw = getpwnam(user);
+
+	if (!pw) {
+		*ret_error = DBUS_ERR("Spawn.SetupFailed");
+		(void) !asprintf(ret_text, "Failed to setup environment correctly: user \"%s\" does not exist", user);
+		return -ESRCH;
 	}
+	if (geteuid() == 0) {
+		if (!(*ret_as_user = strdup(pw->pw_name)))
+			return -ENOMEM;
+		*ret_uid = pw->pw_uid;
+		*ret_gid = pw->pw_gid;
+	} else if (pw->pw_uid != geteuid())
+		log_debug("Not running as root: activating %s as uid %u, not as user %s", name, (unsigned) geteuid(),
+			  user);
+	return 0;
+}
 
+static LauncherChild *child_new(Launcher *l, const char *name, bool helper) {
+	LauncherChild *ch = calloc(1, sizeof(*ch));
+
+	if (!ch)
+		return NULL;
+	ch->launcher = l;
+	ch->err_fd = -1;
+	ch->helper = helper;
+	list_init(&ch->link);
+	if (!(ch->name = strdup(name))) {
+		free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+/* the parent's side of a fork: @err_fd is where the child says why its
+ * exec failed */
+static void child_started(LauncherChild *ch, pid_t pid, int err_fd, uint64_t token) {
+	Launcher *l = ch->launcher;
+
+	ch->pid = pid;
+	ch->err_fd = err_fd;
+	ch->token = token;
+	(void) fcntl(ch->err_fd, F_SETFL, O_NONBLOCK);
+	ch->ev_err = event_new(l->bus->base, ch->err_fd, EV_READ, child_on_err, ch);
+	if (ch->ev_err)
+		event_add(ch->ev_err, NULL);
+	list_link_tail(&l->children, &ch->link);
+}
+
+int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *user, uint64_t token,
+		   LauncherChild **ret_child, const char **ret_error, char **ret_text) {
+	const char *helper = launcher_helper(l, user);
+	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
+	_cleanup_free_ char *as_user = NULL;
+	LauncherChild *ch;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int p[2];
+	pid_t pid;
+	int r;
+
+	r = launcher_argv(helper, name, exec, &argv, ret_error, ret_text);
+	if (r < 0)
+		return r;
+	if (!helper && l->bus->is_system && user) {
+		r = launcher_service_user(name, user, &as_user, &uid, &gid, ret_error, ret_text);
+		if (r < 0)
+			return r;
+	}
 	r = launcher_build_env(l, &envp);
 	if (r < 0)
 		return r;
 
-	LauncherChild *ch = calloc(1, sizeof(*ch));
+	ch = child_new(l, name, helper != NULL);
 	if (!ch)
 		return -ENOMEM;
-	ch->launcher = l;
-	ch->err_fd = -1;
-	ch->helper = helper != NULL;
-	list_init(&ch->link);
-	if (!(ch->name = strdup(name))) {
-		free(ch);
-		return -ENOMEM;
-	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		r = -errno;
 		child_free(ch);
@@ -478,14 +520,7 @@ int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *
 	}
 
 	safe_close(p[1]);
-	ch->pid = pid;
-	ch->err_fd = p[0];
-	ch->token = token;
-	(void) fcntl(ch->err_fd, F_SETFL, O_NONBLOCK);
-	ch->ev_err = event_new(bus->base, ch->err_fd, EV_READ, child_on_err, ch);
-	if (ch->ev_err)
-		event_add(ch->ev_err, NULL);
-	list_link_tail(&l->children, &ch->link);
+	child_started(ch, pid, p[0], token);
 	*ret_child = ch;
 	return 0;
 }
