@@ -285,7 +285,9 @@ static struct rlimit bus_initial_nofile;
 static bool bus_initial_nofile_saved;
 
 /* _dbus_rlimit_save_fd_limit() and _dbus_rlimit_raise_fd_limit() */
-void bus_raise_fd_limit(void) {
+static void bus_fd_reserve_compute(Bus *bus);
+
+void bus_raise_fd_limit(Bus *bus) {
 	struct rlimit lim;
 
 	if (getrlimit(RLIMIT_NOFILE, &lim) < 0) {
@@ -307,6 +309,7 @@ void bus_raise_fd_limit(void) {
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		log_info("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
 			 errno == EPERM || errno == EACCES ? "AccessDenied" : "Failed", (unsigned long) lim.rlim_cur);
+	bus_fd_reserve_compute(bus);
 }
 
 void bus_restore_fd_limit(void) {
@@ -316,10 +319,15 @@ void bus_restore_fd_limit(void) {
 
 /* the reserve: the last sixteenth of the table, 16 to 1024 fds */
 static void bus_fd_reserve_init(Bus *bus) {
+	bus->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	bus_fd_reserve_compute(bus);
+}
+
+/* where the reserve starts, for the RLIMIT_NOFILE of now */
+static void bus_fd_reserve_compute(Bus *bus) {
 	struct rlimit lim;
 	rlim_t n, reserve;
 
-	bus->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	bus->fd_reserve_start = INT_MAX;
 	if (getrlimit(RLIMIT_NOFILE, &lim) < 0 || lim.rlim_cur == RLIM_INFINITY)
 		return;
@@ -419,31 +427,39 @@ static int strv_append_address(char **acc, const char *addr, const char *guid) {
  * bus_listen() - open every listen address
  * @addresses:	the config's <listen> entries (or the --address list)
  * @ret_address: the connectable addresses with guid, ';'-separated
+ * @ret_error:	on failure, what dbus-daemon says after "Failed to start
+ *		message bus: ", or NULL (out of memory)
  *
  * Each <listen> is one server, as a DBusServer of dbus-daemon: its sockets
  * share a GUID of their own (sent with SASL's OK and printed in the
  * address), which is not the bus's (GetId).
  */
-int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address) {
+int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address, char **ret_error) {
 	_cleanup_free_ char *all = NULL;
 	char *fallback[2] = { (char *) fallback_address, NULL };
 	int r;
 
+	*ret_error = NULL;
 	if (!addresses || !addresses[0])
 		addresses = fallback;
-	if (!addresses[0])
-		return log_error_errno(-EINVAL, "No addresses to listen on");
+	if (!addresses[0]) {
+		*ret_error = strdup("No addresses to listen on");
+		return -EINVAL;
+	}
 
 	for (char **a = addresses; *a; a++) {
 		ListenSocket **socks = NULL;
 		size_t n = 0;
 		_cleanup_free_ char *error = NULL;
-
 		char guid[ADDRESS_GUID_HEX_LEN + 1];
 
 		r = listen_address_open(*a, &socks, &n, &error);
-		if (r < 0)
-			return log_error_errno(r, "Failed to listen on \"%s\": %s", *a, error ? error : strerror(-r));
+		if (r < 0) {
+			if (!error && r != -ENOMEM)
+				(void) asprintf(&error, "Failed to listen on \"%s\": %s", *a, strerror(-r));
+			*ret_error = TAKE_PTR(error);
+			return r;
+		}
 		r = address_guid_generate(guid);
 		for (size_t i = 0; i < n; i++) {
 			if (r >= 0)
@@ -463,25 +479,29 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 	return 0;
 }
 
-int bus_adopt_systemd_sockets(Bus *bus, char **ret_address) {
+int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error) {
 	_cleanup_free_ char *all = NULL;
 	char guid[ADDRESS_GUID_HEX_LEN + 1];
 	int n = sd_listen_fds(true);
 	int r;
 
+	*ret_error = NULL;
 	/* the sockets systemd passes are one server, as in dbus-daemon */
 	r = address_guid_generate(guid);
 	if (r < 0)
 		return r;
-	if (n < 0)
-		return log_error_errno(n, "Failed to get sockets from systemd: %m");
-	if (n == 0)
-		return log_error_errno(-ENOENT, "No sockets passed by systemd");
+	if (n <= 0) {
+		/* dbus-daemon's words for both */
+		*ret_error = strdup("No socket received.");
+		return n < 0 ? n : -ENOENT;
+	}
 	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
 		ListenSocket *s;
 		r = listen_socket_from_fd(fd, &s);
-		if (r < 0)
-			return log_error_errno(r, "Socket %d passed by systemd is not usable: %m", fd);
+		if (r < 0) {
+			(void) asprintf(ret_error, "Socket %d passed by systemd is not usable: %s", fd, strerror(-r));
+			return r;
+		}
 		r = strv_append_address(&all, listen_socket_address(s), guid);
 		if (r >= 0)
 			r = bus_add_listener(bus, s, guid);
@@ -492,6 +512,20 @@ int bus_adopt_systemd_sockets(Bus *bus, char **ret_address) {
 	}
 	*ret_address = TAKE_PTR(all);
 	return 0;
+}
+
+static void bus_config_warn(const char *message, void *userdata) {
+	/* dbus-daemon names itself "dbus-daemon" from its first error in an
+	 * <includedir> file on (it was "dbus" before) */
+	if (strncmp(message, "Encountered error '", 19) == 0)
+		log_set_ident("dbus-daemon");
+	log_unprefixed(LOG_WARNING, "%s", message);
+}
+
+int bus_config_read(const char *path, BusConfig **ret, char **ret_error) {
+	static const BusConfigLoadOptions opts = { .warn = bus_config_warn };
+
+	return bus_config_load_full(path, &opts, ret, ret_error);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -837,7 +871,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 
 	if (!bus->config_file)
 		return 0;
-	r = bus_config_load(bus->config_file, &c, ret_error);
+	r = bus_config_read(bus->config_file, &c, ret_error);
 	if (r < 0)
 		return r;
 

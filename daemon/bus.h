@@ -134,9 +134,12 @@ static inline void stats_peak(uint32_t *peak, uint64_t v) {
 
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);
 Bus *bus_free(Bus *bus);
-int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address);
-int bus_adopt_systemd_sockets(Bus *bus, char **ret_address);
+int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address, char **ret_error);
+int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error);
 int bus_reload(Bus *bus, char **ret_error);
+/* bus_config_load() with its warnings logged as they come, as dbus-daemon
+ * logs them while it reads the files */
+int bus_config_read(const char *path, BusConfig **ret, char **ret_error);
 int bus_run(Bus *bus);
 /* the core's limits again, after activator_reserve grew */
 int bus_apply_core_limits(Bus *bus);
@@ -176,9 +179,10 @@ bool bus_is_internal_id(Bus *bus, uint64_t id);
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
 
-/* as dbus-daemon at startup: RLIMIT_NOFILE raised (root: to at least
- * 65536), the initial value kept for activated services */
-void bus_raise_fd_limit(void);
+/* as dbus-daemon at startup (after listening, the pidfile and a fork, before
+ * the switch to <user>): RLIMIT_NOFILE raised (root: to at least 65536),
+ * the initial value kept for activated services, the fd reserve moved */
+void bus_raise_fd_limit(Bus *bus);
 /* in an activated service's process: the limit the daemon started with */
 void bus_restore_fd_limit(void);
 /* a client was freed: give memory back to the system soon (bus_on_trim) */

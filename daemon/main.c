@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,17 +178,39 @@ static int write_all(int fd, const char *s) {
 	return 0;
 }
 
-static int drop_privileges(const char *user) {
+/* dbus-daemon's words when it cannot start, after "Failed to start message
+ * bus: " (written as it writes them: without the bus's log prefix) */
+_printf_(1, 2)
+static int start_failed(const char *fmt, ...) {
+	_cleanup_free_ char *text = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	log_unprefixed(LOG_ERR, "Failed to start message bus: %s", text ? text : "Not enough memory");
+	return -EINVAL;
+}
+
+/* <user>, looked up before anything else happens, as dbus-daemon does */
+static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid) {
 	struct passwd *pw;
 
 	errno = 0;
 	pw = getpwnam(user);
 	if (!pw)
-		return log_error_errno(errno ? -errno : -ESRCH, "Could not get UID and GID for username \"%s\"", user);
-	if (geteuid() == pw->pw_uid)
+		return start_failed("Could not get UID and GID for username \"%s\"", user);
+	*ret_uid = pw->pw_uid;
+	*ret_gid = pw->pw_gid;
+	return 0;
+}
+
+static int drop_privileges(const char *user, uid_t uid, gid_t gid) {
+	if (geteuid() == uid)
 		return 0;
-	if (initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0)
-		return log_error_errno(-errno, "Failed to drop privileges to %s: %m", user);
+	if (initgroups(user, gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+		return start_failed("Failed to drop privileges to %s: %s", user, strerror(errno));
 	return 0;
 }
 
@@ -195,7 +218,7 @@ static int write_pidfile(const char *path) {
 	char buf[32];
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return log_error_errno(-errno, "Failed to write pid file \"%s\": %m", path);
+		return start_failed("Failed to open \"%s\": %s", path, strerror(errno));
 	snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
 	return write_all(fd, buf);
 }
@@ -343,6 +366,7 @@ static const char *config_file_path(const Options *o, char *buf, size_t size) {
 }
 
 static void setup_log(const Options *o, const BusConfig *config) {
+	log_set_ident("dbus-daemon");
 	/* as dbus-daemon: always stderr, syslog too with --syslog or
 	 * <syslog/> (unless --nosyslog), only syslog with --syslog-only */
 	if (o->syslog == 2)
@@ -358,27 +382,37 @@ static void setup_log(const Options *o, const BusConfig *config) {
 
 /* --address (systemd: for the sockets systemd passed), else the <listen>
  * addresses of the configuration */
-static int listen_all(Bus *bus, const Options *o, const BusConfig *config, char **ret_address) {
+static int listen_all(Bus *bus, const Options *o, const BusConfig *config, char **ret_address, char **ret_error) {
+	free(*ret_error);
+	*ret_error = NULL;
 	if (o->address && streq(o->address, "systemd:"))
-		return bus_adopt_systemd_sockets(bus, ret_address);
+		return bus_adopt_systemd_sockets(bus, ret_address, ret_error);
 	if (o->address) {
 		char *one[2] = { (char *) o->address, NULL };
-		return bus_listen(bus, one, NULL, ret_address);
+		return bus_listen(bus, one, NULL, ret_address, ret_error);
 	}
-	return bus_listen(bus, config->listen, NULL, ret_address);
+	return bus_listen(bus, config->listen, NULL, ret_address, ret_error);
 }
 
-/* fork (as configured or asked), write the pidfile, drop privileges;
+/* as dbus-daemon once it listens: <user> looked up, fork (as configured
+ * or asked), the pidfile, RLIMIT_NOFILE raised, privileges dropped;
  * *@notify_fd tells the parent of a fork when the daemon is ready */
 static int detach(Bus *bus, struct event_base *base, const Options *o, const BusConfig *config, int *notify_fd) {
+	bool switch_user = config->user && geteuid() == 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
 	int r;
+
+	if (config->user) {
+		r = lookup_user(config->user, &uid, &gid);
+		if (r < 0)
+			return r;
+	}
 
 	if (o->fork == 1 || (o->fork < 0 && config->fork)) {
 		r = become_daemon(notify_fd, config->keep_umask);
-		if (r < 0) {
-			fprintf(stderr, "Failed to fork: %s\n", strerror(-r));
-			return r;
-		}
+		if (r < 0)
+			return start_failed("Failed to fork daemon: %s", strerror(-r));
 		if (event_reinit(base) < 0) {
 			log_error("Cannot reinitialise the event loop after fork");
 			return -EIO;
@@ -391,8 +425,10 @@ static int detach(Bus *bus, struct event_base *base, const Options *o, const Bus
 			return r;
 	}
 
-	if (config->user && geteuid() == 0) {
-		r = drop_privileges(config->user);
+	bus_raise_fd_limit(bus);
+
+	if (switch_user) {
+		r = drop_privileges(config->user, uid, gid);
 		if (r < 0)
 			return r;
 		bus->euid = geteuid();
@@ -466,21 +502,24 @@ int main(int argc, char **argv) {
 		_cleanup_free_ char *xml = driver_introspect_string();
 		if (!xml)
 			return 1;
+		/* dbus-daemon ends it with an empty line */
 		fputs(xml, stdout);
+		fputs("\n", stdout);
 		return 0;
 	}
 
 	config_file = config_file_path(&o, default_conf, sizeof(default_conf));
 	if (!config_file)
 		return 1;
-	r = bus_config_load(config_file, &config, &error);
+	/* dbus-daemon's name in its messages before the configuration is read */
+	log_set_ident("dbus");
+	r = bus_config_read(config_file, &config, &error);
 	if (r < 0) {
-		fprintf(stderr, "Failed to start message bus: %s\n", error ? error : strerror(-r));
+		start_failed("%s", error ? error : strerror(-r));
 		return 1;
 	}
 	setup_log(&o, config);
 
-	bus_raise_fd_limit();
 	base = event_base_new();
 	if (!base)
 		return 1;
@@ -488,14 +527,14 @@ int main(int argc, char **argv) {
 	r = bus_new(&bus, base, config, config_file);
 	if (r < 0) {
 		bus_config_free(config);
-		fprintf(stderr, "Failed to start message bus: %s\n", strerror(-r));
+		start_failed("%s", strerror(-r));
 		return 1;
 	}
 	bus->systemd_activation = o.systemd_activation;
 
-	r = listen_all(bus, &o, config, &address);
+	r = listen_all(bus, &o, config, &address, &error);
 	if (r < 0) {
-		fprintf(stderr, "Failed to start message bus: %s\n", strerror(-r));
+		start_failed("%s", error ? error : strerror(-r));
 		return 1;
 	}
 

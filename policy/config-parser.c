@@ -215,22 +215,23 @@ typedef struct Parser {
 	bool policy_principal_known;
 
 	int r;                     /* first error */
-	char *error;               /* "FILE:LINE: message" */
+	char *error;               /* the message, in dbus-daemon's words */
 } Parser;
 
 static unsigned parser_line(Parser *p) {
 	return p->xml ? (unsigned)XML_GetCurrentLineNumber(p->xml) : 0;
 }
 
+/* an error or a warning, in dbus-daemon's words: without the file and
+ * line (dbus-daemon names them only in XML syntax errors) */
 static char *format_located(const char *file, unsigned line, const char *fmt, va_list ap) {
-	_cleanup_free_ char *msg = NULL;
-	char *r = NULL;
+	char *msg = NULL;
 
+	(void) file;
+	(void) line;
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return NULL;
-	if (asprintf(&r, "%s:%u: %s", file, line, msg) < 0)
-		return NULL;
-	return r;
+	return msg;
 }
 
 _printf_(3, 4)
@@ -266,6 +267,12 @@ static int parser_fail_with(Parser *p, int r, char *error) {
 static int loader_warn_str(Loader *l, char *msg) {
 	if (!msg)
 		return -ENOMEM;
+	if (l->opts.warn) {
+		/* told at once, as dbus-daemon logs them while it reads */
+		l->opts.warn(msg, l->opts.userdata);
+		free(msg);
+		return 0;
+	}
 	if (strv_push(&l->root->warnings, NULL, msg) < 0) {
 		free(msg);
 		return -ENOMEM;
@@ -540,8 +547,12 @@ static int parser_include_dir(Parser *p, const char *dir) {
 			return parser_fail(p, r, "out of memory");
 		}
 		if (r < 0) {
-			/* dbus-daemon: "Encountered error '%s' while parsing '%s'" */
-			r = loader_warn_str(p->loader, error);
+			char *warning = NULL;
+
+			if (asprintf(&warning, "Encountered error '%s' while parsing '%s'", strempty(error), files[i]) < 0)
+				warning = NULL;
+			free(error);
+			r = loader_warn_str(p->loader, warning);
 			if (r < 0)
 				return parser_fail(p, r, "out of memory");
 		}
@@ -1451,7 +1462,8 @@ static int parser_set_limit(Parser *p, const char *name, long value) {
 		*(int64_t *)((char *)&p->cfg->limits + table[i].offset) = value;
 		return 0;
 	}
-	return parser_fail(p, -EINVAL, "There is no limit called \"%s\"", name);
+	/* with dbus-daemon's newline */
+	return parser_fail(p, -EINVAL, "There is no limit called \"%s\"\n", name);
 }
 
 static void XMLCALL on_end(void *userdata, const XML_Char *name) {
@@ -1560,7 +1572,8 @@ static int parse_buffer(Loader *l, const char *data, size_t size, const char *pa
 		if (e == XML_ERROR_NO_MEMORY)
 			parser_fail(&p, -ENOMEM, "out of memory");
 		else
-			parser_fail(&p, -EINVAL, "Error in file %s, line %lu, column %lu: %s", path,
+			/* with dbus-daemon's newline */
+			parser_fail(&p, -EINVAL, "Error in file %s, line %lu, column %lu: %s\n", path,
 				    (unsigned long)XML_GetCurrentLineNumber(p.xml),
 				    (unsigned long)XML_GetCurrentColumnNumber(p.xml),
 				    XML_ErrorString(e));
@@ -1609,20 +1622,20 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
 			r = -errno;
-			if (ret_error && asprintf(ret_error, "%s: Failed to open \"%s\": %s", path, path,
+			if (ret_error && asprintf(ret_error, "Failed to open \"%s\": %s", path,
 						  strerror(-r)) < 0)
 				*ret_error = NULL;
 			return r;
 		}
 		if (fstat(fd, &st) < 0) {
 			r = -errno;
-			if (ret_error && asprintf(ret_error, "%s: Failed to stat \"%s\": %s", path, path,
+			if (ret_error && asprintf(ret_error, "Failed to stat \"%s\": %s", path,
 						  strerror(-r)) < 0)
 				*ret_error = NULL;
 			return r;
 		}
 		if (!S_ISREG(st.st_mode)) {
-			if (ret_error && asprintf(ret_error, "%s: \"%s\" is not a regular file", path, path) < 0)
+			if (ret_error && asprintf(ret_error, "\"%s\" is not a regular file", path) < 0)
 				*ret_error = NULL;
 			return -EINVAL;
 		}
@@ -1645,7 +1658,7 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 				if (errno == EINTR)
 					continue;
 				r = -errno;
-				if (ret_error && asprintf(ret_error, "%s: Failed to read \"%s\": %s", path,
+				if (ret_error && asprintf(ret_error, "Failed to read \"%s\": %s",
 							  path, strerror(-r)) < 0)
 					*ret_error = NULL;
 				return r;
@@ -1655,7 +1668,7 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 			size += n;
 		}
 		if (size > CONFIG_FILE_MAX || st.st_size > CONFIG_FILE_MAX) {
-			if (ret_error && asprintf(ret_error, "%s: File size %lu of \"%s\" is too large.", path,
+			if (ret_error && asprintf(ret_error, "File size %lu of \"%s\" is too large.",
 						  (unsigned long)MAX((size_t)st.st_size, size), path) < 0)
 				*ret_error = NULL;
 			return -EFBIG;

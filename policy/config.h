@@ -221,9 +221,10 @@ struct BusConfig {
 	BusConfigPolicy *policies;      /* <policy> elements in document order */
 	size_t n_policies;
 
-	/* non-fatal problems, "FILE:LINE: message": errors inside <includedir>
-	 * files (dbus-daemon logs and skips those files), unknown users and
-	 * groups, an unusable $XDG_RUNTIME_DIR */
+	/* non-fatal problems, in dbus-daemon's words: errors inside
+	 * <includedir> files ("Encountered error '...' while parsing '...'":
+	 * dbus-daemon logs and skips those files), unknown users and groups, an
+	 * unusable $XDG_RUNTIME_DIR */
 	char **warnings;
 };
 
@@ -239,6 +240,8 @@ struct BusConfigLoadOptions {
 	 * exists); return 0 and the id, or a negative errno (-ESRCH unknown) */
 	int (*lookup_user)(const char *name, uid_t *ret_uid, void *userdata);
 	int (*lookup_group)(const char *name, gid_t *ret_gid, void *userdata);
+	/* warnings (BusConfig.warnings) as they come, not kept; NULL: kept */
+	void (*warn)(const char *message, void *userdata);
 	void *userdata;
 };
 

@@ -1,0 +1,69 @@
+#!/bin/bash
+# busbridged and dbus-daemon on configurations they cannot start with, or
+# start with warnings: the same exit status and the same lines on stderr
+# (pids aside), word for word:
+#  - configuration errors: "dbus[PID]: Failed to start message bus: ..."
+#    without the file or line (but for XML syntax errors), dbus-daemon's
+#    trailing newlines included; warnings (unknown users, an <includedir>
+#    file with an error) as they are read;
+#  - failures once the configuration is read (listening, the pidfile, the
+#    <user>): "dbus-daemon[PID]: Failed to start message bus: ...", one line;
+#  - --address=systemd: without sockets, --introspect.
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+. "$here/helpers.sh"
+
+mkdir -p "$T/inc"
+printf '<busconfig><bees/></busconfig>' >"$T/inc/broken.conf"
+sock="unix:path=$T/s"
+conf() { # NAME XML-INSIDE-BUSCONFIG
+	printf '<busconfig>%s</busconfig>' "$2" >"$T/$1.conf"
+}
+conf xml-error "<type>session</type><listen>$sock</listen><policy context=\"default\"><allow own=\"*\"/></busconfig>"
+conf unknown-element "<type>session</type><listen>$sock</listen><bogus/>"
+conf no-listen "<type>session</type>"
+conf unknown-limit "<listen>$sock</listen><limit name=\"max_foo\">1</limit>"
+conf bad-limit "<listen>$sock</listen><limit name=\"max_incoming_bytes\">abc</limit>"
+conf missing-include "<listen>$sock</listen><include>nonexistent.conf</include>"
+conf bad-message-type "<listen>$sock</listen><policy context=\"default\"><allow send_type=\"bogus\"/></policy>"
+conf bad-combination "<type>session</type><listen>$sock</listen><policy user=\"nosuchuser\"><allow own=\"a.b\"/></policy><policy context=\"default\"><allow send_destination=\"*\" user=\"nosuchuser\"/></policy>"
+conf unknown-address "<type>session</type><listen>foo:bar=1</listen>"
+conf unbindable "<type>session</type><listen>unix:path=/nonexistent/dir/s</listen>"
+conf unix-without-path "<type>session</type><listen>unix:foo=1</listen>"
+conf second-unbindable "<type>session</type><listen>$sock</listen><listen>unix:path=/nonexistent/s</listen>"
+conf unknown-user "<type>session</type><listen>$sock</listen><user>nosuchuser</user>"
+conf pidfile "<type>session</type><listen>$sock</listen><pidfile>/nonexistent/x.pid</pidfile>"
+conf broken-includedir "<type>session</type><listen>unix:path=/nonexistent/dir/s</listen><includedir>$T/inc</includedir>"
+
+run() { # DAEMON ARGS...: "status N, stderr: ..." with pids replaced
+	local d=$1 out; shift
+	rm -f "$T/s"
+	out=$(timeout -k 2 5 "$d" --nofork "$@" 2>&1 >/dev/null)
+	echo "status $?, stderr: $(sed -e 's/\[[0-9]*\]/[PID]/' -e 's/pid=[0-9]*/pid=PID/' <<<"$out" |
+		grep -v 'Failed to set fd limit' | tr '\n' '|')"
+}
+
+cases="xml-error unknown-element no-listen unknown-limit bad-limit missing-include bad-message-type
+	bad-combination unknown-address unbindable unix-without-path second-unbindable unknown-user pidfile
+	broken-includedir"
+for c in $cases; do
+	ours=$(run "$BUS_DAEMON" --config-file="$T/$c.conf")
+	ref=$(run /usr/bin/dbus-daemon --config-file="$T/$c.conf")
+	compare_with_reference "$c: $ours" "$c: $ref" 1
+done
+ours=$(run "$BUS_DAEMON" --config-file="$T/no-such-file.conf")
+ref=$(run /usr/bin/dbus-daemon --config-file="$T/no-such-file.conf")
+compare_with_reference "no such file: $ours" "no such file: $ref" 1
+ours=$(run "$BUS_DAEMON" --config-file="$T")
+ref=$(run /usr/bin/dbus-daemon --config-file="$T")
+compare_with_reference "a directory: $ours" "a directory: $ref" 1
+own_config "$T/good.conf" "$T/s"
+ours=$(run "$BUS_DAEMON" --config-file="$T/good.conf" --address=systemd:)
+ref=$(run /usr/bin/dbus-daemon --config-file="$T/good.conf" --address=systemd:)
+compare_with_reference "systemd without sockets: $ours" "systemd without sockets: $ref" 1
+if cmp -s <("$BUS_DAEMON" --introspect) <(/usr/bin/dbus-daemon --introspect); then
+	ok "--introspect: as dbus-daemon"
+else
+	not_ok "--introspect differs: $(diff <("$BUS_DAEMON" --introspect) <(/usr/bin/dbus-daemon --introspect) | head -c 300)"
+fi
+echo "1..$n"
