@@ -39,6 +39,26 @@ tests_fuzz_fuzz_wire_LDADD = $(DBUS_LIBS)
 endif
 # --- end wire ----------------------------------------------------------------
 
+# the body reader, against libdbus (tests/unit/test-wire-reader.c) and its
+# fuzz target (tests/fuzz/fuzz-wire-reader.c)
+check_PROGRAMS += tests/unit/test-wire-reader tests/fuzz/fuzz-wire-reader-repro
+tests_unit_test_wire_reader_SOURCES = tests/unit/test-wire-reader.c
+tests_unit_test_wire_reader_CFLAGS = $(AM_CFLAGS) $(DBUS_CFLAGS)
+tests_unit_test_wire_reader_LDADD = compat/libcompat.a $(DBUS_LIBS)
+tests_fuzz_fuzz_wire_reader_repro_SOURCES = tests/fuzz/fuzz-wire-reader.c tests/fuzz/fuzz-main.c
+tests_fuzz_fuzz_wire_reader_repro_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/wire-reader"'
+tests_fuzz_fuzz_wire_reader_repro_LDADD = compat/libcompat.a
+TESTS += tests/unit/test-wire-reader tests/fuzz/fuzz-wire-reader-repro
+EXTRA_DIST += tests/fuzz/corpus/wire-reader
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-wire-reader
+tests_fuzz_fuzz_wire_reader_SOURCES = tests/fuzz/fuzz-wire-reader.c compat/wire.c compat/wire.h
+tests_fuzz_fuzz_wire_reader_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_wire_reader_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+endif
+
 # match rules (tests/fuzz/fuzz-match-rule.c)
 check_PROGRAMS += tests/fuzz/fuzz-match-rule-repro
 tests_fuzz_fuzz_match_rule_repro_SOURCES = tests/fuzz/fuzz-match-rule.c tests/fuzz/fuzz-main.c

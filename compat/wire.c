@@ -1929,3 +1929,267 @@ int wire_builder_finish(WireBuilder *b, uint8_t **ret_msg, size_t *ret_len) {
 	b->len = b->cap = 0;
 	return 0;
 }
+
+/* ------------------------------------------------------------------------ */
+/* body reader (wire.h: "Body reader") */
+
+size_t wire_signature_next_len(const char *s, size_t len) {
+	uint64_t dict_bits = 0;	/* bit N: the container at depth N+1 is a dict entry */
+	unsigned depth = 0;
+	size_t i = 0;
+
+	while (i < len && s[i] == 'a')
+		i++;
+	if (i >= len)
+		return 0;
+	if (type_is_basic(s[i]) || s[i] == 'v')
+		return i + 1;
+	for (; i < len; i++) {
+		char c = s[i];
+
+		switch (c) {
+		case '(':
+		case '{':
+			if (depth >= 64 || i + 1 >= len || s[i + 1] == ')' || s[i + 1] == '}')
+				return 0;
+			if (c == '{')
+				dict_bits |= UINT64_C(1) << depth;
+			else
+				dict_bits &= ~(UINT64_C(1) << depth);
+			depth++;
+			break;
+		case ')':
+		case '}':
+			if (depth == 0 || (c == '}') != !!(dict_bits & (UINT64_C(1) << (depth - 1))))
+				return 0;
+			if (--depth == 0)
+				return i + 1;
+			break;
+		case 'a':
+			if (i + 1 >= len || s[i + 1] == ')' || s[i + 1] == '}')
+				return 0;
+			break;
+		default:
+			if (!type_is_basic(c) && c != 'v')
+				return 0;
+			break;
+		}
+		if (depth == 0)	/* an array of basic type at top level was handled above */
+			return 0;
+	}
+	return 0;
+}
+
+void wire_reader_init_raw(WireReader *r, const char *sig, size_t sig_len, bool big_endian,
+			  const uint8_t *body, size_t body_len) {
+	*r = (WireReader) {
+		.body = body,
+		.body_len = body_len,
+		.big_endian = big_endian,
+		.sig = sig ? sig : "",
+	};
+	r->stack[0] = (WireReaderFrame) {
+		.sig = r->sig,
+		.sig_end = r->sig + (sig ? sig_len : 0),
+		.saved_sig = r->sig,
+		.end = body_len,
+	};
+}
+
+void wire_reader_init(WireReader *r, const WireHeader *h, const uint8_t *body) {
+	wire_reader_init_raw(r, h->signature.s, h->signature.len, h->big_endian, body, h->body_len);
+}
+
+/* the type of the next value (an array starts its next element), NULL at the end */
+static const char *reader_next(const WireReader *r) {
+	const WireReaderFrame *f = &r->stack[r->depth];
+	const char *s = r->sig;
+
+	if (f->type == 'a') {
+		if (r->pos >= f->end)
+			return NULL;
+		if (s >= f->sig_end)
+			s = f->sig;
+	}
+	return s < f->sig_end ? s : NULL;
+}
+
+char wire_reader_peek(const WireReader *r) {
+	const char *s = reader_next(r);
+	return s && *s != ')' && *s != '}' ? *s : 0;
+}
+
+const char *wire_reader_signature(const WireReader *r, size_t *ret_len) {
+	const char *s = reader_next(r);
+	size_t n = s ? wire_signature_next_len(s, (size_t) (r->stack[r->depth].sig_end - s)) : 0;
+
+	*ret_len = n;
+	return n ? s : NULL;
+}
+
+static inline size_t reader_align(size_t pos, unsigned a) {
+	return (pos + a - 1) & ~(size_t) (a - 1);
+}
+
+int wire_reader_read_basic(WireReader *r, char type, void *out) {
+	const char *s = reader_next(r);
+	size_t end = r->stack[r->depth].end, pos;
+	unsigned n = type_fixed_size(type);
+	bool be = r->big_endian;
+
+	if (!s || *s != type || !type_is_basic(type))
+		return -EBADMSG;
+	pos = reader_align(r->pos, type_alignment(type));
+	if (pos > end)
+		return -EBADMSG;
+	if (n) {
+		const uint8_t *p = r->body + pos;
+		uint64_t v;
+
+		if (end - pos < n)
+			return -EBADMSG;
+		switch (n) {
+		case 1:
+			v = p[0];
+			break;
+		case 2:
+			v = be ? (uint16_t) (p[0] << 8 | p[1]) : (uint16_t) (p[1] << 8 | p[0]);
+			break;
+		case 4:
+			v = rd32(p, be);
+			break;
+		default:
+			v = be ? (uint64_t) rd32(p, true) << 32 | rd32(p + 4, true)
+			       : (uint64_t) rd32(p + 4, false) << 32 | rd32(p, false);
+			break;
+		}
+		if (out) {
+			switch (type) {
+			case 'y': *(uint8_t *) out = (uint8_t) v; break;
+			case 'b': *(bool *) out = v != 0; break;
+			case 'n': *(int16_t *) out = (int16_t) (uint16_t) v; break;
+			case 'q': *(uint16_t *) out = (uint16_t) v; break;
+			case 'i': *(int32_t *) out = (int32_t) (uint32_t) v; break;
+			case 'u': case 'h': *(uint32_t *) out = (uint32_t) v; break;
+			case 'x': *(int64_t *) out = (int64_t) v; break;
+			case 't': *(uint64_t *) out = v; break;
+			case 'd': memcpy(out, &v, sizeof(double)); break;
+			}
+		}
+		pos += n;
+	} else {
+		size_t l;
+
+		if (type == 'g') {
+			if (pos >= end)
+				return -EBADMSG;
+			l = r->body[pos++];
+		} else {
+			if (end - pos < 4)
+				return -EBADMSG;
+			l = rd32(r->body + pos, be);
+			pos += 4;
+		}
+		if (end - pos < l + 1 || r->body[pos + l] != 0)
+			return -EBADMSG;
+		if (out)
+			*(const char **) out = (const char *) r->body + pos;
+		pos += l + 1;
+	}
+	r->pos = pos;
+	r->sig = s + 1;
+	return 0;
+}
+
+int wire_reader_enter(WireReader *r, char type) {
+	const char *s = reader_next(r);
+	const WireReaderFrame *f = &r->stack[r->depth];
+	size_t end = f->end, pos = r->pos, n;
+	WireReaderFrame nf = { .type = type, .end = end };
+
+	if (!s || *s != type || r->depth >= WIRE_MAX_DEPTH)
+		return -EBADMSG;
+	switch (type) {
+	case 'a': {
+		size_t len;
+
+		n = wire_signature_next_len(s + 1, (size_t) (f->sig_end - s - 1));
+		if (n == 0)
+			return -EBADMSG;
+		pos = reader_align(pos, 4);
+		if (pos > end || end - pos < 4)
+			return -EBADMSG;
+		len = rd32(r->body + pos, r->big_endian);
+		pos = reader_align(pos + 4, type_alignment(s[1]));
+		if (pos > end || end - pos < len)
+			return -EBADMSG;
+		nf.sig = s + 1;
+		nf.sig_end = s + 1 + n;
+		nf.saved_sig = s + 1 + n;
+		nf.end = pos + len;
+		break;
+	}
+	case 'v': {
+		size_t l;
+
+		if (pos >= end)
+			return -EBADMSG;
+		l = r->body[pos++];
+		if (end - pos < l + 1 || r->body[pos + l] != 0)
+			return -EBADMSG;
+		nf.sig = (const char *) r->body + pos;
+		nf.sig_end = nf.sig + l;
+		nf.saved_sig = s + 1;
+		pos += l + 1;
+		break;
+	}
+	case '(':
+	case '{':
+		n = wire_signature_next_len(s, (size_t) (f->sig_end - s));
+		if (n < 3)
+			return -EBADMSG;
+		pos = reader_align(pos, 8);
+		if (pos > end)
+			return -EBADMSG;
+		nf.sig = s + 1;
+		nf.sig_end = s + n - 1;
+		nf.saved_sig = s + n;
+		break;
+	default:
+		return -EBADMSG;
+	}
+	r->stack[++r->depth] = nf;
+	r->pos = pos;
+	r->sig = nf.sig;
+	return 0;
+}
+
+int wire_reader_exit(WireReader *r) {
+	WireReaderFrame *f;
+	int ret;
+
+	if (r->depth == 0)
+		return -EBADMSG;
+	f = &r->stack[r->depth];
+	if (f->type == 'a')
+		r->pos = f->end;
+	else
+		while (wire_reader_peek(r))
+			if ((ret = wire_reader_skip(r)) < 0)
+				return ret;
+	r->sig = f->saved_sig;
+	r->depth--;
+	return 0;
+}
+
+int wire_reader_skip(WireReader *r) {
+	char t = wire_reader_peek(r);
+	int ret;
+
+	if (type_is_basic(t))
+		return wire_reader_read_basic(r, t, NULL);
+	if (t != 'a' && t != 'v' && t != '(' && t != '{')
+		return -EBADMSG;
+	ret = wire_reader_enter(r, t);
+	return ret < 0 ? ret : wire_reader_exit(r);
+}

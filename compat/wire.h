@@ -501,3 +501,126 @@ static inline void wire_builder_donep(WireBuilder **b) {
 	if (*b)
 		wire_builder_done(*b);
 }
+
+/*
+ * Body reader: the values of a body, one at a time, in signature order.
+ *
+ * Made for bodies that passed wire_body_validate() against their
+ * signature (the driver reads only calls whose signature it checked); on
+ * anything else it is still bounds-safe: it never reads outside the body or
+ * the signature, and a value that does not fit, a wrong type, a malformed
+ * signature or nesting deeper than WIRE_MAX_DEPTH fails with -EBADMSG, but
+ * what it returns from an unvalidated body (string contents, booleans other
+ * than 0/1) is unchecked.
+ *
+ * Usage (a{ss}):
+ *	WireReader r;
+ *	wire_reader_init(&r, h, body);
+ *	wire_reader_enter(&r, 'a');
+ *	while (wire_reader_peek(&r) == '{') {
+ *		const char *k, *v;
+ *		wire_reader_enter(&r, '{');
+ *		wire_reader_read_basic(&r, 's', &k);
+ *		wire_reader_read_basic(&r, 's', &v);
+ *		wire_reader_exit(&r);
+ *	}
+ *	wire_reader_exit(&r);
+ *
+ * Strings point into the body (NUL-terminated there).
+ */
+
+/* one open container, private to wire.c */
+typedef struct WireReaderFrame {
+	char type;		/* 0 (the body), 'a', 'v', '(', '{' */
+	const char *sig;	/* contents signature (array: element type) */
+	const char *sig_end;
+	const char *saved_sig;	/* the parent's cursor past this container */
+	size_t end;		/* array: offset past its last element; else the parent's */
+} WireReaderFrame;
+
+typedef struct WireReader {
+	const uint8_t *body;
+	size_t body_len;
+	bool big_endian;
+	size_t pos;		/* offset of the next value (before alignment) */
+	const char *sig;	/* type of the next value */
+	unsigned depth;		/* open containers */
+	WireReaderFrame stack[WIRE_MAX_DEPTH + 1];
+} WireReader;
+
+/**
+ * wire_reader_init() - start reading a body
+ * @r:		the reader (caller's storage)
+ * @h:		the message's header (signature and byte order)
+ * @body:	its body, h->body_len bytes
+ */
+void wire_reader_init(WireReader *r, const WireHeader *h, const uint8_t *body);
+
+/**
+ * wire_reader_init_raw() - start reading values of @sig (@sig_len bytes)
+ * in @body (@body_len bytes, offset 0 is 8-aligned) of byte order @big_endian
+ */
+void wire_reader_init_raw(WireReader *r, const char *sig, size_t sig_len, bool big_endian,
+			  const uint8_t *body, size_t body_len);
+
+/**
+ * wire_reader_peek() - type code of the next value
+ *
+ * Return: 'y' ... 'g', 'a', 'v', '(' (struct), '{' (dict entry), or 0 at
+ * the end of the body or of the current container (an array's last element
+ * was read; a struct's, dict entry's or variant's members were read).
+ */
+char wire_reader_peek(const WireReader *r);
+
+/**
+ * wire_reader_read_basic() - read the next value, of basic type @type
+ * @out:	'y' uint8_t, 'b' bool, 'n' int16_t, 'q' uint16_t, 'i' int32_t,
+ *		'u' uint32_t, 'h' uint32_t (an index into the fds), 'x' int64_t,
+ *		't' uint64_t, 'd' double, 's' 'o' 'g' const char *; may be NULL
+ *
+ * Return: 0, -EBADMSG (the next value is not of @type, or does not fit).
+ */
+int wire_reader_read_basic(WireReader *r, char type, void *out);
+
+/**
+ * wire_reader_enter() - open the next value, a container of @type
+ * @type:	'a', 'v', '(' or '{'
+ *
+ * Return: 0, -EBADMSG (not of @type, does not fit, nested too deeply).
+ */
+int wire_reader_enter(WireReader *r, char type);
+
+/**
+ * wire_reader_exit() - close the innermost container, skipping what was
+ * not read of it
+ *
+ * Return: 0, -EBADMSG (nothing open, or what is skipped is malformed).
+ */
+int wire_reader_exit(WireReader *r);
+
+/**
+ * wire_reader_skip() - step over the next value, whatever its type
+ *
+ * Return: 0, -EBADMSG (nothing left here, or the value is malformed).
+ */
+int wire_reader_skip(WireReader *r);
+
+/**
+ * wire_reader_signature() - the signature of the next complete value
+ * @ret_len:	out: its length
+ *
+ * Return: a pointer into the body's signature (not NUL-terminated there),
+ * or NULL when wire_reader_peek() returns 0 or the signature is malformed.
+ */
+const char *wire_reader_signature(const WireReader *r, size_t *ret_len);
+
+/**
+ * wire_signature_next_len() - length of the first complete type of a
+ * signature, e.g. 5 for "a{sv}u", 1 for "su"
+ * @s, @len:	the signature (need not be valid; never read past @len)
+ *
+ * Return: the length, or 0 if @s is empty or does not start with a
+ * well-formed complete type (unbalanced brackets, an empty struct, an array
+ * without element type, an unknown code).
+ */
+size_t wire_signature_next_len(const char *s, size_t len);
