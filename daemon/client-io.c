@@ -704,7 +704,7 @@ static void client_close_fds(int *fds, size_t n) {
  *
  * File descriptors are taken as libdbus's transport and loader take
  * them (dbus-transport-socket.c do_reading(), dbus-message.c
- * _dbus_message_loader_get_buffer()): not at all before authentication
+ * the loader's get_buffer()): not at all before authentication
  * or without NEGOTIATE_UNIX_FD (a plain read, the kernel closes them);
  * at most max_message_unix_fds pending at a time, more in one read is an
  * error; and while fds are pending, only the rest of the current message

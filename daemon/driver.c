@@ -4,12 +4,12 @@
  *
  * The driver owns a kdbus connection.  Calls arrive on it through the core
  * like any message; each is answered through the core, so replies are
- * ordered with everything else the caller receives.  Method arguments are
- * read and replies built with libdbus (DBusMessage), which also validates
- * the argument types against each method's signature; errors carry
- * dbus-daemon's names and texts.
+ * ordered with everything else the caller receives.  A call's signature is
+ * checked against the method's before the method reads its arguments (with
+ * compat/wire's WireReader); replies are built with the WireBuilder, with
+ * the header fields dbus-daemon's replies have; errors carry dbus-daemon's
+ * names and texts.
  */
-#include <dbus/dbus.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -53,9 +53,10 @@ struct Driver {
 typedef struct DriverCall {
 	Driver *driver;
 	Client *caller;
-	DBusMessage *msg;
+	const WireHeader *h;	/* the call, validated by the caller's client */
+	const uint8_t *body;
 	bool canonical_path;
-	DBusError error;
+	BusError error;
 	/* driver_shows_monitors_itself(): the call as forwarded, for them */
 	const uint8_t *capture;
 	size_t capture_len;
@@ -76,12 +77,6 @@ static void call_capture(DriverCall *call) {
 uint64_t driver_id(const Driver *d) {
 	return d ? d->id : 0;
 }
-
-static void dbus_message_unrefp(DBusMessage **m) {
-	if (*m)
-		dbus_message_unref(*m);
-}
-#define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
 
 /* ---- Debug.Stats' bookkeeping -------------------------------------------------- */
 
@@ -122,22 +117,26 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 
 /* marshal @m (sender org.freedesktop.DBus, destination @to) and SEND it from
  * the driver's connection; @reply_cookie consumes the caller's reply tracker */
-int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
+int driver_send_message(Driver *d, Client *to, WireBuilder *b, uint64_t reply_cookie,
 			const int *fds, size_t n_fds) {
-	char *buf = NULL;
-	int len = 0;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len = 0;
 	int r;
 
-	if (!to->conn)
+	if (!to->conn) {
+		wire_builder_done(b);
 		return 0;
-	if (!dbus_message_set_sender(m, DRIVER_NAME) ||
-	    (!dbus_message_get_destination(m) && !dbus_message_set_destination(m, to->unique_name)))
-		return -ENOMEM;
+	}
+	wire_builder_set_sender(b, DRIVER_NAME);
+	if (!b->destination.s)
+		wire_builder_set_destination(b, to->unique_name);
 	/* as dbus-daemon: nothing the driver sends expects a reply */
-	dbus_message_set_no_reply(m, TRUE);
-	dbus_message_set_serial(m, client_next_serial(to));
-	if (!dbus_message_marshal(m, &buf, &len))
-		return -ENOMEM;
+	b->flags |= WIRE_FLAG_NO_REPLY_EXPECTED;
+	b->serial = client_next_serial(to);
+	r = wire_builder_finish(b, &buf, &len);
+	wire_builder_done(b);
+	if (r < 0)
+		return r;
 
 	struct {
 		struct kdbus_msg msg;
@@ -172,7 +171,6 @@ int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_co
 		km.msg.cookie_reply = 0;
 		r = kdbus_cmd_send(d->conn, &cmd);
 	}
-	dbus_free(buf);
 	if (r < 0)
 		log_debug("Cannot send driver message to %s: %s", to->unique_name, strerror(-r));
 	return r;
@@ -183,53 +181,119 @@ int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_co
  * (send_ack_reply(): AddMatch, RemoveMatch, ReloadConfig, ...); replies with
  * a value (Hello, GetId, RequestName, ...) and errors are sent anyway.
  */
-static bool call_wants_reply(const DriverCall *call, const DBusMessage *reply) {
-	const char *sig = dbus_message_get_signature((DBusMessage *) reply);
-
-	return !dbus_message_get_no_reply(call->msg) || (sig && sig[0]);
+static bool call_wants_reply(const DriverCall *call, const WireBuilder *reply) {
+	return !(call->h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) || reply->sig_len > 0;
 }
 
-static int call_reply(DriverCall *call, DBusMessage *reply) {
-	if (!call_wants_reply(call, reply))
+/* a method return to @call, as libdbus makes the ones of dbus-daemon (the
+ * call's sender as destination, reply serial, NO_REPLY_EXPECTED, the fields
+ * in that order; the serial is driver_send_message()'s), to be filled and
+ * given to call_reply() */
+static int call_reply_init(DriverCall *call, WireBuilder *b) {
+	int r = wire_builder_init(b, WIRE_TYPE_METHOD_RETURN, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
+		return r;
+	if (call->h->sender.s)
+		wire_builder_set_destination(b, call->h->sender.s);
+	wire_builder_set_reply_serial(b, call->h->serial);
+	return 0;
+}
+
+/* send @reply (consumed), unless the caller wants none */
+static int call_reply(DriverCall *call, WireBuilder *reply) {
+	if (!call_wants_reply(call, reply)) {
+		wire_builder_done(reply);
 		return 0;
-	return driver_send_message(call->driver, call->caller, reply, dbus_message_get_serial(call->msg), NULL, 0);
+	}
+	return driver_send_message(call->driver, call->caller, reply, call->h->serial, NULL, 0);
 }
 
-/* reply with the arguments given as for dbus_message_append_args() */
-static int call_reply_args(DriverCall *call, int first_type, ...) {
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
+/* reply with the values of @types: s (const char *), u (uint32_t), b (bool) */
+static int call_reply_args(DriverCall *call, const char *types, ...) {
+	WireBuilder reply;
 	va_list ap;
-	bool ok;
+	int r;
 
-	if (!reply)
-		return -ENOMEM;
-	va_start(ap, first_type);
-	ok = dbus_message_append_args_valist(reply, first_type, ap);
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	va_start(ap, types);
+	for (const char *t = types; *t; t++) {
+		if (*t == 's') {
+			wire_builder_append_basic(&reply, 's', va_arg(ap, const char *));
+		} else if (*t == 'u') {
+			uint32_t u = va_arg(ap, uint32_t);
+			wire_builder_append_basic(&reply, 'u', &u);
+		} else {
+			bool v = va_arg(ap, int);
+			wire_builder_append_basic(&reply, 'b', &v);
+		}
+	}
 	va_end(ap);
-	if (!ok)
-		return -ENOMEM;
-	return call_reply(call, reply);
+	return call_reply(call, &reply);
 }
 
-static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) _printf_(3, 4);
-static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
-	_cleanup_free_ char *text = NULL;
+static int bus_error_setv(BusError *e, const char *name, const char *fmt, va_list ap) {
+	char *text = NULL;
+
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	free(e->text);
+	e->name = name;
+	e->text = text;
+	return -EPROTO;
+}
+
+int bus_error_set(BusError *e, const char *name, const char *fmt, ...) {
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&text, fmt, ap) < 0)
-		text = NULL;
+	bus_error_setv(e, name, fmt, ap);
 	va_end(ap);
-	dbus_set_error_const(&call->error, name, "");
-	call->error.name = name;
-	dbus_error_free(&call->error);
-	dbus_set_error(&call->error, name, "%s", text ? text : "");
 	return -EPROTO;
+}
+
+void bus_error_clear(BusError *e) {
+	free(e->text);
+	*e = (BusError) {};
+}
+
+/* the last error set is the one sent */
+static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) _printf_(3, 4);
+static int call_fail(DriverCall *call, const char *name, const char *fmt, ...) {
+	va_list ap;
+
+	va_start(ap, fmt);
+	bus_error_setv(&call->error, name, fmt, ap);
+	va_end(ap);
+	return -EPROTO;
+}
+
+/*
+ * Read the call's leading arguments of @types: s (const char **, pointing
+ * into the call), u (uint32_t *).  The call's signature was checked against
+ * the method's (driver_handle_call()), so this only fails on a body that
+ * is not what its signature says.
+ */
+static int call_read_args(DriverCall *call, const char *types, ...) {
+	WireReader rd;
+	va_list ap;
+	int r = 0;
+
+	wire_reader_init(&rd, call->h, call->body);
+	va_start(ap, types);
+	for (const char *t = types; *t && r >= 0; t++)
+		r = wire_reader_read_basic(&rd, *t, va_arg(ap, void *));
+	va_end(ap);
+	if (r < 0)
+		return call_fail(call, DBUS_ERR("InvalidArgs"), "Arguments of %s are not of type %s",
+				 strempty(call->h->member.s), types);
+	return 0;
 }
 
 static int call_fail_unprivileged(DriverCall *call) {
 	Client *c = call->caller;
-	const char *member = dbus_message_get_member(call->msg);
+	const char *member = call->h->member.s;
 	_cleanup_free_ char *text = NULL;
 	char uid[24] = "unknown uid";
 
@@ -497,21 +561,26 @@ int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 }
 
 int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *name, const char *fmt, ...) {
-	_cleanup_msg_ DBusMessage *m = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR);
 	_cleanup_free_ char *text = NULL;
+	WireBuilder b;
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
 	if (vasprintf(&text, fmt, ap) < 0)
 		text = NULL;
 	va_end(ap);
-	if (!text || !m || !dbus_message_set_error_name(m, name) || !dbus_message_set_reply_serial(m, reply_serial) ||
-	    !dbus_message_append_args(m, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+	if (!text)
 		return -ENOMEM;
-	/* as dbus_message_new_error(), which dbus-daemon's errors come from */
-	dbus_message_set_no_reply(m, TRUE);
+	/* NO_REPLY_EXPECTED as libdbus sets it on dbus-daemon's errors */
+	r = wire_builder_init(&b, WIRE_TYPE_ERROR, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
+		return r;
+	wire_builder_set_error_name(&b, name);
+	wire_builder_set_reply_serial(&b, reply_serial);
+	wire_builder_append_basic(&b, 's', text);
 	/* no tracker: the failed send created none */
-	return driver_send_message(d, to, m, 0, NULL, 0);
+	return driver_send_message(d, to, &b, 0, NULL, 0);
 }
 
 const char *driver_error_for_send(int r) {
@@ -547,23 +616,27 @@ const char *driver_error_for_send(int r) {
  * to the well-known @name (KDBUS_DST_ID_NAME + KDBUS_ITEM_DST_NAME), so an
  * activator holding @name queues it until the real owner takes the name.
  */
-int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m) {
+int driver_send_message_to_name(Driver *d, const char *name, WireBuilder *b) {
 	size_t l = strlen(name);
-	char *buf = NULL;
-	int len = 0;
+	_cleanup_free_ uint8_t *buf = NULL;
+	size_t len = 0;
 	int r;
 
-	if (l > 255)
+	if (l > 255) {
+		wire_builder_done(b);
 		return -EINVAL;
-	if (!dbus_message_set_sender(m, DRIVER_NAME) || !dbus_message_set_destination(m, name))
-		return -ENOMEM;
-	dbus_message_set_no_reply(m, TRUE);
+	}
+	wire_builder_set_sender(b, DRIVER_NAME);
+	wire_builder_set_destination(b, name);
+	b->flags |= WIRE_FLAG_NO_REPLY_EXPECTED;
 	uint32_t serial = (uint32_t) ++d->serial;
 	if (!serial)
 		serial = (uint32_t) ++d->serial;
-	dbus_message_set_serial(m, serial);
-	if (!dbus_message_marshal(m, &buf, &len))
-		return -ENOMEM;
+	b->serial = serial;
+	r = wire_builder_finish(b, &buf, &len);
+	wire_builder_done(b);
+	if (r < 0)
+		return r;
 
 	struct {
 		struct kdbus_msg msg;
@@ -588,7 +661,6 @@ int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m) {
 
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
 	r = kdbus_cmd_send(d->conn, &cmd);
-	dbus_free(buf);
 	if (r < 0)
 		log_debug("Cannot send driver message to %s: %s", name, strerror(-r));
 	return r;
@@ -617,7 +689,7 @@ typedef enum Found { FOUND_ERROR, FOUND_SELF, FOUND_PEER } Found;
 static Found call_get_peer(DriverCall *call, const char *what, const char **ret_name, Client **ret_peer) {
 	const char *name;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &name) < 0)
 		return FOUND_ERROR;
 	*ret_name = name;
 	if (streq(name, DRIVER_NAME))
@@ -716,25 +788,26 @@ static void driver_names_update(Driver *d, const char *name, bool owned) {
 static int method_hello(DriverCall *call) {
 	Client *c = call->caller;
 	const char *name = c->unique_name;
-	uint8_t *msg;
-	size_t len;
+	WireBuilder b;
 	int r;
 
 	if (c->hello_done)
 		return call_fail(call, DBUS_ERR("Failed"), "Already handled an Hello message");
 	c->hello_done = true;
-	r = call_reply_args(call, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
+	r = call_reply_args(call, "s", name);
 	if (r < 0)
 		return r;
 	driver_monitors_new_connection(call->driver, c);
 	/* NameAcquired for the unique name follows the reply */
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, DRIVER_INTERFACE, "NameAcquired");
-	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID) ||
-	    !dbus_message_set_destination(m, c->unique_name))
-		return -ENOMEM;
-	(void) msg;
-	(void) len;
-	return driver_send_message(call->driver, c, m, 0, NULL, 0);
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
+		return r;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, DRIVER_INTERFACE);
+	wire_builder_set_member(&b, "NameAcquired");
+	wire_builder_append_basic(&b, 's', name);
+	wire_builder_set_destination(&b, c->unique_name);
+	return driver_send_message(call->driver, c, &b, 0, NULL, 0);
 }
 
 static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint64_t flags, bool acquire,
@@ -767,8 +840,7 @@ static int method_request_name(DriverCall *call) {
 	uint64_t kflags = 0, ret_flags = 0;
 	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
-				   DBUS_TYPE_INVALID))
+	if (call_read_args(call, "su", &name, &flags) < 0)
 		return -EPROTO;
 	if (!wire_bus_name_is_valid(name, strlen(name)))
 		return call_fail(call, DBUS_ERR("InvalidArgs"), "Requested bus name \"%s\" is not valid", name);
@@ -851,7 +923,7 @@ static int method_request_name(DriverCall *call) {
 	default:
 		return r;
 	}
-	r = call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	r = call_reply_args(call, "u", result);
 	if (activatable)
 		kdbus_conn_finish_handover(c->conn);
 	return r;
@@ -863,7 +935,7 @@ static int method_release_name(DriverCall *call) {
 	uint32_t result;
 	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &name) < 0)
 		return -EPROTO;
 	if (!wire_bus_name_is_valid(name, strlen(name)))
 		return call_fail(call, DBUS_ERR("InvalidArgs"), "Given bus name \"%s\" is not valid", name);
@@ -891,57 +963,56 @@ static int method_release_name(DriverCall *call) {
 	default:
 		return r;
 	}
-	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "u", result);
 }
 
 static int method_start_service_by_name(DriverCall *call) {
 	const char *name;
 	uint32_t flags, result;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT32, &flags,
-				   DBUS_TYPE_INVALID))
+	if (call_read_args(call, "su", &name, &flags) < 0)
 		return -EPROTO;
-	int r = service_registry_start(call->driver->bus, call->caller, name, call->msg, &call->error);
+	int r = service_registry_start(call->driver->bus, call->caller, name, call->h, &call->error);
 	if (r != 1)
 		return r;
 	result = DBUS_START_REPLY_ALREADY_RUNNING;
-	return call_reply_args(call, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "u", result);
 }
 
 static int method_update_activation_environment(DriverCall *call) {
 	Bus *bus = call->driver->bus;
-	DBusMessageIter iter, dict, entry;
+	WireReader rd;
 
 	/* dbus-daemon refuses only when a <servicehelper> is configured */
 	if (bus->config->servicehelper)
 		return call_fail(call, DBUS_ERR("AccessDenied"), "Cannot change activation environment on a system bus.");
 
-	dbus_message_iter_init(call->msg, &iter);
-	dbus_message_iter_recurse(&iter, &dict);
-	while (dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY) {
-		const char *key, *value;
-		dbus_message_iter_recurse(&dict, &entry);
-		dbus_message_iter_get_basic(&entry, &key);
-		dbus_message_iter_next(&entry);
-		dbus_message_iter_get_basic(&entry, &value);
+	/* a{ss}, as the signature check made sure */
+	wire_reader_init(&rd, call->h, call->body);
+	if (wire_reader_enter(&rd, 'a') < 0)
+		return -EBADMSG;
+	while (wire_reader_peek(&rd) == '{') {
+		const char *key = NULL, *value = NULL;
+		if (wire_reader_enter(&rd, '{') < 0 || wire_reader_read_basic(&rd, 's', &key) < 0 ||
+		    wire_reader_read_basic(&rd, 's', &value) < 0 || wire_reader_exit(&rd) < 0)
+			return -EBADMSG;
 		int r = launcher_setenv(bus, key, value);
 		if (r < 0)
 			return r;
-		dbus_message_iter_next(&dict);
 	}
 	if (bus->systemd_activation)
-		service_registry_forward_environment(bus, call->msg);
-	return call_reply_args(call, DBUS_TYPE_INVALID);
+		service_registry_forward_environment(bus, call->h, call->body);
+	return call_reply_args(call, "");
 }
 
 static int method_name_has_owner(DriverCall *call) {
 	const char *name;
-	dbus_bool_t has;
+	bool has;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &name) < 0)
 		return -EPROTO;
 	has = streq(name, DRIVER_NAME) || driver_lookup_owner(call->driver, name) != 0;
-	return call_reply_args(call, DBUS_TYPE_BOOLEAN, &has, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "b", has);
 }
 
 /* every name on the bus; with @only_name, the unique names of that name's
@@ -1015,22 +1086,18 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 }
 
 static int reply_strv(DriverCall *call, const char *first, char **l, size_t n) {
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	DBusMessageIter iter, sub;
+	WireBuilder reply;
+	int r = call_reply_init(call, &reply);
 
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "s", &sub))
-		return -ENOMEM;
-	if (first && !dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &first))
-		return -ENOMEM;
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "s");
+	if (first)
+		wire_builder_append_basic(&reply, 's', first);
 	for (size_t i = 0; i < n; i++)
-		if (!dbus_message_iter_append_basic(&sub, DBUS_TYPE_STRING, &l[i]))
-			return -ENOMEM;
-	if (!dbus_message_iter_close_container(&iter, &sub))
-		return -ENOMEM;
-	return call_reply(call, reply);
+		wire_builder_append_basic(&reply, 's', l[i]);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 static int method_list_names(DriverCall *call) {
@@ -1062,7 +1129,7 @@ static int method_list_queued_owners(DriverCall *call) {
 	size_t n = 0;
 	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &name) < 0)
 		return -EPROTO;
 	if (streq(name, DRIVER_NAME))
 		return reply_strv(call, DRIVER_NAME, NULL, 0);
@@ -1085,7 +1152,7 @@ static int method_get_name_owner(DriverCall *call) {
 	const char *name, *owner;
 	char unique[24];
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &name) < 0)
 		return -EPROTO;
 	if (streq(name, DRIVER_NAME))
 		owner = DRIVER_NAME;
@@ -1097,7 +1164,7 @@ static int method_get_name_owner(DriverCall *call) {
 		message_unique_name_format(unique, id);
 		owner = unique;
 	}
-	return call_reply_args(call, DBUS_TYPE_STRING, &owner, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "s", owner);
 }
 
 static int method_get_connection_unix_user(DriverCall *call) {
@@ -1117,7 +1184,7 @@ static int method_get_connection_unix_user(DriverCall *call) {
 	default:
 		return -EPROTO;
 	}
-	return call_reply_args(call, DBUS_TYPE_UINT32, &uid, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "u", uid);
 }
 
 static int method_get_connection_unix_process_id(DriverCall *call) {
@@ -1137,7 +1204,7 @@ static int method_get_connection_unix_process_id(DriverCall *call) {
 	default:
 		return -EPROTO;
 	}
-	return call_reply_args(call, DBUS_TYPE_UINT32, &pid, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "u", pid);
 }
 
 static int method_get_adt_audit_session_data(DriverCall *call) {
@@ -1159,39 +1226,49 @@ static int method_get_connection_selinux_security_context(DriverCall *call) {
 			 "Could not determine security context for '%s'", name);
 }
 
-static bool asv_open(DBusMessageIter *arr, DBusMessageIter *entry, DBusMessageIter *var, const char *key,
-		     const char *sig) {
-	return dbus_message_iter_open_container(arr, DBUS_TYPE_DICT_ENTRY, NULL, entry) &&
-	       dbus_message_iter_append_basic(entry, DBUS_TYPE_STRING, &key) &&
-	       dbus_message_iter_open_container(entry, DBUS_TYPE_VARIANT, sig, var);
+/* a{sv} entries: the builder's errors are sticky, wire_builder_finish()
+ * reports them */
+static void asv_open(WireBuilder *b, const char *key, const char *sig) {
+	wire_builder_open_container(b, '{', "sv");
+	wire_builder_append_basic(b, 's', key);
+	wire_builder_open_container(b, 'v', sig);
 }
 
-static bool asv_close(DBusMessageIter *arr, DBusMessageIter *entry, DBusMessageIter *var) {
-	return dbus_message_iter_close_container(entry, var) && dbus_message_iter_close_container(arr, entry);
+static void asv_close(WireBuilder *b) {
+	wire_builder_close_container(b);
+	wire_builder_close_container(b);
 }
 
-static bool asv_add_basic(DBusMessageIter *arr, const char *key, int type, const void *v) {
-	DBusMessageIter entry, var;
-	char sig[2] = { (char) type, 0 };
-	return asv_open(arr, &entry, &var, key, sig) && dbus_message_iter_append_basic(&var, type, v) &&
-	       asv_close(arr, &entry, &var);
+/* @v: as for wire_builder_append_basic() */
+static void asv_add_basic(WireBuilder *b, const char *key, char type, const void *v) {
+	char sig[2] = { type, 0 };
+	asv_open(b, key, sig);
+	wire_builder_append_basic(b, type, v);
+	asv_close(b);
 }
 
-static bool asv_add_fixed_array(DBusMessageIter *arr, const char *key, int type, const void *v, int n) {
-	DBusMessageIter entry, var, sub;
-	char sig[3] = { 'a', (char) type, 0 };
-	return asv_open(arr, &entry, &var, key, sig) &&
-	       dbus_message_iter_open_container(&var, DBUS_TYPE_ARRAY, sig + 1, &sub) &&
-	       dbus_message_iter_append_fixed_array(&sub, type, &v, n) &&
-	       dbus_message_iter_close_container(&var, &sub) && asv_close(arr, &entry, &var);
+static void asv_add_u32(WireBuilder *b, const char *key, uint32_t v) {
+	asv_add_basic(b, key, 'u', &v);
+}
+
+/* @v: @n values of 'y' (uint8_t) or 'u' (uint32_t) */
+static void asv_add_fixed_array(WireBuilder *b, const char *key, char type, const void *v, size_t n) {
+	char sig[3] = { 'a', type, 0 };
+	asv_open(b, key, sig);
+	wire_builder_open_container(b, 'a', sig + 1);
+	for (size_t i = 0; i < n; i++)
+		wire_builder_append_basic(b, type, type == 'y' ? (const void *) ((const uint8_t *) v + i)
+							       : (const void *) ((const uint32_t *) v + i));
+	wire_builder_close_container(b);
+	asv_close(b);
 }
 
 static int method_get_connection_credentials(DriverCall *call) {
-	_cleanup_msg_ DBusMessage *reply = NULL;
-	DBusMessageIter iter, arr;
+	WireBuilder reply;
 	const char *name;
 	Client *peer = NULL;
 	uint32_t pid, uid;
+	int r;
 	bool have_pid, have_uid;
 
 	switch (call_get_peer(call, "credentials", &name, &peer)) {
@@ -1210,16 +1287,14 @@ static int method_get_connection_credentials(DriverCall *call) {
 		return -EPROTO;
 	}
 
-	reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
-		return -ENOMEM;
-	if (have_pid && !asv_add_basic(&arr, "ProcessID", DBUS_TYPE_UINT32, &pid))
-		return -ENOMEM;
-	if (have_uid && !asv_add_basic(&arr, "UnixUserID", DBUS_TYPE_UINT32, &uid))
-		return -ENOMEM;
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "{sv}");
+	if (have_pid)
+		asv_add_u32(&reply, "ProcessID", pid);
+	if (have_uid)
+		asv_add_u32(&reply, "UnixUserID", uid);
 	if (peer && peer->is_unix) {
 		uint32_t gids[257];
 		int n = 0;
@@ -1238,17 +1313,13 @@ static int method_get_connection_credentials(DriverCall *call) {
 				gids[k] = gids[k - 1];
 				gids[k - 1] = t;
 			}
-		if (!asv_add_fixed_array(&arr, "UnixGroupIDs", DBUS_TYPE_UINT32, gids, n))
-			return -ENOMEM;
+		asv_add_fixed_array(&reply, "UnixGroupIDs", 'u', gids, (size_t) n);
 	}
-	if (peer && peer->creds.label &&
-	    !asv_add_fixed_array(&arr, "LinuxSecurityLabel", DBUS_TYPE_BYTE, peer->creds.label,
-				 (int) strlen(peer->creds.label) + 1))
-		return -ENOMEM;
+	if (peer && peer->creds.label)
+		asv_add_fixed_array(&reply, "LinuxSecurityLabel", 'y', peer->creds.label, strlen(peer->creds.label) + 1);
 	/* no ProcessFD: dbus-daemon 1.14 has none (it came with 1.15.8) */
-	if (!dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 static int method_reload_config(DriverCall *call) {
@@ -1262,12 +1333,12 @@ static int method_reload_config(DriverCall *call) {
 		log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
 		return call_fail(call, DBUS_ERR("Failed"), "%s", error ? error : strerror(-r));
 	}
-	return call_reply_args(call, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "");
 }
 
 static int method_get_id(DriverCall *call) {
 	const char *id = call->driver->bus->guid;
-	return call_reply_args(call, DBUS_TYPE_STRING, &id, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "s", id);
 }
 
 #define MATCH_WHITE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
@@ -1489,7 +1560,7 @@ static int method_add_match(DriverCall *call) {
 				 "configuration file if required; max_match_rules_per_connection=%" PRIu64 ")",
 				 c->unique_name, bus->limits.max_match_rules_per_connection);
 	}
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &text) < 0)
 		return -EPROTO;
 
 	r = match_rule_parse(text, strlen(text), &rule);
@@ -1506,7 +1577,7 @@ static int method_add_match(DriverCall *call) {
 		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"", c->unique_name);
 	if (r < 0)
 		return r;
-	return call_reply_args(call, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "");
 }
 
 static int method_remove_match(DriverCall *call) {
@@ -1515,7 +1586,7 @@ static int method_remove_match(DriverCall *call) {
 	const char *text;
 	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &text, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &text) < 0)
 		return -EPROTO;
 	r = match_rule_parse(text, strlen(text), &rule);
 	if (r < 0)
@@ -1523,45 +1594,56 @@ static int method_remove_match(DriverCall *call) {
 	if (client_match_remove(c, rule) < 0)
 		return call_fail(call, DBUS_ERR("MatchRuleNotFound"),
 				 "The given match rule wasn't found and can't be removed");
-	return call_reply_args(call, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "");
 }
 
 static int method_become_monitor(DriverCall *call) {
 	Client *c = call->caller;
-	char **rules = NULL;
-	int n = 0;
-	uint32_t flags;
+	WireReader rd;
+	size_t n = 0;
+	uint32_t flags = 0;
 	MatchRule **parsed = NULL;
 	size_t n_parsed = 0;
 	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_ARRAY, DBUS_TYPE_STRING, &rules, &n,
-				   DBUS_TYPE_UINT32, &flags, DBUS_TYPE_INVALID))
-		return -EPROTO;
-	if (flags != 0) {
-		dbus_free_string_array(rules);
+	/* asu: count the rules, then read the flags after them */
+	wire_reader_init(&rd, call->h, call->body);
+	if (wire_reader_enter(&rd, 'a') < 0)
+		return -EBADMSG;
+	while (wire_reader_peek(&rd) == 's') {
+		if (wire_reader_read_basic(&rd, 's', NULL) < 0)
+			return -EBADMSG;
+		n++;
+	}
+	if (wire_reader_exit(&rd) < 0 || wire_reader_read_basic(&rd, 'u', &flags) < 0)
+		return -EBADMSG;
+	if (flags != 0)
 		return call_fail(call, DBUS_ERR("InvalidArgs"), "BecomeMonitor does not support any flags yet");
-	}
 	parsed = calloc(n + 1, sizeof(*parsed));
-	if (!parsed) {
-		dbus_free_string_array(rules);
+	if (!parsed)
 		return -ENOMEM;
-	}
-	for (int i = 0; i < n; i++) {
-		r = match_rule_parse(rules[i], strlen(rules[i]), &parsed[n_parsed]);
+	wire_reader_init(&rd, call->h, call->body);
+	r = wire_reader_enter(&rd, 'a');
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		const char *rule = NULL;
+		r = wire_reader_read_basic(&rd, 's', &rule);
+		if (r < 0)
+			break;
+		r = match_rule_parse(rule, strlen(rule), &parsed[n_parsed]);
 		if (r < 0) {
-			r = match_rule_error(call, r, rules[i]);
-			for (size_t k = 0; k < n_parsed; k++)
-				match_rule_free(parsed[k]);
-			free(parsed);
-			dbus_free_string_array(rules);
-			return r;
+			r = match_rule_error(call, r, rule);
+			break;
 		}
 		n_parsed++;
 	}
-	dbus_free_string_array(rules);
+	if (r < 0) {
+		for (size_t k = 0; k < n_parsed; k++)
+			match_rule_free(parsed[k]);
+		free(parsed);
+		return r;
+	}
 
-	r = call_reply_args(call, DBUS_TYPE_INVALID);
+	r = call_reply_args(call, "");
 	if (r >= 0) {
 		/* its names go, the unique one too (dbus-daemon releases
 		 * them all, bus_connection_be_monitor()) */
@@ -1579,11 +1661,11 @@ static int method_become_monitor(DriverCall *call) {
 
 static int method_get_machine_id(DriverCall *call) {
 	const char *id = call->driver->bus->machine_id;
-	return call_reply_args(call, DBUS_TYPE_STRING, &id, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "s", id);
 }
 
 static int method_ping(DriverCall *call) {
-	return call_reply_args(call, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "");
 }
 
 static int method_introspect(DriverCall *call);
@@ -1717,25 +1799,19 @@ static const DriverInterface driver_interfaces[] = {
 };
 
 /* a{sv}-free helpers for the two properties */
-static bool append_property_value(Driver *d, const char *name, DBusMessageIter *var) {
-	DBusMessageIter arr;
-
-	if (!dbus_message_iter_open_container(var, DBUS_TYPE_ARRAY, "s", &arr))
-		return false;
+static void append_property_value(Driver *d, const char *name, WireBuilder *b) {
+	wire_builder_open_container(b, 'a', "s");
 	if (streq(name, "Features")) {
-		const char *asc = "ActivatableServicesChanged", *hf = "HeaderFiltering", *sa = "SystemdActivation";
-		if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &asc) ||
-		    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &hf))
-			return false;
-		if (d->bus->systemd_activation && !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &sa))
-			return false;
+		wire_builder_append_basic(b, 's', "ActivatableServicesChanged");
+		wire_builder_append_basic(b, 's', "HeaderFiltering");
+		if (d->bus->systemd_activation)
+			wire_builder_append_basic(b, 's', "SystemdActivation");
 	} else {
 		for (const DriverInterface *i = driver_interfaces; i->name; i++)
-			if (!(i->flags & IFACE_UNINTERESTING) &&
-			    !dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &i->name))
-				return false;
+			if (!(i->flags & IFACE_UNINTERESTING))
+				wire_builder_append_basic(b, 's', i->name);
 	}
-	return dbus_message_iter_close_container(var, &arr);
+	wire_builder_close_container(b);
 }
 
 static const DriverInterface *find_interface(DriverCall *call, const char *name) {
@@ -1758,72 +1834,62 @@ static int method_properties_get(DriverCall *call) {
 	const char *iface, *prop;
 	const DriverInterface *i;
 	const DriverProperty *p;
-	DBusMessageIter iter, var;
+	WireBuilder reply;
+	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop,
-				   DBUS_TYPE_INVALID))
+	if (call_read_args(call, "ss", &iface, &prop) < 0)
 		return -EPROTO;
 	if (!(i = find_interface(call, iface)) || !(p = find_property(call, i, prop)))
 		return -EPROTO;
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_VARIANT, p->type, &var) ||
-	    !append_property_value(call->driver, p->name, &var) || !dbus_message_iter_close_container(&iter, &var))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'v', p->type);
+	append_property_value(call->driver, p->name, &reply);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 static int method_properties_get_all(DriverCall *call) {
 	const char *iface;
 	const DriverInterface *i;
-	DBusMessageIter iter, arr, entry, var;
+	WireBuilder reply;
+	int r;
 
-	if (!dbus_message_get_args(call->msg, &call->error, DBUS_TYPE_STRING, &iface, DBUS_TYPE_INVALID))
+	if (call_read_args(call, "s", &iface) < 0)
 		return -EPROTO;
 	if (!(i = find_interface(call, iface)))
 		return -EPROTO;
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr))
-		return -ENOMEM;
-	for (const DriverProperty *p = i->properties; p && p->name; p++)
-		if (!asv_open(&arr, &entry, &var, p->name, p->type) || !append_property_value(call->driver, p->name, &var) ||
-		    !asv_close(&arr, &entry, &var))
-			return -ENOMEM;
-	if (!dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "{sv}");
+	for (const DriverProperty *p = i->properties; p && p->name; p++) {
+		asv_open(&reply, p->name, p->type);
+		append_property_value(call->driver, p->name, &reply);
+		asv_close(&reply);
+	}
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 static int method_properties_set(DriverCall *call) {
-	DBusMessageIter iter;
 	const char *iface, *prop;
 	const DriverInterface *i;
 
-	dbus_message_iter_init(call->msg, &iter);
-	dbus_message_iter_get_basic(&iter, &iface);
-	dbus_message_iter_next(&iter);
-	dbus_message_iter_get_basic(&iter, &prop);
+	if (call_read_args(call, "ss", &iface, &prop) < 0)
+		return -EPROTO;
 	if (!(i = find_interface(call, iface)) || !find_property(call, i, prop))
 		return -EPROTO;
 	return call_fail(call, DBUS_ERR("PropertyReadOnly"), "Property '%s.%s' cannot be set", iface, prop);
 }
 
+/* one <arg> per complete type of @sig */
 static void introspect_args(FILE *f, const char *sig, const char *dir) {
-	DBusSignatureIter it;
+	size_t len = strlen(sig), n;
 
-	if (!*sig)
-		return;
-	dbus_signature_iter_init(&it, sig);
-	do {
-		char *s = dbus_signature_iter_get_signature(&it);
-		fprintf(f, "      <arg direction=\"%s\" type=\"%s\"/>\n", dir, s);
-		dbus_free(s);
-	} while (dbus_signature_iter_next(&it));
+	for (; len > 0 && (n = wire_signature_next_len(sig, len)) > 0; sig += n, len -= n)
+		fprintf(f, "      <arg direction=\"%s\" type=\"%.*s\"/>\n", dir, (int) n, sig);
 }
 
 /* the introspection XML of the driver at @path */
@@ -1875,12 +1941,11 @@ char *driver_introspect_string(void) {
 }
 
 static int method_introspect(DriverCall *call) {
-	_cleanup_free_ char *xml = driver_introspect_at(dbus_message_get_path(call->msg));
-	const char *s = xml;
+	_cleanup_free_ char *xml = driver_introspect_at(call->h->path.s);
 
 	if (!xml)
 		return -ENOMEM;
-	return call_reply_args(call, DBUS_TYPE_STRING, &s, DBUS_TYPE_INVALID);
+	return call_reply_args(call, "s", xml);
 }
 
 /* the names and peaks of every client, brought up to date */
@@ -1895,41 +1960,41 @@ static void stats_refresh(Driver *d) {
 static int method_get_stats(DriverCall *call) {
 	static uint32_t stats_serial;	/* as dbus-daemon: one per method */
 	Bus *bus = call->driver->bus;
-	DBusMessageIter iter, arr;
+	WireBuilder reply;
 	uint32_t serial = stats_serial++, zero = 0, active = bus->n_complete, incomplete = bus->n_incomplete;
 	uint32_t rules, names;
+	int r;
 
 	stats_refresh(call->driver);
 	rules = bus->stats_match_rules;
 	names = bus->n_complete + bus->stats_wk_names;
 	/* libdbus' list allocator's pools (ListMemPool*) have no equivalent */
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
-	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
-	    !asv_add_basic(&arr, "ListMemPoolUsedBytes", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "ListMemPoolCachedBytes", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "ListMemPoolAllocatedBytes", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "ActiveConnections", DBUS_TYPE_UINT32, &active) ||
-	    !asv_add_basic(&arr, "IncompleteConnections", DBUS_TYPE_UINT32, &incomplete) ||
-	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
-	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &bus->peak_match_rules) ||
-	    !asv_add_basic(&arr, "PeakMatchRulesPerConnection", DBUS_TYPE_UINT32, &bus->peak_match_rules_per_conn) ||
-	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
-	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &bus->peak_bus_names) ||
-	    !asv_add_basic(&arr, "PeakBusNamesPerConnection", DBUS_TYPE_UINT32, &bus->peak_bus_names_per_conn) ||
-	    !dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "{sv}");
+	asv_add_u32(&reply, "Serial", serial);
+	asv_add_u32(&reply, "ListMemPoolUsedBytes", zero);
+	asv_add_u32(&reply, "ListMemPoolCachedBytes", zero);
+	asv_add_u32(&reply, "ListMemPoolAllocatedBytes", zero);
+	asv_add_u32(&reply, "ActiveConnections", active);
+	asv_add_u32(&reply, "IncompleteConnections", incomplete);
+	asv_add_u32(&reply, "MatchRules", rules);
+	asv_add_u32(&reply, "PeakMatchRules", bus->peak_match_rules);
+	asv_add_u32(&reply, "PeakMatchRulesPerConnection", bus->peak_match_rules_per_conn);
+	asv_add_u32(&reply, "BusNames", names);
+	asv_add_u32(&reply, "PeakBusNames", bus->peak_bus_names);
+	asv_add_u32(&reply, "PeakBusNamesPerConnection", bus->peak_bus_names_per_conn);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 static int method_get_connection_stats(DriverCall *call) {
 	static uint32_t stats_serial;
-	DBusMessageIter iter, arr;
+	WireBuilder reply;
 	const char *name;
 	Client *peer = NULL;
+	int r;
 
 	switch (call_get_peer(call, "statistics", &name, &peer)) {
 	case FOUND_PEER:
@@ -1949,67 +2014,65 @@ static int method_get_connection_stats(DriverCall *call) {
 	uint32_t out = peer->out_n, out_bytes = peer->out_bytes, out_fds = 0, peak = peer->peak_out_bytes;
 	for (size_t i = 0; i < peer->out_n; i++)
 		out_fds += peer->out[(peer->out_head + i) % peer->out_cap].n_fds;
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sv}", &arr) ||
-	    !asv_add_basic(&arr, "Serial", DBUS_TYPE_UINT32, &serial) ||
-	    !asv_add_basic(&arr, "MatchRules", DBUS_TYPE_UINT32, &rules) ||
-	    !asv_add_basic(&arr, "PeakMatchRules", DBUS_TYPE_UINT32, &peer->peak_match_rules) ||
-	    !asv_add_basic(&arr, "BusNames", DBUS_TYPE_UINT32, &names) ||
-	    !asv_add_basic(&arr, "PeakBusNames", DBUS_TYPE_UINT32, &peer->peak_bus_names) ||
-	    !asv_add_basic(&arr, "UniqueName", DBUS_TYPE_STRING, &unique) ||
-	    !asv_add_basic(&arr, "IncomingMessages", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "IncomingBytes", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "IncomingFDs", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "PeakIncomingBytes", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "PeakIncomingFDs", DBUS_TYPE_UINT32, &zero) ||
-	    !asv_add_basic(&arr, "OutgoingMessages", DBUS_TYPE_UINT32, &out) ||
-	    !asv_add_basic(&arr, "OutgoingBytes", DBUS_TYPE_UINT32, &out_bytes) ||
-	    !asv_add_basic(&arr, "OutgoingFDs", DBUS_TYPE_UINT32, &out_fds) ||
-	    !asv_add_basic(&arr, "PeakOutgoingBytes", DBUS_TYPE_UINT32, &peak) ||
-	    !asv_add_basic(&arr, "PeakOutgoingFDs", DBUS_TYPE_UINT32, &zero) ||
-	    !dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "{sv}");
+	asv_add_u32(&reply, "Serial", serial);
+	asv_add_u32(&reply, "MatchRules", rules);
+	asv_add_u32(&reply, "PeakMatchRules", peer->peak_match_rules);
+	asv_add_u32(&reply, "BusNames", names);
+	asv_add_u32(&reply, "PeakBusNames", peer->peak_bus_names);
+	asv_add_basic(&reply, "UniqueName", 's', unique);
+	asv_add_u32(&reply, "IncomingMessages", zero);
+	asv_add_u32(&reply, "IncomingBytes", zero);
+	asv_add_u32(&reply, "IncomingFDs", zero);
+	asv_add_u32(&reply, "PeakIncomingBytes", zero);
+	asv_add_u32(&reply, "PeakIncomingFDs", zero);
+	asv_add_u32(&reply, "OutgoingMessages", out);
+	asv_add_u32(&reply, "OutgoingBytes", out_bytes);
+	asv_add_u32(&reply, "OutgoingFDs", out_fds);
+	asv_add_u32(&reply, "PeakOutgoingBytes", peak);
+	asv_add_u32(&reply, "PeakOutgoingFDs", zero);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 /* one rule of GetAllMatchRules' answer, as a string into the array @userdata */
 static int append_match_rule(const MatchRule *rule, void *userdata) {
 	_cleanup_free_ char *s = match_rule_to_string(rule);
-	const char *p = s;
 
-	return s && dbus_message_iter_append_basic(userdata, DBUS_TYPE_STRING, &p) ? 0 : -ENOMEM;
+	if (!s)
+		return -ENOMEM;
+	wire_builder_append_basic(userdata, 's', s);
+	return 0;
 }
 
 static int method_get_all_match_rules(DriverCall *call) {
 	Bus *bus = call->driver->bus;
-	DBusMessageIter iter, arr, entry, sub;
+	WireBuilder reply;
 	Client *c;
+	int r;
 
-	_cleanup_msg_ DBusMessage *reply = dbus_message_new_method_return(call->msg);
-	if (!reply)
-		return -ENOMEM;
-	dbus_message_iter_init_append(reply, &iter);
-	if (!dbus_message_iter_open_container(&iter, DBUS_TYPE_ARRAY, "{sas}", &arr))
-		return -ENOMEM;
+	r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "{sas}");
 	list_for_each_entry(c, &bus->clients, link) {
-		const char *name = c->unique_name;
 		if (c->state != CLIENT_ACTIVE)
 			continue;
-		if (!dbus_message_iter_open_container(&arr, DBUS_TYPE_DICT_ENTRY, NULL, &entry) ||
-		    !dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &name) ||
-		    !dbus_message_iter_open_container(&entry, DBUS_TYPE_ARRAY, "s", &sub))
+		wire_builder_open_container(&reply, '{', "sas");
+		wire_builder_append_basic(&reply, 's', c->unique_name);
+		wire_builder_open_container(&reply, 'a', "s");
+		if (client_match_foreach(c, append_match_rule, &reply) < 0) {
+			wire_builder_done(&reply);
 			return -ENOMEM;
-		if (client_match_foreach(c, append_match_rule, &sub) < 0)
-			return -ENOMEM;
-		if (!dbus_message_iter_close_container(&entry, &sub) || !dbus_message_iter_close_container(&arr, &entry))
-			return -ENOMEM;
+		}
+		wire_builder_close_container(&reply);
+		wire_builder_close_container(&reply);
 	}
-	if (!dbus_message_iter_close_container(&iter, &arr))
-		return -ENOMEM;
-	return call_reply(call, reply);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 /*
@@ -2060,12 +2123,12 @@ void driver_broadcast_activatable_services_changed(Driver *d) {
 /* ---- dispatch ------------------------------------------------------------- */
 
 static int driver_handle_call(DriverCall *call) {
-	DBusMessage *msg = call->msg;
-	const char *iface = dbus_message_get_interface(msg);
-	const char *member = dbus_message_get_member(msg);
+	const WireHeader *h = call->h;
+	const char *iface = h->interface.s;
+	const char *member = h->member.s;
 	bool found_iface = false;
 
-	call->canonical_path = dbus_message_has_path(msg, DRIVER_PATH);
+	call->canonical_path = h->path.s && streq(h->path.s, DRIVER_PATH);
 
 	for (const DriverInterface *i = driver_interfaces; i->name; i++) {
 		if (!call->canonical_path && !(i->flags & IFACE_ANY_PATH))
@@ -2082,9 +2145,9 @@ static int driver_handle_call(DriverCall *call) {
 				return call_fail(call, DBUS_ERR("AccessDenied"),
 						 "Method '%s' is only available at the canonical object path '%s'", member,
 						 DRIVER_PATH);
-			if (!dbus_message_has_signature(msg, m->in))
+			if (!streq(strempty(h->signature.s), m->in))
 				return call_fail(call, DBUS_ERR("InvalidArgs"), "Call to %s has wrong args (%s, expected %s)\n",
-						 member, dbus_message_get_signature(msg), m->in);
+						 member, strempty(h->signature.s), m->in);
 			return m->handler(call);
 		}
 	}
@@ -2096,7 +2159,6 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	struct kdbus_item *it;
 	const uint8_t *data = NULL;
 	size_t len = 0;
-	DBusError err;
 	int r;
 
 	Client *c = bus_find_client(d->bus, km->src_id);
@@ -2115,64 +2177,57 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		return;
 
 	WireHeader h = {};
-	/* validated by the sender's client (client_header_parse_shared()) */
-	if (wire_header_parse_trusted(data, len, &h) >= 0) {
-		if (!c->hello_done && driver_is_plain_hello(&h)) {
-			r = driver_hello_fast(d, c, &h);
-			if (r < 0)
-				log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
-			else
-				monitor_eavesdrop_driver_message(d->bus, c, data, len);
-			return;
-		}
-		if (!h.destination.s) {
-			/* through the driver only to keep its place among the
-			 * client's calls */
-			_cleanup_free_ uint8_t *reply = NULL;
-			size_t reply_len;
-			r = driver_build_undirected_reply(c, &h, &reply, &reply_len);
-			if (r >= 0 && reply)
-				r = driver_send_raw(d, c, reply, reply_len, h.serial);
-			if (r < 0)
-				log_debug("Cannot answer a call of %s without destination: %s", c->unique_name,
-					  strerror(-r));
-			return;
-		}
+	/* validated by the sender's client (client_header_parse_shared(), and
+	 * the body by wire_body_validate()) */
+	if (wire_header_parse_trusted(data, len, &h) < 0) {
+		log_debug("Dropping a message from %s to the bus driver: its header does not parse", c->unique_name);
+		return;
 	}
-
-	dbus_error_init(&err);
-	_cleanup_msg_ DBusMessage *msg = dbus_message_demarshal((const char *) data, (int) len, &err);
-	if (!msg) {
-		/* the message was validated when it came in: out of memory */
-		log_debug("Dropping a message from %s to the bus driver: %s", c->unique_name,
-			    dbus_error_is_set(&err) ? err.message : "out of memory");
-		dbus_error_free(&err);
+	if (!c->hello_done && driver_is_plain_hello(&h)) {
+		r = driver_hello_fast(d, c, &h);
+		if (r < 0)
+			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
+		else
+			monitor_eavesdrop_driver_message(d->bus, c, data, len);
+		return;
+	}
+	if (!h.destination.s) {
+		/* through the driver only to keep its place among the
+		 * client's calls */
+		_cleanup_free_ uint8_t *reply = NULL;
+		size_t reply_len;
+		r = driver_build_undirected_reply(c, &h, &reply, &reply_len);
+		if (r >= 0 && reply)
+			r = driver_send_raw(d, c, reply, reply_len, h.serial);
+		if (r < 0)
+			log_debug("Cannot answer a call of %s without destination: %s", c->unique_name,
+				  strerror(-r));
 		return;
 	}
 
-	if (dbus_message_get_type(msg) != DBUS_MESSAGE_TYPE_METHOD_CALL) {
+	if (h.type != WIRE_TYPE_METHOD_CALL) {
 		/* ignored (ActivationFailure was handled before it was sent,
 		 * service_registry_activation_failure_raw()), and so taken */
 		monitor_eavesdrop_driver_message(d->bus, c, data, len);
 		return;
 	}
 
-	DriverCall call = { .driver = d, .caller = c, .msg = msg };
+	DriverCall call = { .driver = d, .caller = c, .h = &h, .body = data + h.header_len };
 	/* @h: parsed above (this is no Hello, and has a destination) */
 	if (d->bus->n_monitors && driver_shows_monitors_itself(&h)) {
 		call.capture = data;
 		call.capture_len = len;
 	}
-	dbus_error_init(&call.error);
 	r = driver_handle_call(&call);
 	call_capture(&call);
 	if (r >= 0 && c->conn)
 		monitor_eavesdrop_driver_message(d->bus, c, data, len);
 	if (r < 0 && c->conn) {
 		const char *name, *text;
-		if (dbus_error_is_set(&call.error)) {
+		WireBuilder e;
+		if (call.error.name) {
 			name = call.error.name;
-			text = call.error.message;
+			text = call.error.text ? call.error.text : "";
 		} else if (r == -ENOMEM) {
 			name = DBUS_ERR("NoMemory");
 			text = "Not enough memory";
@@ -2180,12 +2235,23 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 			name = DBUS_ERR("Failed");
 			text = strerror(-r);
 		}
-		_cleanup_msg_ DBusMessage *e = dbus_message_new_error(msg, name, text);
-		if (!e || driver_send_message(d, c, e, dbus_message_get_serial(msg), NULL, 0) < 0)
-			log_debug("Cannot answer %s of %s with %s: out of memory",
-				  strempty(dbus_message_get_member(msg)), c->unique_name, name);
+		/* as libdbus makes dbus-daemon's errors: the call's sender as
+		 * destination, error name, reply serial (the fields in that
+		 * order), NO_REPLY_EXPECTED */
+		r = wire_builder_init(&e, WIRE_TYPE_ERROR, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+		if (r >= 0) {
+			if (h.sender.s)
+				wire_builder_set_destination(&e, h.sender.s);
+			wire_builder_set_error_name(&e, name);
+			wire_builder_set_reply_serial(&e, h.serial);
+			wire_builder_append_basic(&e, 's', text);
+			r = driver_send_message(d, c, &e, h.serial, NULL, 0);
+		}
+		if (r < 0)
+			log_debug("Cannot answer %s of %s with %s: %s", strempty(h.member.s), c->unique_name, name,
+				  strerror(-r));
 	}
-	dbus_error_free(&call.error);
+	bus_error_clear(&call.error);
 }
 
 void driver_dispatch(Driver *d) {

@@ -11,7 +11,7 @@
  * onto core commands (NAME_ACQUIRE, LIST, CONN_INFO, MATCH_ADD …).
  */
 
-#include <dbus/dbus.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,23 +49,42 @@ int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *
 		      const char *fmt, ...) __attribute__((__format__(printf, 5, 6)));
 
 /**
- * driver_send_message() - send @m from org.freedesktop.DBus to @to through
- * the core (sender, destination if unset and serial are filled in)
- * @reply_cookie:	the serial @m answers, to consume the caller's reply
+ * struct BusError - the error a driver method fails with: dbus-daemon's
+ * error name and text
+ * @name:	NULL while no error is set
+ * @text:	malloc()ed; NULL if it could not be formatted (sent as "")
+ */
+typedef struct BusError {
+	const char *name;
+	char *text;
+} BusError;
+
+/* set @e (replacing what it held) to @name and the formatted text;
+ * returns -EPROTO, what a method returns with the error set */
+int bus_error_set(BusError *e, const char *name, const char *fmt, ...) __attribute__((__format__(printf, 3, 4)));
+void bus_error_clear(BusError *e);
+
+/**
+ * driver_send_message() - finish @b and send it from org.freedesktop.DBus
+ * to @to through the core: the sender is set, the destination if @b has
+ * none, NO_REPLY_EXPECTED (nothing the driver sends expects a reply) and
+ * the serial (@to's next); @b is consumed (wire_builder_done()) in any case
+ * @reply_cookie:	the serial @b answers, to consume the caller's reply
  *			tracker, or 0
  * @fds, @n_fds:	fds to pass with it (the caller keeps its own)
  */
-int driver_send_message(Driver *d, Client *to, DBusMessage *m, uint64_t reply_cookie,
+int driver_send_message(Driver *d, Client *to, WireBuilder *b, uint64_t reply_cookie,
 			const int *fds, size_t n_fds);
 
 /**
- * driver_send_message_to_name() - send @m from org.freedesktop.DBus to the
- * well-known @name through the core (sender, destination and serial are
- * filled in); an activator holding @name queues it for the service
+ * driver_send_message_to_name() - finish @b and send it from
+ * org.freedesktop.DBus to the well-known @name through the core (sender,
+ * destination, NO_REPLY_EXPECTED and serial are filled in; @b is consumed);
+ * an activator holding @name queues it for the service
  *
  * Return: 0 or the kdbus_cmd_send() errno (-ESRCH: nobody holds @name).
  */
-int driver_send_message_to_name(Driver *d, const char *name, DBusMessage *m);
+int driver_send_message_to_name(Driver *d, const char *name, WireBuilder *b);
 
 /**
  * driver_build_*() - marshal a message from org.freedesktop.DBus to @to;

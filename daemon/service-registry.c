@@ -40,7 +40,6 @@
  * ActivationRequest signal, sent to the name org.freedesktop.systemd1 so
  * that it waits on that name's activator until systemd is on the bus.
  */
-#include <dbus/dbus.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -101,7 +100,9 @@ typedef struct Activatable {
 typedef struct Starter {
 	List link;
 	uint64_t client_id;
-	DBusMessage *msg;
+	uint32_t serial;	/* of the call */
+	bool no_reply;		/* it had NO_REPLY_EXPECTED */
+	char *reply_to;		/* its sender, the reply's destination, or NULL */
 } Starter;
 
 /* an activation in progress */
@@ -153,12 +154,6 @@ struct ServiceRegistry {
 static void launch_fail(Launch *l, const char *error_name, const char *text);
 static int registry_new(Bus *bus, ServiceRegistry **ret);
 static void activatable_set_previous(Activatable *a, uint64_t id);
-
-static void dbus_message_unrefp(DBusMessage **m) {
-	if (*m)
-		dbus_message_unref(*m);
-}
-#define _cleanup_msg_ _cleanup_(dbus_message_unrefp)
 
 static uint64_t now_ns(void) {
 	struct timespec ts;
@@ -428,30 +423,45 @@ static int activatable_new(ServiceRegistry *reg, const char *name, ServiceFile *
 
 static void starter_free(Starter *st) {
 	list_unlink(&st->link);
-	if (st->msg)
-		dbus_message_unref(st->msg);
+	free(st->reply_to);
 	free(st);
+}
+
+/* a reply to the StartServiceByName call of @st (an error if @error_name),
+ * as libdbus makes dbus-daemon's: the call's sender as destination, the
+ * error name, the reply serial, in that order */
+static int starter_reply_init(Starter *st, WireBuilder *b, const char *error_name) {
+	int r = wire_builder_init(b, error_name ? WIRE_TYPE_ERROR : WIRE_TYPE_METHOD_RETURN,
+				  WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
+		return r;
+	if (st->reply_to)
+		wire_builder_set_destination(b, st->reply_to);
+	if (error_name)
+		wire_builder_set_error_name(b, error_name);
+	wire_builder_set_reply_serial(b, st->serial);
+	return 0;
 }
 
 static void starter_reply_error(ServiceRegistry *reg, Starter *st, const char *error_name, const char *text) {
 	Client *c = bus_find_client(reg->bus, st->client_id);
+	WireBuilder b;
 
-	if (!c || !c->conn || dbus_message_get_no_reply(st->msg))
+	if (!c || !c->conn || st->no_reply || starter_reply_init(st, &b, error_name) < 0)
 		return;
-	_cleanup_msg_ DBusMessage *e = dbus_message_new_error(st->msg, error_name, text);
-	if (e)
-		(void) driver_send_message(reg->bus->driver, c, e, dbus_message_get_serial(st->msg), NULL, 0);
+	wire_builder_append_basic(&b, 's', text);
+	(void) driver_send_message(reg->bus->driver, c, &b, st->serial, NULL, 0);
 }
 
 static void starter_reply_success(ServiceRegistry *reg, Starter *st) {
 	Client *c = bus_find_client(reg->bus, st->client_id);
 	uint32_t result = DBUS_START_REPLY_SUCCESS;
+	WireBuilder b;
 
-	if (!c || !c->conn || dbus_message_get_no_reply(st->msg))
+	if (!c || !c->conn || st->no_reply || starter_reply_init(st, &b, NULL) < 0)
 		return;
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_method_return(st->msg);
-	if (m && dbus_message_append_args(m, DBUS_TYPE_UINT32, &result, DBUS_TYPE_INVALID))
-		(void) driver_send_message(reg->bus->driver, c, m, dbus_message_get_serial(st->msg), NULL, 0);
+	wire_builder_append_basic(&b, 'u', &result);
+	(void) driver_send_message(reg->bus->driver, c, &b, st->serial, NULL, 0);
 }
 
 /* take @l off its activatable and the registry; the caller frees it */
@@ -790,12 +800,17 @@ static const char *registry_loginfo(ServiceRegistry *reg, const char *unique) {
 }
 
 static int send_activation_request(ServiceRegistry *reg, const char *unit) {
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_signal(DRIVER_PATH, "org.freedesktop.systemd1.Activator",
-								"ActivationRequest");
+	WireBuilder b;
+	int r;
 
-	if (!m || !dbus_message_append_args(m, DBUS_TYPE_STRING, &unit, DBUS_TYPE_INVALID))
-		return -ENOMEM;
-	return driver_send_message_to_name(reg->bus->driver, SYSTEMD_NAME, m);
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
+		return r;
+	wire_builder_set_path(&b, DRIVER_PATH);
+	wire_builder_set_interface(&b, "org.freedesktop.systemd1.Activator");
+	wire_builder_set_member(&b, "ActivationRequest");
+	wire_builder_append_basic(&b, 's', unit);
+	return driver_send_message_to_name(reg->bus->driver, SYSTEMD_NAME, &b);
 }
 
 /*
@@ -1321,7 +1336,7 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n) {
 	return 0;
 }
 
-int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error) {
+int service_registry_start(Bus *bus, Client *caller, const char *name, const WireHeader *call, BusError *error) {
 	ServiceRegistry *reg = bus->services;
 	_cleanup_free_ char *text = NULL;
 	Activatable *a;
@@ -1335,17 +1350,15 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 		a = registry_find(reg, name);
 	}
 	if (!a || (!a->file && !(bus->systemd_activation && activatable_is_systemd(a)))) {
-		dbus_set_error(error, DBUS_ERR("ServiceUnknown"), "The name %s was not provided by any .service files",
-			       name);
-		return -EPROTO;
+		return bus_error_set(error, DBUS_ERR("ServiceUnknown"),
+				     "The name %s was not provided by any .service files", name);
 	}
 	/* as dbus-daemon: a name is "already running" only if it is
 	 * activatable; one without a .service file is unknown, owned or not */
 	if (registry_owner_id(reg, name))
 		return 1;
 	if (registry_over_limit(reg, name, &text)) {
-		dbus_set_error(error, DBUS_ERR("LimitsExceeded"), "%s", text ? text : "");
-		return -EPROTO;
+		return bus_error_set(error, DBUS_ERR("LimitsExceeded"), "%s", text ? text : "");
 	}
 
 	st = calloc(1, sizeof(*st));
@@ -1353,7 +1366,12 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 		return -ENOMEM;
 	list_init(&st->link);
 	st->client_id = caller->id;
-	st->msg = dbus_message_ref(msg);
+	st->serial = call->serial;
+	st->no_reply = call->flags & WIRE_FLAG_NO_REPLY_EXPECTED;
+	if (call->sender.s && !(st->reply_to = strdup(call->sender.s))) {
+		free(st);
+		return -ENOMEM;
+	}
 	if (a->launch) {
 		list_link_tail(&a->launch->starters, &st->link);
 		a->launch->n_entries++;
@@ -1364,50 +1382,46 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
 	return 0;
 }
 
-void service_registry_forward_environment(Bus *bus, DBusMessage *msg) {
+void service_registry_forward_environment(Bus *bus, const WireHeader *h, const uint8_t *body) {
 	ServiceRegistry *reg = bus->services;
-	DBusMessageIter iter, dict, entry, out, arr;
+	WireReader rd;
+	WireBuilder m;
 	int r;
 
 	if (!reg)
 		return;
-	_cleanup_msg_ DBusMessage *m = dbus_message_new_method_call(NULL, "/org/freedesktop/systemd1",
-								     "org.freedesktop.systemd1.Manager",
-								     "SetEnvironment");
-	if (!m)
+	r = wire_builder_init(&m, WIRE_TYPE_METHOD_CALL, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
+	if (r < 0)
 		return;
-	dbus_message_set_no_reply(m, TRUE);
-	dbus_message_iter_init_append(m, &out);
-	if (!dbus_message_iter_open_container(&out, DBUS_TYPE_ARRAY, "s", &arr))
-		return;
-	if (dbus_message_iter_init(msg, &iter) && dbus_message_iter_get_arg_type(&iter) == DBUS_TYPE_ARRAY) {
-		dbus_message_iter_recurse(&iter, &dict);
-		while (dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY) {
-			const char *key, *value;
+	wire_builder_set_path(&m, "/org/freedesktop/systemd1");
+	wire_builder_set_interface(&m, "org.freedesktop.systemd1.Manager");
+	wire_builder_set_member(&m, "SetEnvironment");
+	wire_builder_open_container(&m, 'a', "s");
+	/* a{ss}, as the driver checked */
+	wire_reader_init(&rd, h, body);
+	if (wire_reader_enter(&rd, 'a') == 0) {
+		while (wire_reader_peek(&rd) == '{') {
+			const char *key = NULL, *value = NULL;
 			_cleanup_free_ char *kv = NULL;
-			dbus_message_iter_recurse(&dict, &entry);
-			dbus_message_iter_get_basic(&entry, &key);
-			dbus_message_iter_next(&entry);
-			dbus_message_iter_get_basic(&entry, &value);
-			if (asprintf(&kv, "%s=%s", key, value) < 0)
+			if (wire_reader_enter(&rd, '{') < 0 || wire_reader_read_basic(&rd, 's', &key) < 0 ||
+			    wire_reader_read_basic(&rd, 's', &value) < 0 || wire_reader_exit(&rd) < 0 ||
+			    asprintf(&kv, "%s=%s", key, value) < 0) {
+				wire_builder_done(&m);
 				return;
-			const char *p = kv;
-			if (!dbus_message_iter_append_basic(&arr, DBUS_TYPE_STRING, &p))
-				return;
-			dbus_message_iter_next(&dict);
+			}
+			wire_builder_append_basic(&m, 's', kv);
 		}
 	}
-	if (!dbus_message_iter_close_container(&out, &arr))
-		return;
+	wire_builder_close_container(&m);
 
 	/* systemd on the bus: to its unique name; else to the name, where
 	 * the activator keeps it until systemd comes */
 	uint64_t owner = registry_owner_id(reg, SYSTEMD_NAME);
 	Client *c = owner ? bus_find_client(bus, owner) : NULL;
 	if (c)
-		r = driver_send_message(bus->driver, c, m, 0, NULL, 0);
+		r = driver_send_message(bus->driver, c, &m, 0, NULL, 0);
 	else
-		r = driver_send_message_to_name(bus->driver, SYSTEMD_NAME, m);
+		r = driver_send_message_to_name(bus->driver, SYSTEMD_NAME, &m);
 	if (r < 0)
 		log_debug("Cannot forward the activation environment to systemd: %s", strerror(-r));
 }
@@ -1419,7 +1433,7 @@ static bool launch_has_unit(Launch *l, const void *data) {
 /* systemd's org.freedesktop.systemd1.Activator.ActivationFailure(s unit,
  * s error_name, s error_message): fails the activations of that unit;
  * ignored unless @sender owns org.freedesktop.systemd1 and is privileged */
-static void registry_activation_failure(Bus *bus, Client *sender, DBusMessage *msg) {
+static void registry_activation_failure(Bus *bus, Client *sender, const WireHeader *h, const uint8_t *body) {
 	ServiceRegistry *reg = bus->services;
 	const char *unit = NULL, *code = NULL, *str = NULL;
 
@@ -1438,25 +1452,25 @@ static void registry_activation_failure(Bus *bus, Client *sender, DBusMessage *m
 			     client_loginfo(sender));
 		return;
 	}
-	if (!dbus_message_get_args(msg, NULL, DBUS_TYPE_STRING, &unit, DBUS_TYPE_STRING, &code, DBUS_TYPE_STRING,
-				   &str, DBUS_TYPE_INVALID))
+	/* its first three arguments must be strings */
+	WireReader rd;
+	wire_reader_init(&rd, h, body);
+	if (wire_reader_read_basic(&rd, 's', &unit) < 0 || wire_reader_read_basic(&rd, 's', &code) < 0 ||
+	    wire_reader_read_basic(&rd, 's', &str) < 0)
 		return;
-	if (!dbus_validate_error_name(code, NULL))
+	if (!wire_error_name_is_valid(code, strlen(code)))
 		code = DBUS_ERR("Failed");
 	log_info("Activation via systemd failed for unit '%s': %s", unit, str);
 	registry_fail_launches(reg, launch_has_unit, unit, code, str);
 }
 
 void service_registry_activation_failure_raw(Bus *bus, Client *sender, const uint8_t *msg, size_t len) {
-	DBusMessage *m;
+	WireHeader h;
 
-	if (!bus->services || len > INT_MAX)
+	/* validated by @sender's client when it came in */
+	if (!bus->services || wire_header_parse_trusted(msg, len, &h) < 0)
 		return;
-	m = dbus_message_demarshal((const char *) msg, (int) len, NULL);
-	if (!m)
-		return;
-	registry_activation_failure(bus, sender, m);
-	dbus_message_unref(m);
+	registry_activation_failure(bus, sender, &h, msg + h.header_len);
 }
 
 void service_registry_name_taken(Bus *bus) {

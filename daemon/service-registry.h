@@ -11,10 +11,12 @@
  * See service-registry.c ("DOC: activation") and doc/activation.md.
  */
 
-#include <dbus/dbus.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "compat/wire.h"
+#include "daemon/driver.h"
 
 typedef struct Bus Bus;
 typedef struct Client Client;
@@ -72,7 +74,8 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
  * @bus:	the bus
  * @caller:	the calling client
  * @name:	the name to start
- * @msg:	the call (referenced while the activation is pending)
+ * @call:	the call's header (its serial, sender and flags are kept for
+ *		the reply while the activation is pending)
  * @error:	set when the call fails at once
  *
  * On success the reply (DBUS_START_REPLY_SUCCESS, or the activation's
@@ -82,7 +85,7 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
  * has an owner already (DBUS_START_REPLY_ALREADY_RUNNING), -EPROTO with @error set
  * (ServiceUnknown, LimitsExceeded), -ENOMEM.
  */
-int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessage *msg, DBusError *error);
+int service_registry_start(Bus *bus, Client *caller, const char *name, const WireHeader *call, BusError *error);
 
 /**
  * service_registry_forward_environment() - with systemd activation, pass an
@@ -90,9 +93,9 @@ int service_registry_start(Bus *bus, Client *caller, const char *name, DBusMessa
  * org.freedesktop.systemd1.Manager.SetEnvironment (queued on the
  * org.freedesktop.systemd1 activator until systemd is on the bus)
  * @bus:	the bus
- * @msg:	the UpdateActivationEnvironment call (a{ss})
+ * @h, @body:	the UpdateActivationEnvironment call (a{ss})
  */
-void service_registry_forward_environment(Bus *bus, DBusMessage *msg);
+void service_registry_forward_environment(Bus *bus, const WireHeader *h, const uint8_t *body);
 
 /**
  * service_registry_activation_failure_raw() - systemd's
