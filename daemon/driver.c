@@ -308,8 +308,8 @@ static int call_fail_unprivileged(DriverCall *call) {
 	return call_fail(call, DBUS_ERR("AccessDenied"), "%s", text);
 }
 
-/* messages the bus originates most often are built with the wire builder:
- * no libdbus on these paths */
+/* messages the bus originates outside a driver call (errors of the
+ * forwarding path, signals for the core's notifications), as bytes */
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len) {
 	return driver_build_error_to(to, to->unique_name_len ? to->unique_name : NULL, reply_serial, name, text,
@@ -503,7 +503,8 @@ static int driver_hello_build(Client *c, const WireHeader *h, uint8_t *reply, si
 	return wire_builder_finish(&b, &msg, acquired_len);
 }
 
-/* Hello without libdbus: it is every connection's first call */
+/* Hello from buffers on the stack, without a DriverCall: it is every
+ * connection's first call */
 static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
 	_Alignas(8) uint8_t reply[DRIVER_HELLO_BUF], acquired[DRIVER_HELLO_BUF];
 	size_t reply_len, acquired_len;
