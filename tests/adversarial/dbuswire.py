@@ -1,13 +1,22 @@
-# dbuswire.py - a minimal D-Bus client for tests/adversarial: raw sockets,
-# SASL EXTERNAL, a marshaller that can also build what the specification
-# forbids, and a message reader.  No dependencies beyond python3.
+# dbuswire.py - the D-Bus wire format for the tests (tests/adversarial,
+# tests/diff, tests/integration): a marshaller and an unmarshaller of every
+# type the specification defines, driven by signatures, raw builders that can
+# also make what the specification forbids, and a blocking client connection
+# with SASL EXTERNAL and Hello.  Pure python3,
+# little and big endian.
 import os
 import socket
 import struct
 import time
 
 METHOD_CALL, METHOD_RETURN, ERROR, SIGNAL = 1, 2, 3, 4
+TYPE_NAMES = {METHOD_CALL: 'call', METHOD_RETURN: 'return', ERROR: 'error', SIGNAL: 'signal'}
+NO_REPLY_EXPECTED, NO_AUTO_START, ALLOW_INTERACTIVE_AUTHORIZATION = 1, 2, 4
+
 F_PATH, F_INTERFACE, F_MEMBER, F_ERROR_NAME, F_REPLY_SERIAL, F_DESTINATION, F_SENDER, F_SIGNATURE, F_UNIX_FDS = range(1, 10)
+FIELD_NAMES = {F_PATH: 'path', F_INTERFACE: 'interface', F_MEMBER: 'member', F_ERROR_NAME: 'error_name',
+               F_REPLY_SERIAL: 'reply_serial', F_DESTINATION: 'destination', F_SENDER: 'sender',
+               F_SIGNATURE: 'signature', F_UNIX_FDS: 'unix_fds'}
 FIELD_SIG = {F_PATH: 'o', F_INTERFACE: 's', F_MEMBER: 's', F_ERROR_NAME: 's', F_REPLY_SERIAL: 'u',
              F_DESTINATION: 's', F_SENDER: 's', F_SIGNATURE: 'g', F_UNIX_FDS: 'u'}
 DRIVER = ('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus')
@@ -22,8 +31,52 @@ def parse_address(addr):
     raise ValueError('no unix:path= in ' + addr)
 
 
+FIXED = {'y': ('B', 1), 'b': ('I', 4), 'n': ('h', 2), 'q': ('H', 2), 'i': ('i', 4), 'u': ('I', 4),
+         'x': ('q', 8), 't': ('Q', 8), 'd': ('d', 8), 'h': ('I', 4)}
+ALIGN = {'y': 1, 'b': 4, 'n': 2, 'q': 2, 'i': 4, 'u': 4, 'x': 8, 't': 8, 'd': 8, 'h': 4,
+         's': 4, 'o': 4, 'g': 1, 'v': 1, 'a': 4, '(': 8, '{': 8}
+
+
+class Variant:
+    """a value of type v: (signature, value)"""
+    __slots__ = ('sig', 'value')
+
+    def __init__(self, sig, value):
+        self.sig, self.value = sig, value
+
+    def __eq__(self, o):
+        return isinstance(o, Variant) and (self.sig, self.value) == (o.sig, o.value)
+
+    def __repr__(self):
+        return 'V(%s,%r)' % (self.sig, self.value)
+
+
+def split_sig(sig):
+    """the complete types of a signature"""
+    out, i = [], 0
+    while i < len(sig):
+        j = _type_end(sig, i)
+        out.append(sig[i:j])
+        i = j
+    return out
+
+
+def _type_end(sig, i):
+    c = sig[i]
+    if c == 'a':
+        return _type_end(sig, i + 1)
+    if c in '({':
+        close = ')' if c == '(' else '}'
+        i += 1
+        while sig[i] != close:
+            i = _type_end(sig, i)
+        return i + 1
+    return i + 1
+
+
 class Buf:
-    """little-endian marshalling buffer (big-endian with be=True)"""
+    """a marshalling buffer, little endian (big endian with be=True): raw
+    pieces (u8, u32, string with any length...) or values of a type (put)"""
 
     def __init__(self, be=False, start=0):
         self.b = bytearray()
@@ -31,8 +84,7 @@ class Buf:
         self.start = start
 
     def pad(self, a):
-        while (len(self.b) + self.start) % a:
-            self.b.append(0)
+        self.b += b'\0' * ((-(len(self.b) + self.start)) % a)
 
     def u8(self, v):
         self.b.append(v & 0xff)
@@ -58,6 +110,117 @@ class Buf:
             s = s.encode()
         self.u8(len(s) if length is None else length)
         self.b += s + b'\0'
+
+    def put(self, t, v):
+        c = t[0]
+        if c in FIXED:
+            fmt, size = FIXED[c]
+            self.pad(size)
+            if c == 'b':
+                v = 1 if v else 0
+            self.b += struct.pack(self.e + fmt, v)
+        elif c in 'so':
+            s = v.encode() if isinstance(v, str) else bytes(v)
+            self.pad(4)
+            self.b += struct.pack(self.e + 'I', len(s)) + s + b'\0'
+        elif c == 'g':
+            s = v.encode() if isinstance(v, str) else bytes(v)
+            self.b += bytes([len(s)]) + s + b'\0'
+        elif c == 'v':
+            self.put('g', v.sig)
+            self.put(v.sig, v.value)
+        elif c == 'a':
+            et = t[1:]
+            self.pad(4)
+            at = len(self.b)
+            self.b += b'\0\0\0\0'
+            self.pad(ALIGN[et[0]])
+            first = len(self.b)
+            if et[0] == '{':
+                kt, vt = split_sig(et[1:-1])
+                items = v.items() if isinstance(v, dict) else v
+                for k, val in items:
+                    self.pad(8)
+                    self.put(kt, k)
+                    self.put(vt, val)
+            else:
+                for x in v:
+                    self.put(et, x)
+            struct.pack_into(self.e + 'I', self.b, at, len(self.b) - first)
+        elif c == '(':
+            self.pad(8)
+            for st, x in zip(split_sig(t[1:-1]), v):
+                self.put(st, x)
+        else:
+            raise ValueError('type %r' % t)
+
+
+def marshal_body(sig, values, be=False):
+    w = Buf(be)
+    for t, v in zip(split_sig(sig), values):
+        w.put(t, v)
+    return bytes(w.b)
+
+
+class Reader:
+    def __init__(self, data, be=False, start=0):
+        self.d = data
+        self.e = '>' if be else '<'
+        self.start = start
+        self.i = 0
+
+    def align(self, a):
+        self.i += (-(self.i + self.start)) % a
+
+    def get(self, t):
+        c = t[0]
+        if c in FIXED:
+            fmt, size = FIXED[c]
+            self.align(size)
+            v = struct.unpack_from(self.e + fmt, self.d, self.i)[0]
+            self.i += size
+            return bool(v) if c == 'b' else v
+        if c in 'so':
+            self.align(4)
+            n = struct.unpack_from(self.e + 'I', self.d, self.i)[0]
+            s = bytes(self.d[self.i + 4:self.i + 4 + n])
+            self.i += 4 + n + 1
+            return s.decode(errors='replace')
+        if c == 'g':
+            n = self.d[self.i]
+            s = bytes(self.d[self.i + 1:self.i + 1 + n])
+            self.i += n + 2
+            return s.decode(errors='replace')
+        if c == 'v':
+            sig = self.get('g')
+            return Variant(sig, self.get(sig))
+        if c == 'a':
+            et = t[1:]
+            self.align(4)
+            n = struct.unpack_from(self.e + 'I', self.d, self.i)[0]
+            self.i += 4
+            self.align(ALIGN[et[0]])
+            end = self.i + n
+            out = []
+            if et[0] == '{':
+                kt, vt = split_sig(et[1:-1])
+                while self.i < end:
+                    self.align(8)
+                    k = self.get(kt)
+                    out.append((k, self.get(vt)))
+                return out
+            while self.i < end:
+                out.append(self.get(et))
+            return out
+        if c == '(':
+            self.align(8)
+            return tuple(self.get(st) for st in split_sig(t[1:-1]))
+        raise ValueError('type %r' % t)
+
+
+def unmarshal_body(sig, data, be=False):
+    r = Reader(data, be)
+    return [r.get(t) for t in split_sig(sig or '')]
 
 
 def marshal(typ, serial, fields, body=b'', sig=None, flags=0, be=False, version=1, endian=None,
@@ -95,6 +258,18 @@ def marshal(typ, serial, fields, body=b'', sig=None, flags=0, be=False, version=
     return head + body
 
 
+def message(typ, serial, fields, sig='', values=(), flags=0, be=False, raw_body=None):
+    """a valid message: fields dict code -> value (SIGNATURE is added from
+    sig) in the order of their codes, the body marshalled from values of
+    sig (or raw_body as it is)"""
+    f = dict(fields)
+    if sig:
+        f[F_SIGNATURE] = sig
+    body = raw_body if raw_body is not None else marshal_body(sig, values, be)
+    return marshal(typ, serial, [(code, FIELD_SIG.get(code, 's'), f[code]) for code in sorted(f)], body,
+                   flags=flags, be=be)
+
+
 def call(serial, dest, path, iface, member, sig=None, body=b'', flags=0):
     f = {F_PATH: path, F_MEMBER: member}
     if iface:
@@ -127,39 +302,29 @@ def msg_size(data):
     return hl + bl
 
 
+def _header(data):
+    be = data[0:1] == b'B'
+    body_len, serial, _ = struct.unpack_from(('>' if be else '<') + 'III', data, 4)
+    r = Reader(data, be)
+    r.i = 12
+    fields = {code: var.value for code, var in r.get('a(yv)')}
+    r.align(8)
+    return be, (data[1], data[2], serial, fields, bytes(data[r.i:r.i + body_len]))
+
+
 def parse(data):
-    """(type, flags, serial, fields dict, body) of one complete message"""
-    e = '>' if data[0:1] == b'B' else '<'
-    typ, flags = data[1], data[2]
-    bl, serial, fl = struct.unpack(e + 'III', data[4:16])
-    fields = {}
-    p = 16
-    end = 16 + fl
-    while p < end:
-        p += (-p) % 8
-        if p >= end:
-            break
-        code = data[p]
-        sl = data[p + 1]
-        sc = data[p + 2:p + 2 + sl].decode()
-        p += 3 + sl
-        if sc in 'so':
-            p += (-p) % 4
-            n = struct.unpack(e + 'I', data[p:p + 4])[0]
-            fields[code] = data[p + 4:p + 4 + n].decode(errors='replace')
-            p += 5 + n
-        elif sc == 'g':
-            n = data[p]
-            fields[code] = data[p + 1:p + 1 + n].decode()
-            p += 2 + n
-        elif sc == 'u':
-            p += (-p) % 4
-            fields[code] = struct.unpack(e + 'I', data[p:p + 4])[0]
-            p += 4
-        else:
-            break
-    hl = end + (-end) % 8
-    return typ, flags, serial, fields, data[hl:hl + bl]
+    """(type, flags, serial, {field: value}, raw body) of one complete message"""
+    return _header(data)[1]
+
+
+def parse_values(data):
+    """(type, flags, serial, {field: value}, body values, raw body)"""
+    be, (typ, flags, serial, fields, body) = _header(data)
+    try:
+        values = unmarshal_body(fields.get(F_SIGNATURE, ''), body, be)
+    except Exception as exc:  # a body that does not match its signature
+        values = ['<undecodable: %s>' % exc]
+    return typ, flags, serial, fields, values, body
 
 
 def first_string(body):

@@ -16,10 +16,8 @@ import subprocess
 import sys
 import time
 
-import dwire as W
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'adversarial'))
-import dbuswire  # noqa: E402  (parse_address)
+import dbuswire as W  # noqa: E402
 
 DRIVER = 'org.freedesktop.DBus'
 DRIVER_PATH = '/org/freedesktop/DBus'
@@ -217,13 +215,13 @@ class Client:
         """complete messages in the buffer, parsed"""
         out = []
         while True:
-            n = W.message_size(self.rbuf)
+            n = W.msg_size(self.rbuf)
             if n is None or len(self.rbuf) < n:
                 return out
             raw = bytes(self.rbuf[:n])
             del self.rbuf[:n]
-            m = W.parse(raw)
-            nfds = m[3].get(W.UNIX_FDS, 0)
+            m = W.parse_values(raw)
+            nfds = m[3].get(W.F_UNIX_FDS, 0)
             fds, self.fds = self.fds[:nfds], self.fds[nfds:]
             out.append((m, fds))
 
@@ -254,7 +252,7 @@ class Session:
 
     def __init__(self, daemon):
         self.daemon = daemon
-        self.path = dbuswire.parse_address(daemon.address)
+        self.path = W.parse_address(daemon.address)
         self.clients = {}
         self.lines = []
         self.names = {}               # unique name -> label
@@ -311,16 +309,16 @@ class Session:
         if typ in (W.METHOD_RETURN, W.ERROR):
             # what the reply answers: the call of its destination (a monitor
             # sees replies to others)
-            caller = self.names.get(f.get(W.DESTINATION), client.label)
-            member = self.calls.get((caller, f.get(W.REPLY_SERIAL)))
+            caller = self.names.get(f.get(W.F_DESTINATION), client.label)
+            member = self.calls.get((caller, f.get(W.F_REPLY_SERIAL)))
         values = self.mask_pid(values)
         if member in ('GetStats', 'GetConnectionStats', 'GetAllMatchRules'):
-            values = ['<%s>' % f.get(W.SIGNATURE, '')] + sorted(k for k, _ in values[0]) if values and \
+            values = ['<%s>' % f.get(W.F_SIGNATURE, '')] + sorted(k for k, _ in values[0]) if values and \
                 isinstance(values[0], list) else values
         parts = [W.TYPE_NAMES.get(typ, 'type%d' % typ), 'flags=%d' % flags]
         # the serials a bus daemon chooses for its own messages are counted per
         # receiver; the others are the sender's
-        if f.get(W.SENDER) in (DRIVER, None) and serial:
+        if f.get(W.F_SENDER) in (DRIVER, None) and serial:
             # the driver's serials (and those of the bus's answers without a
             # sender, to calls without a destination) come from dbus-daemon's
             # per-connection counters, which other traffic also advances:
@@ -328,7 +326,7 @@ class Session:
             serial = 'D'
         parts.append('serial=%s' % serial)
         for code in sorted(f):
-            if code == W.SIGNATURE and not f[code]:
+            if code == W.F_SIGNATURE and not f[code]:
                 continue
             v = f[code]
             parts.append('%s=%s' % (W.FIELD_NAMES.get(code, str(code)), self.norm_value(v) if isinstance(v, str) else v))
@@ -347,14 +345,14 @@ class Session:
         hit = False
         for m, fds in client.messages():
             f = m[3]
-            if m[0] == W.METHOD_RETURN and f.get(W.REPLY_SERIAL) == client.hello_serial and m[4] \
+            if m[0] == W.METHOD_RETURN and f.get(W.F_REPLY_SERIAL) == client.hello_serial and m[4] \
                     and isinstance(m[4][0], str) and client.unique is None:
                 client.unique = m[4][0]
                 self.names[client.unique] = client.label
             # the tester's own GetId calls and their replies, wherever they
             # are seen (eavesdroppers, monitors), are not the script's doing
-            own_sync = (m[0] == W.METHOD_CALL and m[2] >= SYNC_SERIAL and f.get(W.MEMBER) == 'GetId') or \
-                (m[0] in (W.METHOD_RETURN, W.ERROR) and f.get(W.REPLY_SERIAL, 0) >= SYNC_SERIAL)
+            own_sync = (m[0] == W.METHOD_CALL and m[2] >= SYNC_SERIAL and f.get(W.F_MEMBER) == 'GetId') or \
+                (m[0] in (W.METHOD_RETURN, W.ERROR) and f.get(W.F_REPLY_SERIAL, 0) >= SYNC_SERIAL)
             if stop and stop(m):
                 hit = True
             if own_sync:
@@ -392,9 +390,9 @@ class Session:
         before the reply"""
         self.ping_no += 1
         serial = SYNC_SERIAL + self.ping_no
-        c.write(W.marshal(W.METHOD_CALL, serial, {W.PATH: DRIVER_PATH, W.INTERFACE: DRIVER,
-                                                   W.MEMBER: 'GetId', W.DESTINATION: DRIVER}), sync=True)
-        self.drain_until(c, lambda m, s=serial: m[3].get(W.REPLY_SERIAL) == s)
+        c.write(W.message(W.METHOD_CALL, serial, {W.F_PATH: DRIVER_PATH, W.F_INTERFACE: DRIVER,
+                                                   W.F_MEMBER: 'GetId', W.F_DESTINATION: DRIVER}), sync=True)
+        self.drain_until(c, lambda m, s=serial: m[3].get(W.F_REPLY_SERIAL) == s)
         return (c.unique, serial)
 
     def sync(self):
@@ -415,7 +413,7 @@ class Session:
                 continue
             if c.monitor and c.monitor_all and last:
                 self.drain_until(c, lambda m: m[0] in (W.METHOD_RETURN, W.ERROR) and
-                                 m[3].get(W.REPLY_SERIAL) == last[1] and m[3].get(W.DESTINATION) == last[0])
+                                 m[3].get(W.F_REPLY_SERIAL) == last[1] and m[3].get(W.F_DESTINATION) == last[0])
             elif c.unique is None or c.monitor:
                 self.drain_idle(c)
 
@@ -440,7 +438,7 @@ class Session:
         c.hello_serial = c.next_serial()
         self.send(label, W.METHOD_CALL, dest=DRIVER, path=DRIVER_PATH, iface=DRIVER, member='Hello',
                   flags=flags, serial=c.hello_serial)
-        self.drain_until(c, lambda m: m[3].get(W.REPLY_SERIAL) == c.hello_serial, timeout=SYNC_TIMEOUT)
+        self.drain_until(c, lambda m: m[3].get(W.F_REPLY_SERIAL) == c.hello_serial, timeout=SYNC_TIMEOUT)
 
     def serialize(self, label):
         """what two connections do in one step is ordered: before label acts,
@@ -456,17 +454,17 @@ class Session:
         if serial is None:
             serial = c.next_serial()
         f = {}
-        for code, v in ((W.PATH, path), (W.INTERFACE, iface), (W.MEMBER, member), (W.ERROR_NAME, error_name),
-                        (W.REPLY_SERIAL, reply_serial), (W.DESTINATION, self.resolve(dest)),
-                        (W.SENDER, self.resolve(sender))):
+        for code, v in ((W.F_PATH, path), (W.F_INTERFACE, iface), (W.F_MEMBER, member), (W.F_ERROR_NAME, error_name),
+                        (W.F_REPLY_SERIAL, reply_serial), (W.F_DESTINATION, self.resolve(dest)),
+                        (W.F_SENDER, self.resolve(sender))):
             if v is not None:
                 f[code] = v
         n = len(fds) if unix_fds is None else unix_fds
         if n:
-            f[W.UNIX_FDS] = n
+            f[W.F_UNIX_FDS] = n
         if typ == W.METHOD_CALL and member:
             self.calls[(label, serial)] = member
-        c.write(W.marshal(typ, serial, f, sig, body, flags, raw_body=raw_body), fds)
+        c.write(W.message(typ, serial, f, sig, body, flags, raw_body=raw_body), fds)
         return serial
 
     def call_driver(self, label, member, sig='', body=(), iface=DRIVER, flags=0, dest=DRIVER, path=DRIVER_PATH):
@@ -479,7 +477,7 @@ class Session:
         serial = self.call_driver(label, 'BecomeMonitor', 'asu', (list(rules), 0),
                                   iface='org.freedesktop.DBus.Monitoring')
         got = []
-        self.drain_until(c, lambda m: m[3].get(W.REPLY_SERIAL) == serial and got.append(m[0]) is None)
+        self.drain_until(c, lambda m: m[3].get(W.F_REPLY_SERIAL) == serial and got.append(m[0]) is None)
         c.monitor = got == [W.METHOD_RETURN]
         c.monitor_all = not rules
         return c
@@ -488,7 +486,7 @@ class Session:
         """read label's messages until the reply to serial (activation)"""
         c = self.clients[label]
         return self.drain_until(c, lambda m: m[0] in (W.METHOD_RETURN, W.ERROR)
-                                and m[3].get(W.REPLY_SERIAL) == serial, timeout)
+                                and m[3].get(W.F_REPLY_SERIAL) == serial, timeout)
 
     def pause(self, secs):
         """let something outside the script happen (a service exiting)"""

@@ -7,7 +7,7 @@ import json
 import random
 import time
 
-import dwire as W
+import dbuswire as W  # noqa: E402  (on the path busdiff.py sets)
 import engine as E
 
 SLOTS = ('a', 'b', 'c', 'd')
@@ -82,7 +82,7 @@ def make_script(actions, ids):
                 serial = s.call_driver(slot, 'BecomeMonitor', 'asu', (act[2], 0),
                                        iface='org.freedesktop.DBus.Monitoring')
                 got = []
-                s.drain_until(c, lambda m: m[3].get(W.REPLY_SERIAL) == serial and got.append(m[0]) is None)
+                s.drain_until(c, lambda m: m[3].get(W.F_REPLY_SERIAL) == serial and got.append(m[0]) is None)
                 c.monitor = got == [W.METHOD_RETURN]
                 c.monitor_all = not act[2]
             elif op == 'query' and act[2] == 'ListNames':

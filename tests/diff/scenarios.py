@@ -5,7 +5,7 @@
 # run once against dbus-daemon and once against busbridged.
 import os
 
-import dwire as W
+import dbuswire as W  # noqa: E402  (on the path busdiff.py sets)
 from engine import DRIVER, DRIVER_PATH
 
 NRE, NAS, AIA = W.NO_REPLY_EXPECTED, W.NO_AUTO_START, W.ALLOW_INTERACTIVE_AUTHORIZATION

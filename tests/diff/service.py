@@ -7,8 +7,8 @@ import os
 import socket
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dwire as W  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'adversarial'))
+import dbuswire as W  # noqa: E402
 
 name = sys.argv[1]
 path = os.environ['DBUS_STARTER_ADDRESS'].split('path=')[1].split(',')[0]
@@ -19,25 +19,25 @@ buf = b''
 while b'\r\n' not in buf:
     buf += s.recv(4096)
 buf = buf.split(b'\r\n', 1)[1]
-D = {W.DESTINATION: 'org.freedesktop.DBus', W.PATH: '/org/freedesktop/DBus', W.INTERFACE: 'org.freedesktop.DBus'}
-s.sendall(W.marshal(W.METHOD_CALL, 1, dict(D, **{W.MEMBER: 'Hello'})) +
-          W.marshal(W.METHOD_CALL, 2, dict(D, **{W.MEMBER: 'RequestName'}), 'su', (name, 0)))
+D = {W.F_DESTINATION: 'org.freedesktop.DBus', W.F_PATH: '/org/freedesktop/DBus', W.F_INTERFACE: 'org.freedesktop.DBus'}
+s.sendall(W.message(W.METHOD_CALL, 1, dict(D, **{W.F_MEMBER: 'Hello'})) +
+          W.message(W.METHOD_CALL, 2, dict(D, **{W.F_MEMBER: 'RequestName'}), 'su', (name, 0)))
 serial = 2
 while True:
-    n = W.message_size(buf)
+    n = W.msg_size(buf)
     if n is None or len(buf) < n:
         d = s.recv(65536)
         if not d:
             break
         buf += d
         continue
-    m, buf = W.parse(buf[:n]), buf[n:]
+    m, buf = W.parse_values(buf[:n]), buf[n:]
     typ, flags, ser, f = m[0], m[1], m[2], m[3]
     if typ != W.METHOD_CALL:
         continue
     serial += 1
     if not flags & W.NO_REPLY_EXPECTED:
-        s.sendall(W.marshal(W.METHOD_RETURN, serial, {W.DESTINATION: f.get(W.SENDER), W.REPLY_SERIAL: ser},
-                            's', (f.get(W.MEMBER, ''),)))
-    if f.get(W.MEMBER) == 'Exit':
+        s.sendall(W.message(W.METHOD_RETURN, serial, {W.F_DESTINATION: f.get(W.F_SENDER), W.F_REPLY_SERIAL: ser},
+                            's', (f.get(W.F_MEMBER, ''),)))
+    if f.get(W.F_MEMBER) == 'Exit':
         break
