@@ -2,8 +2,9 @@
 # tests/diff, tests/integration): a marshaller and an unmarshaller of every
 # type the specification defines, driven by signatures, raw builders that can
 # also make what the specification forbids, and a blocking client connection
-# with SASL EXTERNAL and Hello.  Pure python3,
+# with SASL EXTERNAL, NEGOTIATE_UNIX_FD, Hello and fd passing.  Pure python3,
 # little and big endian.
+import array
 import os
 import socket
 import struct
@@ -335,26 +336,41 @@ def first_string(body):
 
 
 class Conn:
-    """a blocking client connection with a receive buffer"""
+    """a blocking client connection with a receive buffer.  Connects to the
+    socket at path (or takes sock, already connected), authenticates with
+    EXTERNAL as uid (ours by default) when auth or hello, negotiates fd
+    passing when unix_fd, and says Hello when hello (self.unique).  With
+    keep_fds the fds that arrive are collected in got_fds (take_fds)."""
 
-    def __init__(self, path, hello=True, timeout=10.0, uid=None):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(timeout)
-        self.s.connect(path)
+    def __init__(self, path=None, hello=True, timeout=10.0, uid=None, auth=False, unix_fd=False, sock=None,
+                 keep_fds=False):
+        if sock is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(timeout)
+            sock.connect(path)
+        else:
+            sock.settimeout(timeout)
+        self.s = sock
         self.rbuf = b''
         self.serial = 0
         self.unique = None
+        self.got_fds = [] if keep_fds else None
+        if auth or hello:
+            self.auth(uid, unix_fd)
         if hello:
-            self.auth(uid)
-            self.unique = self.call_driver('Hello', timeout=timeout)[4]
-            self.unique = first_string(self.unique)
+            self.unique = first_string(self.call_driver('Hello', timeout=timeout)[4])
 
-    def auth(self, uid=None):
+    def auth(self, uid=None, unix_fd=False):
         uid = os.getuid() if uid is None else uid
         self.s.sendall(b'\0AUTH EXTERNAL ' + str(uid).encode().hex().encode() + b'\r\n')
         line = self.readline()
         if not line.startswith(b'OK'):
             raise IOError('auth: %r' % line)
+        if unix_fd:
+            self.s.sendall(b'NEGOTIATE_UNIX_FD\r\n')
+            line = self.readline()
+            if not line.startswith(b'AGREE_UNIX_FD'):
+                raise IOError('negotiate: %r' % line)
         self.s.sendall(b'BEGIN\r\n')
 
     def readline(self):
@@ -373,6 +389,30 @@ class Conn:
     def send(self, data):
         self.s.sendall(data)
 
+    def send_fds(self, data, fds):
+        """data with the fds (a list) in one sendmsg; the bytes written"""
+        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))] if fds else []
+        return self.s.sendmsg([data], anc)
+
+    def _recv(self):
+        if self.got_fds is None:
+            return self.s.recv(1 << 16)
+        fds = array.array('i')
+        d, anc, _, _ = self.s.recvmsg(1 << 16, socket.CMSG_SPACE(64 * fds.itemsize))
+        for level, typ, data in anc:
+            if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - (len(data) % fds.itemsize)])
+        self.got_fds.extend(fds)
+        return d
+
+    def take_fds(self):
+        """closes the fds received so far; how many there were"""
+        n = len(self.got_fds)
+        for fd in self.got_fds:
+            os.close(fd)
+        self.got_fds = []
+        return n
+
     def recv_msg(self, timeout=None):
         if timeout is not None:
             self.s.settimeout(timeout)
@@ -381,7 +421,7 @@ class Conn:
             if n is not None and len(self.rbuf) >= n:
                 m, self.rbuf = self.rbuf[:n], self.rbuf[n:]
                 return parse(m)
-            d = self.s.recv(1 << 16)
+            d = self._recv()
             if not d:
                 raise EOFError('closed')
             self.rbuf += d

@@ -171,8 +171,7 @@ def show(title, msgs, c=None):
 
 
 def connect(hello=True):
-    c = W.Conn(path, hello=False, timeout=5)
-    c.auth()
+    c = W.Conn(path, auth=True, hello=False, timeout=5)
     if hello:
         s = c.next_serial()
         c.send(W.driver_call(s, 'Hello'))

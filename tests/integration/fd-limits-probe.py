@@ -54,27 +54,8 @@ def connect_as(uid):
     return connect_many(uid, 1)[0]
 
 
-class Peer(W.Conn):
-    def __init__(self, uid=NOBODY, unix_fd=True, hello=True, timeout=10):
-        self.s = connect_as(uid)
-        self.s.settimeout(timeout)
-        self.rbuf = b''
-        self.serial = 0
-        self.unique = None
-        self.uid = uid
-        self.s.sendall(b'\0AUTH EXTERNAL ' + str(uid).encode().hex().encode() + b'\r\n')
-        if not self.readline().startswith(b'OK'):
-            raise IOError('auth')
-        if unix_fd:
-            self.s.sendall(b'NEGOTIATE_UNIX_FD\r\n')
-            if not self.readline().startswith(b'AGREE_UNIX_FD'):
-                raise IOError('negotiate')
-        self.s.sendall(b'BEGIN\r\n')
-        if hello:
-            self.unique = W.first_string(self.call_driver('Hello')[4])
-
-    def send_fds(self, data, n):
-        return socket.send_fds(self.s, [data], [NULL] * n)
+def Peer(uid=NOBODY, unix_fd=True, hello=True, timeout=10):
+    return W.Conn(sock=connect_as(uid), uid=uid, auth=True, unix_fd=unix_fd, hello=hello, timeout=timeout)
 
 
 def closed(s, secs):
@@ -127,7 +108,7 @@ def root_exchange():
     t0 = time.monotonic()
     try:
         r = Peer(uid=0, timeout=10)
-        r.send_fds(fd_call(r.next_serial(), r.unique, 1), 1)
+        r.send_fds(fd_call(r.next_serial(), r.unique, 1), [NULL] * 1)
         r.s.settimeout(10)
         buf, fds = b'', []
         end = time.monotonic() + 10
@@ -178,7 +159,7 @@ for p in peers:
     p.send(big_header(p.next_serial(), p.unique))
     for i in range(20):
         try:
-            p.send_fds(b'\0', 253)
+            p.send_fds(b'\0', [NULL] * 253)
         except OSError:
             break
 time.sleep(0.3)
@@ -197,7 +178,7 @@ p.send(big_header(p.next_serial(), p.unique, nfd=16))
 t0 = time.monotonic()
 for i in range(30):
     try:
-        p.send_fds(b'\0', 16)
+        p.send_fds(b'\0', [NULL] * 16)
     except OSError:
         break
 time.sleep(0.3)
@@ -212,7 +193,7 @@ while time.monotonic() - t0 < 12:
         gone = True
         break
     try:
-        p.send_fds(b'\0', 1)
+        p.send_fds(b'\0', [NULL] * 1)
     except OSError:
         gone = True
         break
@@ -224,26 +205,26 @@ time.sleep(0.3)
 
 # 4. more fds in one piece than a message may have (max_message_unix_fds 16)
 p = Peer()
-p.send_fds(fd_call(p.next_serial(), p.unique, 17), 17)
+p.send_fds(fd_call(p.next_serial(), p.unique, 17), [NULL] * 17)
 print('17 fds with a message, closed: %s' % yn(closed(p.s, 1)))
 p.close()
 
 # 5. a message with fds without NEGOTIATE_UNIX_FD: the fds are dropped
 p = Peer(unix_fd=False)
-p.send_fds(fd_call(p.next_serial(), p.unique, 1), 1)
+p.send_fds(fd_call(p.next_serial(), p.unique, 1), [NULL] * 1)
 print('fds without NEGOTIATE_UNIX_FD, closed: %s' % yn(closed(p.s, 1)))
 p.close()
 p = Peer(unix_fd=False)
 p.send(big_header(p.next_serial(), p.unique))
 for i in range(20):
-    p.send_fds(b'\0', 253)
+    p.send_fds(b'\0', [NULL] * 253)
 time.sleep(0.3)
 print('fds without NEGOTIATE_UNIX_FD, no message, held within 16: %s' % yn(held(base, 16)))
 p.close()
 
 # 6. fds no message claims: kept, until pending_fd_timeout
 p = Peer()
-p.send_fds(fd_call(p.next_serial(), p.unique, 1), 5)
+p.send_fds(fd_call(p.next_serial(), p.unique, 1), [NULL] * 5)
 t0 = time.monotonic()
 gone = closed(p.s, 5)
 el = time.monotonic() - t0

@@ -58,22 +58,8 @@ def rss_kb():
     return -1
 
 
-class Peer(W.Conn):
-    def __init__(self, unix_fd=False):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(10)
-        self.s.connect(path)
-        self.rbuf = b''
-        self.serial = 0
-        self.s.sendall(b'\0AUTH EXTERNAL ' + str(os.getuid()).encode().hex().encode() + b'\r\n')
-        if not self.readline().startswith(b'OK'):
-            raise IOError('auth')
-        if unix_fd:
-            self.s.sendall(b'NEGOTIATE_UNIX_FD\r\n')
-            if not self.readline().startswith(b'AGREE_UNIX_FD'):
-                raise IOError('negotiate')
-        self.s.sendall(b'BEGIN\r\n')
-        self.unique = W.first_string(self.call_driver('Hello')[4])
+def Peer(unix_fd=False):
+    return W.Conn(path, unix_fd=unix_fd)
 
 
 class Flood:

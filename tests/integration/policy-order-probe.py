@@ -61,13 +61,8 @@ class Client(W.Conn):
         msg, anc, _, _ = a.recvmsg(1, socket.CMSG_LEN(4))
         fd = array.array("i", anc[0][2][:4])[0]
         self.keeper = a
-        self.s = socket.socket(fileno=fd)
-        self.s.settimeout(10.0)
-        self.rbuf = b""
-        self.serial = 0
         self.user = user
-        self.auth(pw.pw_uid)
-        self.unique = W.first_string(self.call_driver("Hello")[4])
+        super().__init__(sock=socket.socket(fileno=fd), uid=pw.pw_uid)
 
     def wait_reply(self, serial, timeout=10.0):
         end = time.monotonic() + timeout

@@ -50,8 +50,7 @@ def unique_of(msgs):
 
 
 def hello(flags=0, extra=b''):
-    c = W.Conn(path, hello=False)
-    c.auth()
+    c = W.Conn(path, auth=True, hello=False)
     c.send(W.marshal(W.METHOD_CALL, c.next_serial(), {W.F_PATH: W.DRIVER[1], W.F_INTERFACE: W.DRIVER[2],
                      W.F_MEMBER: 'Hello', W.F_DESTINATION: W.DRIVER[0]}, flags=flags) + extra)
     msgs = drain(c)

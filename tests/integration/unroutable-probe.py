@@ -11,7 +11,6 @@
 #   fds      signals and calls with fds to receivers that take fds and to
 #            one that does not, an eavesdropper, monitors, UNIX_FD values beyond
 #            UNIX_FDS, and a message announcing more fds than it carries
-import array
 import os
 import re
 import socket
@@ -24,56 +23,9 @@ import dbuswire as W  # noqa: E402
 path = W.parse_address(sys.argv[1])
 
 
-class FdConn(W.Conn):
+def FdConn(fds=True):
     """a connection that may negotiate fd passing and counts the fds it gets"""
-
-    def __init__(self, fds=True):
-        self.fds_ok = fds
-        self.got_fds = []
-        W.Conn.__init__(self, path, hello=False)
-        self.auth()
-        self.unique = W.first_string(self.call_driver('Hello')[4])
-
-    def auth(self, uid=None):
-        self.s.sendall(b'\0AUTH EXTERNAL ' + str(os.getuid()).encode().hex().encode() + b'\r\n')
-        line = self.readline()
-        if not line.startswith(b'OK'):
-            raise IOError('auth: %r' % line)
-        if self.fds_ok:
-            self.s.sendall(b'NEGOTIATE_UNIX_FD\r\n')
-            line = self.readline()
-            if line != b'AGREE_UNIX_FD':
-                raise IOError('negotiate: %r' % line)
-        self.s.sendall(b'BEGIN\r\n')
-
-    def recv_msg(self, timeout=None):
-        if timeout is not None:
-            self.s.settimeout(timeout)
-        while True:
-            n = W.msg_size(self.rbuf)
-            if n is not None and len(self.rbuf) >= n:
-                m, self.rbuf = self.rbuf[:n], self.rbuf[n:]
-                return W.parse(m)
-            fds = array.array('i')
-            d, anc, _, _ = self.s.recvmsg(1 << 16, socket.CMSG_SPACE(64 * fds.itemsize))
-            for level, typ, data in anc:
-                if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-                    fds.frombytes(data[:len(data) - (len(data) % fds.itemsize)])
-            self.got_fds.extend(fds)
-            if not d:
-                raise EOFError('closed')
-            self.rbuf += d
-
-    def take_fds(self):
-        n = len(self.got_fds)
-        for fd in self.got_fds:
-            os.close(fd)
-        self.got_fds = []
-        return n
-
-    def send_fds(self, data, fds):
-        anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))] if fds else []
-        self.s.sendmsg([data], anc)
+    return W.Conn(path, unix_fd=fds, keep_fds=True)
 
 
 names = {}
@@ -171,7 +123,7 @@ def show(title, conns):
         if who.startswith('monitor'):
             lines = sort_error_runs(lines)
         got += ['%s got %s' % (who, x) for x in lines]
-        n = c.take_fds() if isinstance(c, FdConn) else 0
+        n = c.take_fds() if c.got_fds is not None else 0
         if n:
             got.append('%s got %d fds' % (who, n))
     print('%s, %s: %s' % (current, title, ' | '.join(got) if got else '(nothing)'))
