@@ -19,7 +19,7 @@ tests_activation_stress_stress_service_LDADD = $(DBUS_LIBS)
 # the test scripts, probes and configurations of every suite that
 # tools/run-tests.sh runs, shipped whole (tools/check-dist.sh checks that
 # the tarball holds every file of the repository)
-EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial tests/diff tests/policy-diff tests/external \
+EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial tests/diff tests/lib tests/policy-diff tests/external \
 	tests/dbus-tests.sh tests/dbus-tests-run.sh tests/dbus-tests.expected-failures tests/vm
 # the daemon itself under make check: real clients against the built
 # busbridged (the fast part of the integration suite; sd-bus's client is a

@@ -28,7 +28,7 @@ import faulthandler
 import time
 
 sys.dont_write_bytecode = True   # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import dbuswire as W  # noqa: E402
 
 DAEMON = sys.argv[1] if len(sys.argv) > 1 else 'busbridged'

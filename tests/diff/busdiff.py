@@ -36,7 +36,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, '..', 'policy-diff'))
-sys.path.insert(0, os.path.join(here, '..', 'adversarial'))
+sys.path.insert(0, os.path.join(here, '..', 'lib'))
 
 import engine as E          # noqa: E402
 import scenarios as S       # noqa: E402

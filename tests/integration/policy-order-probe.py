@@ -25,7 +25,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 top = os.path.dirname(os.path.dirname(here))
-sys.path.insert(0, os.path.join(top, "tests", "adversarial"))
+sys.path.insert(0, os.path.join(top, "tests", "lib"))
 sys.path.insert(0, os.path.join(top, "tests", "policy-diff"))
 import dbuswire as W  # noqa: E402
 

@@ -26,7 +26,7 @@ run_probe() { # DAEMON NAME: the probe's lines on stdout
 		2>"$T/$2.log" </dev/null &
 	OWN_PID=$!; _pids+=("$OWN_PID")
 	wait_grep . "$T/$2.addr" 10 || { echo "bus did not start: $(head -c 200 "$T/$2.log")"; return; }
-	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 50 python3 "$here/fd-limits-probe.py" "$T/fd.sock" "$OWN_PID" \
+	PYTHONPATH=$TOP/tests/lib timeout -k 2 50 python3 "$here/fd-limits-probe.py" "$T/fd.sock" "$OWN_PID" \
 		2>"$T/$2.probe.err"
 	stop "$OWN_PID"
 }

@@ -21,7 +21,7 @@ sed -i 's|</busconfig>|  <policy context="default"><deny receive_interface="org.
 
 run_probe() { # DAEMON CONFIG NAME: the probe's lines on stdout
 	start_bus "$3" "$2" "$1" 2>/dev/null || { echo "bus did not start: $(head -c 200 "$T/$3.log")"; return; }
-	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 30 python3 - "$OWN_ADDR" <<'EOF'
+	PYTHONPATH=$TOP/tests/lib timeout -k 2 30 python3 - "$OWN_ADDR" <<'EOF'
 import re, socket, sys, time
 import dbuswire as W
 

@@ -16,7 +16,7 @@ own_config "$T/in.conf" "$T/in.sock" max_incoming_bytes=1000000 max_incoming_uni
 
 run_probe() { # DAEMON NAME: the probe's lines on stdout, its figures in $T/NAME.probe.err
 	start_bus "$2" "$T/in.conf" "$1" || return
-	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 100 python3 "$here/incoming-limits-probe.py" "$T/in.sock" \
+	PYTHONPATH=$TOP/tests/lib timeout -k 2 100 python3 "$here/incoming-limits-probe.py" "$T/in.sock" \
 		"$OWN_PID" 2>"$T/$2.probe.err"
 	stop "$OWN_PID"
 }

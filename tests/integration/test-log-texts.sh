@@ -48,7 +48,7 @@ EOF
 # the activatable service: takes its name, answers every call
 cat >"$T/service.py" <<EOF
 import os, sys, time
-sys.path.insert(0, '$TOP/tests/adversarial')
+sys.path.insert(0, '$TOP/tests/lib')
 import dbuswire as W
 c = W.Conn(W.parse_address(os.environ['DBUS_STARTER_ADDRESS']))
 # the call that activated us may come before the reply
@@ -95,7 +95,7 @@ run_probe() { # DAEMON NAME: "title: line" for every error the probe got and eve
 	# the probe's command line, hence its comm="...", is the same on both buses
 	(cd "$T" && ADDR=$OWN_ADDR TOP=$TOP P=$P timeout -k 2 60 "$PY" - <<'EOF'
 import os, sys, time
-sys.path.insert(0, os.environ['TOP'] + '/tests/adversarial')
+sys.path.insert(0, os.environ['TOP'] + '/tests/lib')
 import dbuswire as W
 P = os.environ['P']
 path = W.parse_address(os.environ['ADDR'])

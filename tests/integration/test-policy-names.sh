@@ -17,7 +17,7 @@ sed -i 's|</busconfig>|  <policy context="default">\n    <deny send_destination=
 
 run_probe() { # DAEMON NAME: the probe's lines on stdout
 	start_bus "$2" "$T/names.conf" "$1" 2>/dev/null || { echo "bus did not start: $(head -c 200 "$T/$2.log")"; return; }
-	PYTHONPATH=$TOP/tests/adversarial timeout -k 2 60 python3 - "$OWN_ADDR" <<'EOF'
+	PYTHONPATH=$TOP/tests/lib timeout -k 2 60 python3 - "$OWN_ADDR" <<'EOF'
 import socket, struct, sys
 import dbuswire as W
 

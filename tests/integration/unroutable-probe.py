@@ -17,7 +17,7 @@ import socket
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'adversarial'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import dbuswire as W  # noqa: E402
 
 path = W.parse_address(sys.argv[1])

@@ -1,7 +1,7 @@
 # dbuswire.py - the D-Bus wire format for the tests (tests/adversarial,
 # tests/diff, tests/integration): a marshaller and an unmarshaller of every
-# type the specification defines, driven by signatures, raw builders that can
-# also make what the specification forbids, and a blocking client connection
+# type the specification defines, driven by signatures; raw builders that can
+# also make what the specification forbids; and a blocking client connection
 # with SASL EXTERNAL, NEGOTIATE_UNIX_FD, Hello and fd passing.  Pure python3,
 # little and big endian.
 import array
