@@ -324,12 +324,28 @@ int driver_build_error_to(Client *to, const char *destination, uint32_t reply_se
 	r = wire_builder_init(&b, WIRE_TYPE_ERROR, WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(to));
 	if (r < 0)
 		return r;
-	wire_builder_set_error_name(&b, name);
-	wire_builder_set_reply_serial(&b, reply_serial);
-	wire_builder_set_sender(&b, DRIVER_NAME);
-	if (destination)
-		wire_builder_set_destination(&b, destination);
-	wire_builder_append_string(&b, 's', text, strlen(text));
+	/*
+	 * The fields in the order dbus-daemon's libdbus writes them: its
+	 * errors come from dbus_message_new_error() (destination, error
+	 * name, reply serial, the text, then the sender), but NoReply, which
+	 * it builds field by field (reply serial, error name, the text, the
+	 * sender, the destination).
+	 */
+	if (streq(name, DBUS_ERR("NoReply"))) {
+		wire_builder_set_reply_serial(&b, reply_serial);
+		wire_builder_set_error_name(&b, name);
+		wire_builder_append_string(&b, 's', text, strlen(text));
+		wire_builder_set_sender(&b, DRIVER_NAME);
+		if (destination)
+			wire_builder_set_destination(&b, destination);
+	} else {
+		if (destination)
+			wire_builder_set_destination(&b, destination);
+		wire_builder_set_error_name(&b, name);
+		wire_builder_set_reply_serial(&b, reply_serial);
+		wire_builder_append_string(&b, 's', text, strlen(text));
+		wire_builder_set_sender(&b, DRIVER_NAME);
+	}
 	r = wire_builder_finish(&b, ret_msg, ret_len);
 	wire_builder_done(&b);
 	return r;
@@ -391,14 +407,18 @@ static int driver_build_signal(Client *to, const char *destination, const char *
 	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(to));
 	if (r < 0)
 		return r;
+	/* in the order of dbus-daemon's fields: NameOwnerChanged gets its
+	 * sender before its arguments, NameAcquired and NameLost after */
 	wire_builder_set_path(&b, DRIVER_PATH);
 	wire_builder_set_interface(&b, DRIVER_INTERFACE);
 	wire_builder_set_member(&b, member);
-	wire_builder_set_sender(&b, DRIVER_NAME);
 	if (destination)
 		wire_builder_set_destination(&b, destination);
+	if (!destination)
+		wire_builder_set_sender(&b, DRIVER_NAME);
 	for (size_t i = 0; i < n_args; i++)
 		wire_builder_append_string(&b, 's', args[i], strlen(args[i]));
+	wire_builder_set_sender(&b, DRIVER_NAME);
 	r = wire_builder_finish(&b, ret_msg, ret_len);
 	wire_builder_done(&b);
 	return r;
@@ -483,10 +503,11 @@ static int driver_hello_build(Client *c, const WireHeader *h, uint8_t *reply, si
 				     client_next_serial(c));
 	if (r < 0)
 		return r;
-	wire_builder_set_reply_serial(&b, h->serial);
-	wire_builder_set_sender(&b, DRIVER_NAME);
+	/* the fields in dbus-daemon's order (as in driver_send_message()) */
 	wire_builder_set_destination(&b, name);
+	wire_builder_set_reply_serial(&b, h->serial);
 	wire_builder_append_string(&b, 's', name, c->unique_name_len);
+	wire_builder_set_sender(&b, DRIVER_NAME);
 	r = wire_builder_finish(&b, &msg, reply_len);
 	if (r < 0)
 		return r;
@@ -497,9 +518,9 @@ static int driver_hello_build(Client *c, const WireHeader *h, uint8_t *reply, si
 	wire_builder_set_path(&b, DRIVER_PATH);
 	wire_builder_set_interface(&b, DRIVER_INTERFACE);
 	wire_builder_set_member(&b, "NameAcquired");
-	wire_builder_set_sender(&b, DRIVER_NAME);
 	wire_builder_set_destination(&b, name);
 	wire_builder_append_string(&b, 's', name, c->unique_name_len);
+	wire_builder_set_sender(&b, DRIVER_NAME);
 	return wire_builder_finish(&b, &msg, acquired_len);
 }
 
@@ -577,6 +598,10 @@ int driver_send_error(Driver *d, Client *to, uint32_t reply_serial, const char *
 	r = wire_builder_init(&b, WIRE_TYPE_ERROR, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
 	if (r < 0)
 		return r;
+	/* dbus_message_new_error()'s order: destination, error name, reply
+	 * serial, the text (driver_send_message() adds the sender) */
+	if (to->unique_name_len)
+		wire_builder_set_destination(&b, to->unique_name);
 	wire_builder_set_error_name(&b, name);
 	wire_builder_set_reply_serial(&b, reply_serial);
 	wire_builder_append_basic(&b, 's', text);
