@@ -325,9 +325,9 @@ class Session:
             # only that one is set is compared
             serial = 'D'
         parts.append('serial=%s' % serial)
-        for code in sorted(f):
-            if code == W.F_SIGNATURE and not f[code]:
-                continue
+        # the fields in the order they came: dbus-daemon's order is part
+        # of what it sends
+        for code in f:
             v = f[code]
             parts.append('%s=%s' % (W.FIELD_NAMES.get(code, str(code)), self.norm_value(v) if isinstance(v, str) else v))
         parts.append('body=%r' % (self.norm_value(values),))
