@@ -382,15 +382,57 @@ static int parse_buffer(Loader *l, const char *data, size_t size, const char *pa
  * Return: 1 if loaded and merged, 0 if missing and @ignore_missing, or a
  * negative errno with *ret_error set.
  */
+/*
+ * Read @fd to its end into *@data (NULL or malloc()ed, owned by the caller,
+ * which also frees it on failure) and its length into *@size.  Reading
+ * stops once more than CONFIG_FILE_MAX bytes are in: the caller finds
+ * *@size > CONFIG_FILE_MAX and reports the file as too large.
+ *
+ * Return: 0, -ENOMEM, or the -errno of a failed read() with *@read_failed
+ * set.
+ */
+static int read_config_fd(int fd, char **data, size_t *size, bool *read_failed) {
+	size_t alloc = 0;
+
+	*size = 0;
+	*read_failed = false;
+	for (;;) {
+		ssize_t n;
+
+		if (*size == alloc) {
+			char *t;
+
+			if (alloc > CONFIG_FILE_MAX)
+				return 0;
+			alloc = alloc ? alloc * 2 : 4096;
+			t = realloc(*data, alloc);
+			if (!t)
+				return -ENOMEM;
+			*data = t;
+		}
+		n = read(fd, *data + *size, alloc - *size);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*read_failed = true;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		*size += n;
+	}
+}
+
 static int parser_include_file(Parser *p, const char *path, bool ignore_missing, char **ret_error) {
 	Loader *l = p->loader;
 	_cleanup_(bus_config_freep) BusConfig *child = NULL;
 	_cleanup_free_ char *data = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t size = 0, alloc = 0;
+	size_t size = 0;
 	FileId *stack;
 	struct stat st;
 	char *error = NULL;
+	bool read_failed;
 	int r;
 
 #define FAIL(_r, ...) do {                                   \
@@ -429,31 +471,11 @@ static int parser_include_file(Parser *p, const char *path, bool ignore_missing,
 		if (l->stack[i].dev == st.st_dev && l->stack[i].ino == st.st_ino)
 			FAIL(-ELOOP, "Circular inclusion of file '%s'", path);
 
-	for (;;) {
-		ssize_t n;
-
-		if (size == alloc) {
-			char *t;
-
-			if (alloc > CONFIG_FILE_MAX)
-				FAIL(-EFBIG, "File size %zu of \"%s\" is too large.", size, path);
-			alloc = alloc ? alloc * 2 : 4096;
-			t = realloc(data, alloc);
-			if (!t)
-				return -ENOMEM;
-			data = t;
-		}
-		n = read(fd, data + size, alloc - size);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			FAIL(r, "Failed to read \"%s\": %s", path, strerror(-r));
-		}
-		if (n == 0)
-			break;
-		size += n;
-	}
+	r = read_config_fd(fd, &data, &size, &read_failed);
+	if (r < 0 && read_failed)
+		FAIL(r, "Failed to read \"%s\": %s", path, strerror(-r));
+	if (r < 0)
+		return r;
 	if (size > CONFIG_FILE_MAX)
 		FAIL(-EFBIG, "File size %zu of \"%s\" is too large.", size, path);
 #undef FAIL
@@ -1617,7 +1639,7 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 
 	if (from_file) {
 		_cleanup_close_ int fd = -1;
-		size_t alloc = 0;
+		bool read_failed;
 
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
@@ -1639,33 +1661,12 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 				*ret_error = NULL;
 			return -EINVAL;
 		}
-		for (size = 0;;) {
-			ssize_t n;
-
-			if (size == alloc) {
-				char *t;
-
-				if (alloc > CONFIG_FILE_MAX)
-					break;
-				alloc = alloc ? alloc * 2 : 4096;
-				t = realloc(buf, alloc);
-				if (!t)
-					return -ENOMEM;
-				buf = t;
-			}
-			n = read(fd, buf + size, alloc - size);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				r = -errno;
-				if (ret_error && asprintf(ret_error, "Failed to read \"%s\": %s",
-							  path, strerror(-r)) < 0)
-					*ret_error = NULL;
-				return r;
-			}
-			if (n == 0)
-				break;
-			size += n;
+		r = read_config_fd(fd, &buf, &size, &read_failed);
+		if (r < 0) {
+			if (read_failed && ret_error &&
+			    asprintf(ret_error, "Failed to read \"%s\": %s", path, strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
 		}
 		if (size > CONFIG_FILE_MAX || st.st_size > CONFIG_FILE_MAX) {
 			if (ret_error && asprintf(ret_error, "File size %lu of \"%s\" is too large.",
