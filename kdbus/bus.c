@@ -436,11 +436,9 @@ int kdbus_us_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	if (r != 0)
 		return r < 0 ? r : 0;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	mask &= bus->attach_flags_owner;
 	mask &= ~(uint64_t)(KDBUS_ATTACH_NAMES | KDBUS_ATTACH_TIMESTAMP);
 	nlen = strlen(bus->name) + 1;

@@ -611,11 +611,9 @@ int kdbus_us_update(KdbusConn *conn, struct kdbus_cmd *cmd) {
 		return r < 0 ? r : 0;
 	policy = argv[3].item || argv[4].item;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	if (kdbus_conn_is_activator(conn) ||
 	    (policy && !kdbus_conn_is_policy_holder(conn)) ||
 	    ((argv[1].item || argv[2].item) && kdbus_conn_is_policy_holder(conn))) {
@@ -976,11 +974,9 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	if (r != 0)
 		return r < 0 ? r : 0;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	if (cmd->id == 0) {
 		KdbusNameEntry *e;
 
@@ -1138,11 +1134,9 @@ int kdbus_us_list(KdbusConn *conn, struct kdbus_cmd_list *cmd) {
 	if (r != 0)
 		return r < 0 ? r : 0;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	const char *name = argv[1].item ? argv[1].item->str : NULL;
 	size = name ? kdbus_list_name(bus, cmd->flags, name, NULL) : kdbus_list_all(bus, cmd->flags, NULL);
 	r = kdbus_pool_data_new(&conn->pool, size, &s);
