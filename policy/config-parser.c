@@ -828,16 +828,11 @@ static const char *unwild(const char *s) {
 	return is_wildcard(s) ? NULL : s;
 }
 
-static int parser_append_rule(Parser *p, const char *element, const XML_Char **atts, bool allow) {
-	const char *v[_A_MAX];
-	BusConfigPolicy *pol;
-	BusConfigRule rule = {}, *rules;
+/* the attributes of an <allow> or <deny> and their combinations: which
+ * kind of rule it is (append_rule_from_element()) */
+static int rule_check_attributes(Parser *p, const char *element, const char *const *v,
+				 bool *ret_send, bool *ret_receive) {
 	bool any_send, any_receive, any_message;
-	int r;
-
-	r = parser_locate(p, element, atts, rule_attributes, v, _A_MAX);
-	if (r < 0)
-		return r;
 
 	any_send = v[A_SEND_DESTINATION] || v[A_SEND_DESTINATION_PREFIX] || v[A_SEND_BROADCAST] ||
 		   v[A_SEND_PATH] || v[A_SEND_TYPE] || v[A_SEND_INTERFACE] || v[A_SEND_MEMBER] ||
@@ -881,6 +876,150 @@ static int parser_append_rule(Parser *p, const char *element, const XML_Char **a
 				   "receive_error cannot be combined with receive_member or "
 				   "receive_interface", element);
 
+	*ret_send = any_send;
+	*ret_receive = any_receive;
+	return 0;
+}
+
+/*
+ * The rule_fill_*() steps of parser_append_rule() fill @rule from the
+ * attribute values @v.  Return: 0; -ENOMEM when out of memory (not
+ * reported yet); another error already reported with parser_fail().
+ */
+
+/* send_* or receive_* attributes */
+static int rule_fill_message(Parser *p, const char *const *v, bool any_send, BusConfigRule *rule) {
+	const char *type = unwild(v[any_send ? A_SEND_TYPE : A_RECEIVE_TYPE]);
+	const char *rr = v[any_send ? A_SEND_REQUESTED_REPLY : A_RECEIVE_REQUESTED_REPLY];
+	int r;
+
+	rule->type = any_send ? BUS_CONFIG_RULE_SEND : BUS_CONFIG_RULE_RECEIVE;
+	if (type) {
+		rule->message_type = bus_config_message_type_from_string(type);
+		if (rule->message_type == BUS_CONFIG_MESSAGE_ANY)
+			return parser_fail(p, -EINVAL, "Bad message type \"%s\"", type);
+	}
+	r = parse_true_false(p, "eavesdrop", v[A_EAVESDROP]);
+	if (r < 0)
+		return r;
+	if (any_send) {
+		r = parse_true_false(p, "send_broadcast", v[A_SEND_BROADCAST]);
+		if (r < 0)
+			return r;
+		if (unwild(v[A_SEND_DESTINATION]) && v[A_SEND_BROADCAST] &&
+		    streq(v[A_SEND_BROADCAST], "true"))
+			return parser_fail(p, -EINVAL, "Rule with send_broadcast=\"true\" and "
+					   "send_destination=\"%s\" cannot match anything",
+					   v[A_SEND_DESTINATION]);
+	}
+	r = parse_true_false(p, any_send ? "send_requested_reply" : "receive_requested_reply", rr);
+	if (r < 0)
+		return r;
+	r = parse_fds_attribute(p, "max_fds", v[A_MAX_FDS], DBUS_MAXIMUM_MESSAGE_UNIX_FDS, &rule->max_fds);
+	if (r < 0)
+		return r;
+	r = parse_fds_attribute(p, "min_fds", v[A_MIN_FDS], 0, &rule->min_fds);
+	if (r < 0)
+		return r;
+
+	if (v[A_EAVESDROP])
+		rule->eavesdrop = streq(v[A_EAVESDROP], "true");
+	if (rr)
+		rule->requested_reply = streq(rr, "true");
+
+	if (any_send) {
+		if (v[A_LOG])
+			rule->log = streq(v[A_LOG], "true");
+		if (v[A_SEND_BROADCAST])
+			rule->broadcast = streq(v[A_SEND_BROADCAST], "true") ?
+				BUS_CONFIG_TRISTATE_TRUE : BUS_CONFIG_TRISTATE_FALSE;
+		if (strdup_or_null(unwild(v[A_SEND_PATH]), &rule->path) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_INTERFACE]), &rule->interface) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_MEMBER]), &rule->member) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_ERROR]), &rule->error) < 0)
+			return -ENOMEM;
+		if (unwild(v[A_SEND_DESTINATION])) {
+			if (strdup_or_null(v[A_SEND_DESTINATION], &rule->destination) < 0)
+				return -ENOMEM;
+		} else if (v[A_SEND_DESTINATION_PREFIX]) {
+			/* "*" is literal here, as in dbus-daemon */
+			if (strdup_or_null(v[A_SEND_DESTINATION_PREFIX], &rule->destination) < 0)
+				return -ENOMEM;
+			rule->destination_is_prefix = true;
+		}
+	} else {
+		if (strdup_or_null(unwild(v[A_RECEIVE_PATH]), &rule->path) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_INTERFACE]), &rule->interface) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_MEMBER]), &rule->member) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_ERROR]), &rule->error) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_SENDER]), &rule->sender) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* own or own_prefix */
+static int rule_fill_own(const char *const *v, BusConfigRule *rule) {
+	rule->type = BUS_CONFIG_RULE_OWN;
+	if (v[A_OWN]) {
+		if (strdup_or_null(unwild(v[A_OWN]), &rule->own) < 0)
+			return -ENOMEM;
+	} else {
+		if (strdup_or_null(v[A_OWN_PREFIX], &rule->own) < 0)
+			return -ENOMEM;
+		rule->own_is_prefix = true;
+	}
+	return 0;
+}
+
+/* user or group: who may connect */
+static int rule_fill_connect(Parser *p, const char *element, const char *const *v, BusConfigRule *rule) {
+	const char *who = v[A_USER] ? v[A_USER] : v[A_GROUP];
+	BusConfigPolicy *pol;
+	bool known = true;
+	int r;
+
+	rule->type = v[A_USER] ? BUS_CONFIG_RULE_USER : BUS_CONFIG_RULE_GROUP;
+	if (!is_wildcard(who)) {
+		r = v[A_USER] ? loader_lookup_user(p->loader, who) : loader_lookup_group(p->loader, who);
+		if (r == -ENOMEM)
+			return -ENOMEM;
+		if (r < 0) {
+			/* dbus-daemon drops the rule; we keep it, it will not resolve */
+			known = false;
+			r = parser_warn(p, "Unknown %s \"%s\" on element <%s>",
+					v[A_USER] ? "username" : "group", who, element);
+			if (r < 0)
+				return -ENOMEM;
+		}
+	}
+	pol = &p->cfg->policies[p->cfg->n_policies - 1];
+	if (known && p->policy_principal_known &&
+	    (pol->context == BUS_CONFIG_CONTEXT_USER || pol->context == BUS_CONFIG_CONTEXT_GROUP)) {
+		return parser_fail(p, -EINVAL, "<%s> rule cannot be per-%s because it has bus-global "
+				   "semantics", element,
+				   pol->context == BUS_CONFIG_CONTEXT_USER ? "user" : "group");
+	}
+	if (strdup_or_null(unwild(v[A_USER]), &rule->user) < 0 ||
+	    strdup_or_null(unwild(v[A_GROUP]), &rule->group) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int parser_append_rule(Parser *p, const char *element, const XML_Char **atts, bool allow) {
+	const char *v[_A_MAX];
+	BusConfigPolicy *pol;
+	BusConfigRule rule = {}, *rules;
+	bool any_send = false, any_receive = false;
+	int r;
+
+	r = parser_locate(p, element, atts, rule_attributes, v, _A_MAX);
+	if (r < 0)
+		return r;
+	r = rule_check_attributes(p, element, v, &any_send, &any_receive);
+	if (r < 0)
+		return r;
+
 	rule.allow = allow;
 	rule.file = p->file;
 	rule.line = parser_line(p);
@@ -889,111 +1028,17 @@ static int parser_append_rule(Parser *p, const char *element, const XML_Char **a
 	rule.requested_reply = allow;
 	rule.max_fds = DBUS_MAXIMUM_MESSAGE_UNIX_FDS;
 
-	if (any_send || any_receive) {
-		const char *type = unwild(v[any_send ? A_SEND_TYPE : A_RECEIVE_TYPE]);
-		const char *rr = v[any_send ? A_SEND_REQUESTED_REPLY : A_RECEIVE_REQUESTED_REPLY];
-
-		rule.type = any_send ? BUS_CONFIG_RULE_SEND : BUS_CONFIG_RULE_RECEIVE;
-		if (type) {
-			rule.message_type = bus_config_message_type_from_string(type);
-			if (rule.message_type == BUS_CONFIG_MESSAGE_ANY)
-				return parser_fail(p, -EINVAL, "Bad message type \"%s\"", type);
-		}
-		r = parse_true_false(p, "eavesdrop", v[A_EAVESDROP]);
-		if (r < 0)
-			return r;
-		if (any_send) {
-			r = parse_true_false(p, "send_broadcast", v[A_SEND_BROADCAST]);
-			if (r < 0)
-				return r;
-			if (unwild(v[A_SEND_DESTINATION]) && v[A_SEND_BROADCAST] &&
-			    streq(v[A_SEND_BROADCAST], "true"))
-				return parser_fail(p, -EINVAL, "Rule with send_broadcast=\"true\" and "
-						   "send_destination=\"%s\" cannot match anything",
-						   v[A_SEND_DESTINATION]);
-		}
-		r = parse_true_false(p, any_send ? "send_requested_reply" : "receive_requested_reply", rr);
-		if (r < 0)
-			return r;
-		r = parse_fds_attribute(p, "max_fds", v[A_MAX_FDS], DBUS_MAXIMUM_MESSAGE_UNIX_FDS, &rule.max_fds);
-		if (r < 0)
-			return r;
-		r = parse_fds_attribute(p, "min_fds", v[A_MIN_FDS], 0, &rule.min_fds);
-		if (r < 0)
-			return r;
-
-		if (v[A_EAVESDROP])
-			rule.eavesdrop = streq(v[A_EAVESDROP], "true");
-		if (rr)
-			rule.requested_reply = streq(rr, "true");
-
-		if (any_send) {
-			if (v[A_LOG])
-				rule.log = streq(v[A_LOG], "true");
-			if (v[A_SEND_BROADCAST])
-				rule.broadcast = streq(v[A_SEND_BROADCAST], "true") ?
-					BUS_CONFIG_TRISTATE_TRUE : BUS_CONFIG_TRISTATE_FALSE;
-			if (strdup_or_null(unwild(v[A_SEND_PATH]), &rule.path) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_INTERFACE]), &rule.interface) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_MEMBER]), &rule.member) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_ERROR]), &rule.error) < 0)
-				goto oom;
-			if (unwild(v[A_SEND_DESTINATION])) {
-				if (strdup_or_null(v[A_SEND_DESTINATION], &rule.destination) < 0)
-					goto oom;
-			} else if (v[A_SEND_DESTINATION_PREFIX]) {
-				/* "*" is literal here, as in dbus-daemon */
-				if (strdup_or_null(v[A_SEND_DESTINATION_PREFIX], &rule.destination) < 0)
-					goto oom;
-				rule.destination_is_prefix = true;
-			}
-		} else {
-			if (strdup_or_null(unwild(v[A_RECEIVE_PATH]), &rule.path) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_INTERFACE]), &rule.interface) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_MEMBER]), &rule.member) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_ERROR]), &rule.error) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_SENDER]), &rule.sender) < 0)
-				goto oom;
-		}
-	} else if (v[A_OWN] || v[A_OWN_PREFIX]) {
-		rule.type = BUS_CONFIG_RULE_OWN;
-		if (v[A_OWN]) {
-			if (strdup_or_null(unwild(v[A_OWN]), &rule.own) < 0)
-				goto oom;
-		} else {
-			if (strdup_or_null(v[A_OWN_PREFIX], &rule.own) < 0)
-				goto oom;
-			rule.own_is_prefix = true;
-		}
-	} else {
-		const char *who = v[A_USER] ? v[A_USER] : v[A_GROUP];
-		bool known = true;
-
-		rule.type = v[A_USER] ? BUS_CONFIG_RULE_USER : BUS_CONFIG_RULE_GROUP;
-		if (!is_wildcard(who)) {
-			r = v[A_USER] ? loader_lookup_user(p->loader, who) : loader_lookup_group(p->loader, who);
-			if (r == -ENOMEM)
-				goto oom;
-			if (r < 0) {
-				/* dbus-daemon drops the rule; we keep it, it will not resolve */
-				known = false;
-				r = parser_warn(p, "Unknown %s \"%s\" on element <%s>",
-						v[A_USER] ? "username" : "group", who, element);
-				if (r < 0)
-					goto oom;
-			}
-		}
-		pol = &p->cfg->policies[p->cfg->n_policies - 1];
-		if (known && p->policy_principal_known &&
-		    (pol->context == BUS_CONFIG_CONTEXT_USER || pol->context == BUS_CONFIG_CONTEXT_GROUP)) {
-			config_rule_done(&rule);
-			return parser_fail(p, -EINVAL, "<%s> rule cannot be per-%s because it has bus-global "
-					   "semantics", element,
-					   pol->context == BUS_CONFIG_CONTEXT_USER ? "user" : "group");
-		}
-		if (strdup_or_null(unwild(v[A_USER]), &rule.user) < 0 ||
-		    strdup_or_null(unwild(v[A_GROUP]), &rule.group) < 0)
-			goto oom;
+	if (any_send || any_receive)
+		r = rule_fill_message(p, v, any_send, &rule);
+	else if (v[A_OWN] || v[A_OWN_PREFIX])
+		r = rule_fill_own(v, &rule);
+	else
+		r = rule_fill_connect(p, element, v, &rule);
+	if (r == -ENOMEM)
+		goto oom;
+	if (r < 0) {
+		config_rule_done(&rule);
+		return r;
 	}
 
 	pol = &p->cfg->policies[p->cfg->n_policies - 1];
