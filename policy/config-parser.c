@@ -1146,10 +1146,120 @@ static int start_policy(Parser *p, const XML_Char **atts) {
 	return 0;
 }
 
-static int start_busconfig_child(Parser *p, const char *name, const XML_Char **atts) {
-	ElementType t = element_from_name(name);
+/* the elements of <busconfig> without attributes: <fork/>, <user>... */
+static int start_plain_element(Parser *p, ElementType t, const char *name, const XML_Char **atts) {
+	int r;
+
+	r = parser_no_attributes(p, name, atts);
+	if (r < 0)
+		return r;
+	r = parser_push(p, t, NULL);
+	if (r < 0)
+		return r;
+	switch (t) {
+	case ELEMENT_FORK:
+		p->cfg->fork = true;
+		break;
+	case ELEMENT_SYSLOG:
+		p->cfg->syslog = true;
+		break;
+	case ELEMENT_KEEP_UMASK:
+		p->cfg->keep_umask = true;
+		break;
+	case ELEMENT_ALLOW_ANONYMOUS:
+		p->cfg->allow_anonymous = true;
+		break;
+	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
+		r = parser_add_transient_dir(p);
+		if (r >= 0)
+			r = parser_add_session_dirs(p);
+		if (r < 0)
+			return parser_fail(p, r, "out of memory");
+		break;
+	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
+		r = parser_add_system_dirs(p);
+		if (r < 0)
+			return parser_fail(p, r, "out of memory");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* <include ignore_missing= if_selinux_enabled= selinux_root_relative=> */
+static int start_include(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "ignore_missing", "if_selinux_enabled",
+					     "selinux_root_relative" };
+	const char *v[3];
 	Element *e;
 	int r;
+
+	r = parser_push(p, ELEMENT_INCLUDE, &e);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "include", atts, names, v, 3);
+	if (r < 0)
+		return r;
+	r = parse_yes_no(p, "ignore_missing", v[0], &e->ignore_missing);
+	if (r < 0)
+		return r;
+	r = parse_yes_no(p, "if_selinux_enabled", v[1], &e->if_selinux_enabled);
+	if (r < 0)
+		return r;
+	return parse_yes_no(p, "selinux_root_relative", v[2], &e->selinux_root_relative);
+}
+
+/* <limit name=> */
+static int start_limit(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "name" };
+	const char *v[1];
+	Element *e;
+	int r;
+
+	r = parser_push(p, ELEMENT_LIMIT, &e);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "limit", atts, names, v, 1);
+	if (r < 0)
+		return r;
+	if (!v[0])
+		return parser_fail(p, -EINVAL, "<limit> element must have a \"name\" attribute");
+	e->limit_name = strdup(v[0]);
+	if (!e->limit_name)
+		return parser_fail(p, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* <apparmor mode=> */
+static int start_apparmor(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "mode" };
+	const char *v[1];
+	int r;
+
+	r = parser_push(p, ELEMENT_APPARMOR, NULL);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "apparmor", atts, names, v, 1);
+	if (r < 0)
+		return r;
+	/* bus_apparmor_set_mode_from_config(): a process-wide setting */
+	if (!v[0])
+		return 0;
+	if (streq(v[0], "disabled"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_DISABLED;
+	else if (streq(v[0], "enabled"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_ENABLED;
+	else if (streq(v[0], "required"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_REQUIRED;
+	else
+		return parser_fail(p, -EINVAL, "Mode attribute on <apparmor> must have value "
+				   "\"required\", \"enabled\" or \"disabled\", not \"%s\"", v[0]);
+	return 0;
+}
+
+static int start_busconfig_child(Parser *p, const char *name, const XML_Char **atts) {
+	ElementType t = element_from_name(name);
 
 	switch (t) {
 	case ELEMENT_USER:
@@ -1167,108 +1277,15 @@ static int start_busconfig_child(Parser *p, const char *name, const XML_Char **a
 	case ELEMENT_ALLOW_ANONYMOUS:
 	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
 	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
-		r = parser_no_attributes(p, name, atts);
-		if (r < 0)
-			return r;
-		r = parser_push(p, t, NULL);
-		if (r < 0)
-			return r;
-		switch (t) {
-		case ELEMENT_FORK:
-			p->cfg->fork = true;
-			break;
-		case ELEMENT_SYSLOG:
-			p->cfg->syslog = true;
-			break;
-		case ELEMENT_KEEP_UMASK:
-			p->cfg->keep_umask = true;
-			break;
-		case ELEMENT_ALLOW_ANONYMOUS:
-			p->cfg->allow_anonymous = true;
-			break;
-		case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
-			r = parser_add_transient_dir(p);
-			if (r >= 0)
-				r = parser_add_session_dirs(p);
-			if (r < 0)
-				return parser_fail(p, r, "out of memory");
-			break;
-		case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
-			r = parser_add_system_dirs(p);
-			if (r < 0)
-				return parser_fail(p, r, "out of memory");
-			break;
-		default:
-			break;
-		}
-		return 0;
-
-	case ELEMENT_INCLUDE: {
-		static const char *const names[] = { "ignore_missing", "if_selinux_enabled",
-						     "selinux_root_relative" };
-		const char *v[3];
-
-		r = parser_push(p, ELEMENT_INCLUDE, &e);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "include", atts, names, v, 3);
-		if (r < 0)
-			return r;
-		r = parse_yes_no(p, "ignore_missing", v[0], &e->ignore_missing);
-		if (r < 0)
-			return r;
-		r = parse_yes_no(p, "if_selinux_enabled", v[1], &e->if_selinux_enabled);
-		if (r < 0)
-			return r;
-		return parse_yes_no(p, "selinux_root_relative", v[2], &e->selinux_root_relative);
-	}
-
+		return start_plain_element(p, t, name, atts);
+	case ELEMENT_INCLUDE:
+		return start_include(p, atts);
 	case ELEMENT_POLICY:
 		return start_policy(p, atts);
-
-	case ELEMENT_LIMIT: {
-		static const char *const names[] = { "name" };
-		const char *v[1];
-
-		r = parser_push(p, ELEMENT_LIMIT, &e);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "limit", atts, names, v, 1);
-		if (r < 0)
-			return r;
-		if (!v[0])
-			return parser_fail(p, -EINVAL, "<limit> element must have a \"name\" attribute");
-		e->limit_name = strdup(v[0]);
-		if (!e->limit_name)
-			return parser_fail(p, -ENOMEM, "out of memory");
-		return 0;
-	}
-
-	case ELEMENT_APPARMOR: {
-		static const char *const names[] = { "mode" };
-		const char *v[1];
-
-		r = parser_push(p, ELEMENT_APPARMOR, NULL);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "apparmor", atts, names, v, 1);
-		if (r < 0)
-			return r;
-		/* bus_apparmor_set_mode_from_config(): a process-wide setting */
-		if (!v[0])
-			return 0;
-		if (streq(v[0], "disabled"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_DISABLED;
-		else if (streq(v[0], "enabled"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_ENABLED;
-		else if (streq(v[0], "required"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_REQUIRED;
-		else
-			return parser_fail(p, -EINVAL, "Mode attribute on <apparmor> must have value "
-					   "\"required\", \"enabled\" or \"disabled\", not \"%s\"", v[0]);
-		return 0;
-	}
-
+	case ELEMENT_LIMIT:
+		return start_limit(p, atts);
+	case ELEMENT_APPARMOR:
+		return start_apparmor(p, atts);
 	default:
 		return parser_fail(p, -EINVAL, "Element <%s> not allowed inside <%s> in configuration file",
 				   name, "busconfig");
