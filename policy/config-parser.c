@@ -1315,19 +1315,8 @@ static int start_selinux_child(Parser *p, const char *name, const XML_Char **att
 	return 0;
 }
 
-/* hand the text gathered since the last tag to the open element */
-static int parser_process_content(Parser *p) {
-	Element *e = parser_top(p);
-	_cleanup_free_ char *full = NULL;
-	const char *content;
-	int r;
-
-	if (p->r < 0)
-		return p->r;
-	if (p->n_content == 0)
-		return 0;
-
-	/* NUL-terminate (expat never delivers NUL characters) */
+/* NUL-terminate the text gathered (expat never delivers NUL characters) */
+static int parser_terminate_content(Parser *p) {
 	if (p->n_content == p->n_content_alloc) {
 		char *t = realloc(p->content, p->n_content + 1);
 
@@ -1337,14 +1326,12 @@ static int parser_process_content(Parser *p) {
 		p->n_content_alloc++;
 	}
 	p->content[p->n_content] = '\0';
-	content = p->content;
+	return 0;
+}
 
-	if (!e) {
-		p->n_content = 0;
-		return parser_fail(p, -EINVAL, "Text content outside of any XML element in configuration file");
-	}
-
-	switch (e->type) {
+/* the elements whose text may only be white space */
+static bool element_takes_no_text(ElementType t) {
+	switch (t) {
 	case ELEMENT_BUSCONFIG:
 	case ELEMENT_POLICY:
 	case ELEMENT_ALLOW:
@@ -1358,19 +1345,17 @@ static int parser_process_content(Parser *p) {
 	case ELEMENT_SELINUX:
 	case ELEMENT_ASSOCIATE:
 	case ELEMENT_APPARMOR:
-		if (!all_whitespace(content, p->n_content)) {
-			p->n_content = 0;
-			return parser_fail(p, -EINVAL, "No text content expected inside XML element %s in "
-					   "configuration file", element_names[e->type]);
-		}
-		p->n_content = 0;
-		return 0;
+		return true;
 	default:
-		break;
+		return false;
 	}
+}
 
-	e->had_content = true;
-	r = 0;
+/* the text @content of @e, for an element that takes text */
+static int parser_take_text(Parser *p, Element *e, const char *content) {
+	_cleanup_free_ char *full = NULL;
+	int r = 0;
+
 	switch (e->type) {
 	case ELEMENT_PIDFILE:
 	case ELEMENT_USER:
@@ -1401,7 +1386,6 @@ static int parser_process_content(Parser *p) {
 		if (e->selinux_root_relative) {
 			base = loader_selinux_root(p->loader);
 			if (!base) {
-				p->n_content = 0;
 				return parser_fail(p, -EINVAL, "Could not determine SELinux policy root for "
 						   "relative inclusion");
 			}
@@ -1411,7 +1395,6 @@ static int parser_process_content(Parser *p) {
 			r = -ENOMEM;
 			break;
 		}
-		p->n_content = 0;
 		return parser_include(p, full, e->ignore_missing);
 	}
 
@@ -1431,7 +1414,6 @@ static int parser_process_content(Parser *p) {
 			r = -ENOMEM;
 			break;
 		}
-		p->n_content = 0;
 		return parser_include_dir(p, full);
 
 	case ELEMENT_SERVICEDIR: {
@@ -1446,7 +1428,6 @@ static int parser_process_content(Parser *p) {
 
 	case ELEMENT_LIMIT:
 		if (!parse_long(content, &e->limit_value)) {
-			p->n_content = 0;
 			return parser_fail(p, -EINVAL, "<limit name=\"%s\"> element has invalid value (could "
 					   "not parse as integer)", e->limit_name);
 		}
@@ -1455,10 +1436,37 @@ static int parser_process_content(Parser *p) {
 	default:
 		break;
 	}
-	p->n_content = 0;
 	if (r < 0)
 		return parser_fail(p, r, "out of memory");
 	return 0;
+}
+
+/* hand the text gathered since the last tag to the open element */
+static int parser_process_content(Parser *p) {
+	Element *e = parser_top(p);
+	size_t n = p->n_content;
+	int r;
+
+	if (p->r < 0)
+		return p->r;
+	if (n == 0)
+		return 0;
+	r = parser_terminate_content(p);
+	if (r < 0)
+		return r;
+	/* taken or refused from here on */
+	p->n_content = 0;
+
+	if (!e)
+		return parser_fail(p, -EINVAL, "Text content outside of any XML element in configuration file");
+	if (element_takes_no_text(e->type)) {
+		if (!all_whitespace(p->content, n))
+			return parser_fail(p, -EINVAL, "No text content expected inside XML element %s in "
+					   "configuration file", element_names[e->type]);
+		return 0;
+	}
+	e->had_content = true;
+	return parser_take_text(p, e, p->content);
 }
 
 static void XMLCALL on_start(void *userdata, const XML_Char *name, const XML_Char **atts) {
