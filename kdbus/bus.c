@@ -432,19 +432,13 @@ int kdbus_us_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	void *p;
 	int r;
 
-	r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_info, items),
-			     0, argv, ELEMENTSOF(argv));
+	r = kdbus_info_args_parse(cmd, argv, ELEMENTSOF(argv), &mask);
 	if (r != 0)
 		return r < 0 ? r : 0;
-	r = kdbus_sanitize_attach_flags(cmd->attach_flags, &mask);
-	if (r < 0)
-		return r;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	mask &= bus->attach_flags_owner;
 	mask &= ~(uint64_t)(KDBUS_ATTACH_NAMES | KDBUS_ATTACH_TIMESTAMP);
 	nlen = strlen(bus->name) + 1;
@@ -458,11 +452,9 @@ int kdbus_us_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	info->flags = bus->make_flags;
 	p = kdbus_item_append(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, nlen);
 	kdbus_meta_write(p, &bus->creator_meta, NULL, mask, NULL);
-	r = kdbus_pool_publish(&conn->pool, s);
-	if (r < 0) {
-		kdbus_pool_data_free(&conn->pool, s);
+	r = kdbus_pool_data_publish(&conn->pool, s);
+	if (r < 0)
 		goto out;
-	}
 	cmd->offset = s->offset;
 	cmd->info_size = size;
 out:

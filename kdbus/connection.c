@@ -65,16 +65,7 @@ void kdbus_conn_enqueue(KdbusConn *conn, KdbusQueueEntry *e) {
 /* a request will never be answered by its callee */
 static void kdbus_reply_dead(KdbusBus *bus, KdbusReply *r) {
 	if (r->sync) {
-		r->done = true;
-		r->err = -EPIPE;
-		if (r->callee) {
-			list_unlink(&r->callee_link);
-			r->callee = NULL;
-		}
-		if (r->entry) {
-			r->entry->reply = NULL;
-			r->entry = NULL;
-		}
+		kdbus_reply_sync_done(r, -EPIPE);
 		pthread_cond_broadcast(&bus->sync_cond);
 		return;
 	}
@@ -271,16 +262,7 @@ void kdbus_conn_disconnect(KdbusConn *conn) {
 			r->requester = NULL;
 			/* our own connection went away: even a reply that
 			 * arrived is dropped (the waiter frees it) */
-			r->done = true;
-			r->err = -ECONNRESET;
-			if (r->callee) {
-				list_unlink(&r->callee_link);
-				r->callee = NULL;
-			}
-			if (r->entry) {
-				r->entry->reply = NULL;
-				r->entry = NULL;
-			}
+			kdbus_reply_sync_done(r, -ECONNRESET);
 		} else {
 			kdbus_reply_free(bus, r);
 		}
@@ -330,11 +312,9 @@ static int kdbus_hello_items(KdbusConn *conn, struct kdbus_cmd_hello *cmd) {
 		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
 			p = kdbus_item_append(p, it->type, it->data, KDBUS_ITEM_PAYLOAD_SIZE(it));
 	}
-	r = kdbus_pool_publish(&conn->pool, s);
-	if (r < 0) {
-		kdbus_pool_data_free(&conn->pool, s);
+	r = kdbus_pool_data_publish(&conn->pool, s);
+	if (r < 0)
 		return r;
-	}
 	cmd->offset = s->offset;
 	cmd->items_size = total;
 	return 0;
@@ -631,11 +611,9 @@ int kdbus_us_update(KdbusConn *conn, struct kdbus_cmd *cmd) {
 		return r < 0 ? r : 0;
 	policy = argv[3].item || argv[4].item;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	if (kdbus_conn_is_activator(conn) ||
 	    (policy && !kdbus_conn_is_policy_holder(conn)) ||
 	    ((argv[1].item || argv[2].item) && kdbus_conn_is_policy_holder(conn))) {
@@ -992,19 +970,13 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	size_t size;
 	int r;
 
-	r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_info, items), 0,
-			     argv, ELEMENTSOF(argv));
+	r = kdbus_info_args_parse(cmd, argv, ELEMENTSOF(argv), &mask);
 	if (r != 0)
 		return r < 0 ? r : 0;
-	r = kdbus_sanitize_attach_flags(cmd->attach_flags, &mask);
-	if (r < 0)
-		return r;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	if (cmd->id == 0) {
 		KdbusNameEntry *e;
 
@@ -1057,11 +1029,9 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 			memcpy(it->name.name, o->entry->name, o->entry->len + 1);
 			it = KDBUS_ITEM_NEXT(it);
 		}
-	r = kdbus_pool_publish(&conn->pool, s);
-	if (r < 0) {
-		kdbus_pool_data_free(&conn->pool, s);
+	r = kdbus_pool_data_publish(&conn->pool, s);
+	if (r < 0)
 		goto out;
-	}
 	cmd->offset = s->offset;
 	cmd->info_size = size;
 out:
@@ -1164,11 +1134,9 @@ int kdbus_us_list(KdbusConn *conn, struct kdbus_cmd_list *cmd) {
 	if (r != 0)
 		return r < 0 ? r : 0;
 
-	kdbus_bus_lock(bus);
-	if (!conn->connected) {
-		r = -ECONNRESET;
+	r = kdbus_conn_lock(conn);
+	if (r < 0)
 		goto out;
-	}
 	const char *name = argv[1].item ? argv[1].item->str : NULL;
 	size = name ? kdbus_list_name(bus, cmd->flags, name, NULL) : kdbus_list_all(bus, cmd->flags, NULL);
 	r = kdbus_pool_data_new(&conn->pool, size, &s);
@@ -1178,11 +1146,9 @@ int kdbus_us_list(KdbusConn *conn, struct kdbus_cmd_list *cmd) {
 		kdbus_list_name(bus, cmd->flags, name, kdbus_slice_data(s));
 	else
 		kdbus_list_all(bus, cmd->flags, kdbus_slice_data(s));
-	r = kdbus_pool_publish(&conn->pool, s);
-	if (r < 0) {
-		kdbus_pool_data_free(&conn->pool, s);
+	r = kdbus_pool_data_publish(&conn->pool, s);
+	if (r < 0)
 		goto out;
-	}
 	cmd->offset = s->offset;
 	cmd->list_size = size;
 out:

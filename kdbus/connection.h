@@ -17,10 +17,12 @@
  * send.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "kdbus/bus.h"
+#include "kdbus/core.h"
 #include "kdbus/hash.h"
 #include "kdbus/match.h"
 #include "kdbus/metadata.h"
@@ -92,6 +94,19 @@ struct KdbusConn {
 	KdbusWakeupFn wakeup_fn;
 	void *wakeup_userdata;
 };
+
+/**
+ * kdbus_conn_lock() - begin a command of @conn (kdbus_bus_lock())
+ * @conn:	the connection
+ *
+ * The bus lock is held on return either way: end with kdbus_bus_unlock().
+ *
+ * Return: 0, or -ECONNRESET when @conn is disconnected.
+ */
+static inline int kdbus_conn_lock(KdbusConn *conn) {
+	kdbus_bus_lock(conn->bus);
+	return conn->connected ? 0 : -ECONNRESET;
+}
 
 static inline bool kdbus_conn_is_ordinary(const KdbusConn *c) {
 	return !(c->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR));

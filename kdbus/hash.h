@@ -92,6 +92,33 @@ static inline uint64_t kdbus_hash_u64(uint64_t v) {
 }
 
 /**
+ * kdbus_hash_find_u64() - the object of @type filed in @h under the integer
+ * key @key (hashed with kdbus_hash_u64())
+ * @h:		the table
+ * @key:	the key
+ * @type:	the type of the objects in @h
+ * @member:	their KdbusHashNode member
+ * @key_member:	their key member, compared with @key
+ *
+ * Return: the object (@type *), or NULL.
+ */
+#define kdbus_hash_find_u64(h, key, type, member, key_member) ({               \
+	uint64_t _key_ = (key), _hash_ = kdbus_hash_u64(_key_);                 \
+	type *_found_ = NULL;                                                   \
+	KdbusHashNode *_n_;                                                     \
+                                                                                \
+	kdbus_hash_for_each_candidate(_n_, (h), _hash_) {                       \
+		type *_o_ = (type *)((char *)_n_ - offsetof(type, member));     \
+                                                                                \
+		if (_o_->key_member == _key_) {                                 \
+			_found_ = _o_;                                          \
+			break;                                                  \
+		}                                                               \
+	}                                                                       \
+	_found_;                                                                \
+})
+
+/**
  * kdbus_hash_str() - hash of a string key of @len bytes (FNV-1a, seeded
  * per process so that names cannot be chosen to collide)
  * @s:		the string

@@ -310,6 +310,14 @@ int kdbus_sanitize_attach_flags(uint64_t flags, uint64_t *ret) {
 	return 0;
 }
 
+int kdbus_info_args_parse(struct kdbus_cmd_info *cmd, KdbusArg *argv, size_t argc, uint64_t *ret_mask) {
+	int r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_info, items), 0, argv, argc);
+
+	if (r != 0)
+		return r;
+	return kdbus_sanitize_attach_flags(cmd->attach_flags, ret_mask);
+}
+
 void *kdbus_item_append(void *p, uint64_t type, const void *data, size_t size) {
 	struct kdbus_item *item = p;
 	size_t total = KDBUS_ITEM_HEADER_SIZE + size;

@@ -103,6 +103,18 @@ int kdbus_sysname_is_valid(const char *name);
 int kdbus_sanitize_attach_flags(uint64_t flags, uint64_t *ret);
 
 /**
+ * kdbus_info_args_parse() - kdbus_args_parse() of a CONN_INFO or
+ * BUS_CREATOR_INFO command (no flags), then its attach mask
+ * @cmd:	the command
+ * @argv:	accepted items, as for kdbus_args_parse()
+ * @argc:	number of @argv entries
+ * @ret_mask:	the sanitized attach_flags (kdbus_sanitize_attach_flags())
+ *
+ * Return: as kdbus_args_parse(); -EINVAL for unknown attach bits.
+ */
+int kdbus_info_args_parse(struct kdbus_cmd_info *cmd, KdbusArg *argv, size_t argc, uint64_t *ret_mask);
+
+/**
  * kdbus_item_append() - write an item at @p
  * @p:		destination, 8-byte aligned
  * @type:	item type

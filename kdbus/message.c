@@ -532,17 +532,8 @@ static int kdbus_staging_copy_payload(KdbusBus *bus, const struct kdbus_msg *msg
 
 /* the request @r of a synchronous sender is dead or answered by an error */
 static void kdbus_reply_sync_wake(KdbusBus *bus, KdbusReply *r, int err, KdbusQueueEntry *e) {
-	r->done = true;
-	r->err = err;
+	kdbus_reply_sync_done(r, err);
 	r->reply_entry = e;
-	if (r->callee) {
-		list_unlink(&r->callee_link);
-		r->callee = NULL;
-	}
-	if (r->entry) {
-		r->entry->reply = NULL;
-		r->entry = NULL;
-	}
 	pthread_cond_broadcast(&bus->sync_cond);
 }
 

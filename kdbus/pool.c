@@ -174,3 +174,11 @@ void kdbus_pool_data_free(KdbusPool *p, KdbusSlice *s) {
 	kdbus_pool_uncharge(p, s->size);
 	free(s);
 }
+
+int kdbus_pool_data_publish(KdbusPool *p, KdbusSlice *s) {
+	int r = kdbus_pool_publish(p, s);
+
+	if (r < 0)
+		kdbus_pool_data_free(p, s);
+	return r;
+}

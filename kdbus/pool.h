@@ -152,6 +152,16 @@ int kdbus_pool_data_new(KdbusPool *p, uint64_t size, KdbusSlice **ret);
 /** kdbus_pool_data_free() - unpublish, uncharge and free a data slice. */
 void kdbus_pool_data_free(KdbusPool *p, KdbusSlice *s);
 
+/**
+ * kdbus_pool_data_publish() - kdbus_pool_publish() a data slice, or free it
+ * (kdbus_pool_data_free()) when that fails
+ * @p:		the pool
+ * @s:		a slice from kdbus_pool_data_new()
+ *
+ * Return: 0 or -ENOMEM (@s is then gone).
+ */
+int kdbus_pool_data_publish(KdbusPool *p, KdbusSlice *s);
+
 static inline void *kdbus_slice_data(const KdbusSlice *s) {
 	return (void *)(uintptr_t)s->offset;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "kdbus/hash.h"
+#include "kdbus/queue.h"
 #include "util/list.h"
 
 typedef struct KdbusBus KdbusBus;
@@ -45,6 +46,28 @@ typedef struct KdbusReply {
 	int err;			/* sync: result */
 	KdbusQueueEntry *reply_entry;	/* sync: the reply */
 } KdbusReply;
+
+/**
+ * kdbus_reply_sync_done() - a synchronous request is over, with @err
+ * @r:		the tracker (r->sync)
+ * @err:	the result its waiter gets
+ *
+ * Marks the result ready and unlinks @r from its callee and from the queued
+ * request, if any; the caller wakes the waiter (bus->sync_cond), which
+ * frees @r.
+ */
+static inline void kdbus_reply_sync_done(KdbusReply *r, int err) {
+	r->done = true;
+	r->err = err;
+	if (r->callee) {
+		list_unlink(&r->callee_link);
+		r->callee = NULL;
+	}
+	if (r->entry) {
+		r->entry->reply = NULL;
+		r->entry = NULL;
+	}
+}
 
 typedef struct KdbusReplyHeap {
 	KdbusReply **v;

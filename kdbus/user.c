@@ -12,16 +12,7 @@
 #include "util/macro.h"
 
 static KdbusUser *kdbus_user_find(KdbusBus *bus, uint64_t uid) {
-	uint64_t h = kdbus_hash_u64(uid);
-	KdbusHashNode *n;
-
-	kdbus_hash_for_each_candidate(n, &bus->users, h) {
-		KdbusUser *u = container_of(n, KdbusUser, node);
-
-		if (u->uid == uid)
-			return u;
-	}
-	return NULL;
+	return kdbus_hash_find_u64(&bus->users, uid, KdbusUser, node, uid);
 }
 
 static void kdbus_user_set_max(KdbusBus *bus, KdbusUser *u) {
@@ -109,16 +100,7 @@ void kdbus_user_release(KdbusBus *bus, KdbusUser *u) {
 }
 
 static KdbusUserUsage *kdbus_usage_find(KdbusUser *u, uint64_t actor) {
-	uint64_t h = kdbus_hash_u64(actor);
-	KdbusHashNode *n;
-
-	kdbus_hash_for_each_candidate(n, &u->usages, h) {
-		KdbusUserUsage *g = container_of(n, KdbusUserUsage, node);
-
-		if (g->uid == actor)
-			return g;
-	}
-	return NULL;
+	return kdbus_hash_find_u64(&u->usages, actor, KdbusUserUsage, node, uid);
 }
 
 static void kdbus_usage_unref(KdbusBus *bus, KdbusUserUsage *g) {

@@ -89,21 +89,10 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	int r;
 
 	*ret = NULL;
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd, items), BUS_MAKE_FLAGS,
-				    bus_make_items, ARRAY_SIZE(bus_make_items));
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags & ~(u64)BUS_MAKE_FLAGS)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd, items), BUS_MAKE_FLAGS,
+			       bus_make_items, ARRAY_SIZE(bus_make_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		const struct kdbus_item **slot;
 		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;

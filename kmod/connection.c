@@ -22,7 +22,7 @@ static const u64 hello_items[] = {
 	KDBUS_ITEM_POLICY_ACCESS,
 };
 static const u64 info_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_NAME };
-static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
+static const u64 creator_info_items[] = { KDBUS_ITEM_NEGOTIATE };
 
 /* ---- objects ------------------------------------------------------------ */
 
@@ -139,22 +139,10 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	void *out_items = NULL, *p;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_hello, items), HELLO_FLAGS,
+			       hello_items, ARRAY_SIZE(hello_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
 		return ERR_CAST(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd_hello, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_hello, items), HELLO_FLAGS,
-				    hello_items, ARRAY_SIZE(hello_items));
-		kfree(cmd);
-		return r < 0 ? ERR_PTR(r) : NULL;
-	}
-	r = -EINVAL;
-	if (cmd->flags & ~(u64)HELLO_FLAGS)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		switch (it->type) {
@@ -374,11 +362,10 @@ out:
 int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_bus *bus = conn->bus;
-	bool negotiated;
 	void *cmd;
 	int r = 0;
 
-	cmd = kdbus_cmd_simple(argp, sizeof(struct kdbus_cmd), sizeof(struct kdbus_cmd), 0, &negotiated);
+	cmd = kdbus_cmd_simple(argp, sizeof(struct kdbus_cmd), sizeof(struct kdbus_cmd), 0);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	kfree(cmd);
@@ -421,21 +408,10 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	bool policy = false;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd, items), 0,
-				    update_items, ARRAY_SIZE(update_items));
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd, items), 0,
+			       update_items, ARRAY_SIZE(update_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		const struct kdbus_item **slot;
 
@@ -521,6 +497,32 @@ static int kdbus_info_reply(struct kdbus_conn *conn, struct kdbus_cmd_info __use
 	return 0;
 }
 
+/*
+ * kdbus_args_parse() for CONN_INFO (@ret_items_size set, NAME items) and
+ * BUS_CREATOR_INFO (@ret_items_size NULL, no items); then the attach mask
+ * the caller asks for goes to *ret_mask, -EINVAL when it has unknown bits.
+ */
+static struct kdbus_cmd_info *kdbus_info_args_parse(void __user *argp, size_t *ret_items_size,
+						    u64 *ret_mask)
+{
+	struct kdbus_cmd_info *cmd;
+
+	if (ret_items_size)
+		cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_info, items), 0,
+				       info_items, ARRAY_SIZE(info_items), ret_items_size);
+	else
+		cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_info, items), 0,
+				       creator_info_items, ARRAY_SIZE(creator_info_items), NULL);
+	if (IS_ERR_OR_NULL(cmd))
+		return cmd;
+	*ret_mask = cmd->attach_flags;
+	if (kdbus_attach_flags_check(ret_mask) < 0) {
+		kfree(cmd);
+		return ERR_PTR(-EINVAL);
+	}
+	return cmd;
+}
+
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
 	const struct kdbus_item *it, *name = NULL;
@@ -532,24 +534,9 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	u64 mask;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd_info, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_info, items), 0,
-				    info_items, ARRAY_SIZE(info_items));
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags)
-		goto out;
-	mask = cmd->attach_flags;
-	if (kdbus_attach_flags_check(&mask) < 0)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
+	cmd = kdbus_info_args_parse(argp, &items_size, &mask);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		if (it->type != KDBUS_ITEM_NAME || !kdbus_item_is_string(it))
@@ -623,18 +610,9 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	u64 mask;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_info, items), 0,
-				    no_items, ARRAY_SIZE(no_items));
-		goto out;
-	}
-	r = -EINVAL;
-	mask = cmd->attach_flags;
-	if (cmd->flags || cmd->size != sizeof(*cmd) || kdbus_attach_flags_check(&mask) < 0)
-		goto out;
+	cmd = kdbus_info_args_parse(argp, NULL, &mask);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;

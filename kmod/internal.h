@@ -333,7 +333,9 @@ int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_fl
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);
 int kdbus_name_is_valid(const char *name, size_t len);
 int kdbus_attach_flags_check(u64 *flags);
-void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid, bool *negotiated);
+void *kdbus_args_parse(void __user *argp, size_t min, size_t items_off, u64 valid_flags,
+		       const u64 *types, size_t n_types, size_t *ret_items_size);
+void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid);
 
 /*
  * Payloads of items, reached by offset and not through the uapi's

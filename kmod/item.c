@@ -176,32 +176,71 @@ bool kdbus_item_is_string(const struct kdbus_item *it)
 
 static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
 
-/* ---- simple commands ------------------------------------------------------- */
+/* ---- command arguments ----------------------------------------------------- */
 
-/*
- * Copy a fixed-size command without items of its own; answer a
- * negotiation (*negotiated) with @valid flags.
+/**
+ * kdbus_args_parse() - copy an ioctl's command and check what all commands check
+ * @argp:	the ioctl argument
+ * @min:	smallest valid size of the command
+ * @items_off:	offset of the items in the command
+ * @valid_flags: the flags the command supports
+ * @types:	the item types the command supports (for a negotiation)
+ * @n_types:	number of @types
+ * @ret_items_size: where to store the bytes of items, or NULL for a command
+ *		that takes no items: its size must then be exactly @items_off
+ *
+ * Copies the command (kdbus_cmd_copy()), answers KDBUS_FLAG_NEGOTIATE
+ * (kdbus_negotiate()), refuses flags outside @valid_flags and, for a command
+ * with items, checks their framing (kdbus_items_validate()), in that order.
+ * The item types themselves are the command's to check.
+ *
+ * Return: the kmalloc()ed copy, NULL after a negotiation was answered, or an
+ * ERR_PTR: those of kdbus_cmd_copy(), kdbus_negotiate() and
+ * kdbus_items_validate(), -EINVAL for an unsupported flag or, without items,
+ * a size other than @items_off.
  */
-void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid,
-			      bool *negotiated)
+void *kdbus_args_parse(void __user *argp, size_t min, size_t items_off, u64 valid_flags,
+		       const u64 *types, size_t n_types, size_t *ret_items_size)
 {
-	u64 *cmd = kdbus_cmd_copy(argp, min, KDBUS_CMD_MAX_SIZE);
+	u64 *cmd = kdbus_cmd_copy(argp, min, KDBUS_CMD_MAX_SIZE);	/* size, flags */
 	int r;
 
-	*negotiated = false;
 	if (IS_ERR(cmd))
 		return cmd;
 	if (cmd[1] & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, items_off, valid, no_items, ARRAY_SIZE(no_items));
-		*negotiated = true;
-	} else if (cmd[1] & ~valid) {
-		r = -EINVAL;
-	} else if (cmd[0] != items_off) {
-		r = -EINVAL;		/* no item is expected */
-	} else {
+		r = kdbus_negotiate(argp, cmd, items_off, valid_flags, types, n_types);
+		kfree(cmd);
+		return r < 0 ? ERR_PTR(r) : NULL;
+	}
+	r = -EINVAL;
+	if (cmd[1] & ~valid_flags)
+		goto err;
+	if (!ret_items_size) {
+		if (cmd[0] != items_off)
+			goto err;	/* no item is expected */
 		return cmd;
 	}
+	r = kdbus_items_validate((void *)((u8 *)cmd + items_off), cmd[0] - items_off);
+	if (r < 0)
+		goto err;
+	*ret_items_size = cmd[0] - items_off;
+	return cmd;
+err:
 	kfree(cmd);
-	return r < 0 ? ERR_PTR(r) : NULL;
+	return ERR_PTR(r);
 }
 
+/**
+ * kdbus_cmd_simple() - kdbus_args_parse() for a command without items
+ * @argp:	the ioctl argument
+ * @min:	smallest valid size (the command's whole size)
+ * @items_off:	offset of the (empty) items
+ * @valid:	the flags the command supports
+ *
+ * Return: as kdbus_args_parse(); a negotiation offers no item type but
+ * KDBUS_ITEM_NEGOTIATE.
+ */
+void *kdbus_cmd_simple(void __user *argp, size_t min, size_t items_off, u64 valid)
+{
+	return kdbus_args_parse(argp, min, items_off, valid, no_items, ARRAY_SIZE(no_items), NULL);
+}

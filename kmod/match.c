@@ -79,21 +79,10 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	u8 *d;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd_match, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_match, items),
-				    KDBUS_MATCH_REPLACE, match_items, ARRAY_SIZE(match_items));
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags & ~(u64)KDBUS_MATCH_REPLACE)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_match, items),
+			       KDBUS_MATCH_REPLACE, match_items, ARRAY_SIZE(match_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		size_t len = it->size - KDBUS_ITEM_HEADER_SIZE;
 
@@ -232,24 +221,15 @@ int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_cmd_match *cmd;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_match, items), 0,
-				    match_items, 1);
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags || cmd->size != sizeof(*cmd))
-		goto out;
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_match, items), 0);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	mutex_lock(&conn->lock);
 	if (!conn->connected)
 		r = -ECONNRESET;
 	else
 		r = kdbus_match_remove_cookie(conn, cmd->cookie) ? 0 : -EBADSLT;
 	mutex_unlock(&conn->lock);
-out:
 	kfree(cmd);
 	return r;
 }

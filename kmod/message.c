@@ -454,21 +454,10 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	u64 payload = 0;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	items_size = cmd->size - offsetof(struct kdbus_cmd_send, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_send, items),
-				    KDBUS_SEND_SYNC_REPLY, send_items, ARRAY_SIZE(send_items));
-		goto out;
-	}
-	r = -EINVAL;
-	if (cmd->flags & ~(u64)KDBUS_SEND_SYNC_REPLY)
-		goto out;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto out;
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_send, items),
+			       KDBUS_SEND_SYNC_REPLY, send_items, ARRAY_SIZE(send_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		if (it->type != KDBUS_ITEM_CANCEL_FD || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))

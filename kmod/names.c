@@ -192,22 +192,10 @@ static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const
 	size_t items_size;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
+	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd, items), valid,
+			       name_items, ARRAY_SIZE(name_items), &items_size);
+	if (IS_ERR_OR_NULL(cmd))
 		return cmd;
-	items_size = cmd->size - offsetof(struct kdbus_cmd, items);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd, items), valid,
-				    name_items, ARRAY_SIZE(name_items));
-		kfree(cmd);
-		return r < 0 ? ERR_PTR(r) : NULL;
-	}
-	r = -EINVAL;
-	if (cmd->flags & ~valid)
-		goto err;
-	r = kdbus_items_validate(cmd->items, items_size);
-	if (r < 0)
-		goto err;
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		if (it->type != KDBUS_ITEM_NAME || !kdbus_item_is_string(it))
@@ -547,17 +535,9 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 	u64 off = 0;
 	int r;
 
-	cmd = kdbus_cmd_copy(argp, sizeof(*cmd), KDBUS_CMD_MAX_SIZE);
-	if (IS_ERR(cmd))
-		return PTR_ERR(cmd);
-	if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-		r = kdbus_negotiate(argp, cmd, offsetof(struct kdbus_cmd_list, items), LIST_FLAGS,
-				    name_items, 1);
-		goto out;
-	}
-	r = -EINVAL;
-	if ((cmd->flags & ~(u64)LIST_FLAGS) || cmd->size != sizeof(*cmd))
-		goto out;
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_list, items), LIST_FLAGS);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;

@@ -202,11 +202,10 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_queue_entry *e = NULL, *pos;
 	struct kdbus_reply *dead = NULL;
 	struct kdbus_cmd_recv *cmd;
-	bool negotiated;
 	u64 off = 0, size = 0, dropped = 0, ret_flags = 0;
 	int r = 0;
 
-	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), RECV_FLAGS, &negotiated);
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), RECV_FLAGS);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 
@@ -281,10 +280,9 @@ int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_cmd_free *cmd;
 	struct kdbus_slice *slice;
-	bool negotiated;
 	int r = 0;
 
-	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), 0, &negotiated);
+	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), sizeof(*cmd), 0);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	mutex_lock(&conn->lock);

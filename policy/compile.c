@@ -425,7 +425,11 @@ static int load_lists(PolicyCompiled *pc, const BusConfig *c, const PolicyLookup
 		const BusConfigPolicy *pol = &c->policies[i];
 		CList *list = NULL;
 		bool ignored = false;
+		uint32_t id = 0;
 
+		r = policy_context_id(lookup, pol, &id);
+		if (r == -ENOMEM)
+			return r;
 		switch (pol->context) {
 		case BUS_CONFIG_CONTEXT_DEFAULT:
 			list = &pc->defaults;
@@ -436,30 +440,15 @@ static int load_lists(PolicyCompiled *pc, const BusConfig *c, const PolicyLookup
 		case BUS_CONFIG_CONTEXT_AT_CONSOLE:
 			list = pol->at_console ? &pc->console_true : &pc->console_false;
 			break;
-		case BUS_CONFIG_CONTEXT_USER: {
-			uid_t uid;
-
-			r = policy_lookup_user(lookup, pol->user, &uid);
-			if (r == -ENOMEM)
-				return r;
+		case BUS_CONFIG_CONTEXT_USER:
+		case BUS_CONFIG_CONTEXT_GROUP:
 			if (r < 0)
 				ignored = true;
-			else if (!(list = id_list(&pc->by_uid, &pc->n_by_uid, uid, true)))
+			else if (!(list = pol->context == BUS_CONFIG_CONTEXT_USER ?
+					  id_list(&pc->by_uid, &pc->n_by_uid, id, true) :
+					  id_list(&pc->by_gid, &pc->n_by_gid, id, true)))
 				return -ENOMEM;
 			break;
-		}
-		case BUS_CONFIG_CONTEXT_GROUP: {
-			gid_t gid;
-
-			r = policy_lookup_group(lookup, pol->group, &gid);
-			if (r == -ENOMEM)
-				return r;
-			if (r < 0)
-				ignored = true;
-			else if (!(list = id_list(&pc->by_gid, &pc->n_by_gid, gid, true)))
-				return -ENOMEM;
-			break;
-		}
 		}
 
 		for (size_t j = 0; j < pol->n_rules; j++) {

@@ -382,15 +382,57 @@ static int parse_buffer(Loader *l, const char *data, size_t size, const char *pa
  * Return: 1 if loaded and merged, 0 if missing and @ignore_missing, or a
  * negative errno with *ret_error set.
  */
+/*
+ * Read @fd to its end into *@data (NULL or malloc()ed, owned by the caller,
+ * which also frees it on failure) and its length into *@size.  Reading
+ * stops once more than CONFIG_FILE_MAX bytes are in: the caller finds
+ * *@size > CONFIG_FILE_MAX and reports the file as too large.
+ *
+ * Return: 0, -ENOMEM, or the -errno of a failed read() with *@read_failed
+ * set.
+ */
+static int read_config_fd(int fd, char **data, size_t *size, bool *read_failed) {
+	size_t alloc = 0;
+
+	*size = 0;
+	*read_failed = false;
+	for (;;) {
+		ssize_t n;
+
+		if (*size == alloc) {
+			char *t;
+
+			if (alloc > CONFIG_FILE_MAX)
+				return 0;
+			alloc = alloc ? alloc * 2 : 4096;
+			t = realloc(*data, alloc);
+			if (!t)
+				return -ENOMEM;
+			*data = t;
+		}
+		n = read(fd, *data + *size, alloc - *size);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			*read_failed = true;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		*size += n;
+	}
+}
+
 static int parser_include_file(Parser *p, const char *path, bool ignore_missing, char **ret_error) {
 	Loader *l = p->loader;
 	_cleanup_(bus_config_freep) BusConfig *child = NULL;
 	_cleanup_free_ char *data = NULL;
 	_cleanup_close_ int fd = -1;
-	size_t size = 0, alloc = 0;
+	size_t size = 0;
 	FileId *stack;
 	struct stat st;
 	char *error = NULL;
+	bool read_failed;
 	int r;
 
 #define FAIL(_r, ...) do {                                   \
@@ -429,31 +471,11 @@ static int parser_include_file(Parser *p, const char *path, bool ignore_missing,
 		if (l->stack[i].dev == st.st_dev && l->stack[i].ino == st.st_ino)
 			FAIL(-ELOOP, "Circular inclusion of file '%s'", path);
 
-	for (;;) {
-		ssize_t n;
-
-		if (size == alloc) {
-			char *t;
-
-			if (alloc > CONFIG_FILE_MAX)
-				FAIL(-EFBIG, "File size %zu of \"%s\" is too large.", size, path);
-			alloc = alloc ? alloc * 2 : 4096;
-			t = realloc(data, alloc);
-			if (!t)
-				return -ENOMEM;
-			data = t;
-		}
-		n = read(fd, data + size, alloc - size);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			FAIL(r, "Failed to read \"%s\": %s", path, strerror(-r));
-		}
-		if (n == 0)
-			break;
-		size += n;
-	}
+	r = read_config_fd(fd, &data, &size, &read_failed);
+	if (r < 0 && read_failed)
+		FAIL(r, "Failed to read \"%s\": %s", path, strerror(-r));
+	if (r < 0)
+		return r;
 	if (size > CONFIG_FILE_MAX)
 		FAIL(-EFBIG, "File size %zu of \"%s\" is too large.", size, path);
 #undef FAIL
@@ -806,16 +828,11 @@ static const char *unwild(const char *s) {
 	return is_wildcard(s) ? NULL : s;
 }
 
-static int parser_append_rule(Parser *p, const char *element, const XML_Char **atts, bool allow) {
-	const char *v[_A_MAX];
-	BusConfigPolicy *pol;
-	BusConfigRule rule = {}, *rules;
+/* the attributes of an <allow> or <deny> and their combinations: which
+ * kind of rule it is (append_rule_from_element()) */
+static int rule_check_attributes(Parser *p, const char *element, const char *const *v,
+				 bool *ret_send, bool *ret_receive) {
 	bool any_send, any_receive, any_message;
-	int r;
-
-	r = parser_locate(p, element, atts, rule_attributes, v, _A_MAX);
-	if (r < 0)
-		return r;
 
 	any_send = v[A_SEND_DESTINATION] || v[A_SEND_DESTINATION_PREFIX] || v[A_SEND_BROADCAST] ||
 		   v[A_SEND_PATH] || v[A_SEND_TYPE] || v[A_SEND_INTERFACE] || v[A_SEND_MEMBER] ||
@@ -859,6 +876,150 @@ static int parser_append_rule(Parser *p, const char *element, const XML_Char **a
 				   "receive_error cannot be combined with receive_member or "
 				   "receive_interface", element);
 
+	*ret_send = any_send;
+	*ret_receive = any_receive;
+	return 0;
+}
+
+/*
+ * The rule_fill_*() steps of parser_append_rule() fill @rule from the
+ * attribute values @v.  Return: 0; -ENOMEM when out of memory (not
+ * reported yet); another error already reported with parser_fail().
+ */
+
+/* send_* or receive_* attributes */
+static int rule_fill_message(Parser *p, const char *const *v, bool any_send, BusConfigRule *rule) {
+	const char *type = unwild(v[any_send ? A_SEND_TYPE : A_RECEIVE_TYPE]);
+	const char *rr = v[any_send ? A_SEND_REQUESTED_REPLY : A_RECEIVE_REQUESTED_REPLY];
+	int r;
+
+	rule->type = any_send ? BUS_CONFIG_RULE_SEND : BUS_CONFIG_RULE_RECEIVE;
+	if (type) {
+		rule->message_type = bus_config_message_type_from_string(type);
+		if (rule->message_type == BUS_CONFIG_MESSAGE_ANY)
+			return parser_fail(p, -EINVAL, "Bad message type \"%s\"", type);
+	}
+	r = parse_true_false(p, "eavesdrop", v[A_EAVESDROP]);
+	if (r < 0)
+		return r;
+	if (any_send) {
+		r = parse_true_false(p, "send_broadcast", v[A_SEND_BROADCAST]);
+		if (r < 0)
+			return r;
+		if (unwild(v[A_SEND_DESTINATION]) && v[A_SEND_BROADCAST] &&
+		    streq(v[A_SEND_BROADCAST], "true"))
+			return parser_fail(p, -EINVAL, "Rule with send_broadcast=\"true\" and "
+					   "send_destination=\"%s\" cannot match anything",
+					   v[A_SEND_DESTINATION]);
+	}
+	r = parse_true_false(p, any_send ? "send_requested_reply" : "receive_requested_reply", rr);
+	if (r < 0)
+		return r;
+	r = parse_fds_attribute(p, "max_fds", v[A_MAX_FDS], DBUS_MAXIMUM_MESSAGE_UNIX_FDS, &rule->max_fds);
+	if (r < 0)
+		return r;
+	r = parse_fds_attribute(p, "min_fds", v[A_MIN_FDS], 0, &rule->min_fds);
+	if (r < 0)
+		return r;
+
+	if (v[A_EAVESDROP])
+		rule->eavesdrop = streq(v[A_EAVESDROP], "true");
+	if (rr)
+		rule->requested_reply = streq(rr, "true");
+
+	if (any_send) {
+		if (v[A_LOG])
+			rule->log = streq(v[A_LOG], "true");
+		if (v[A_SEND_BROADCAST])
+			rule->broadcast = streq(v[A_SEND_BROADCAST], "true") ?
+				BUS_CONFIG_TRISTATE_TRUE : BUS_CONFIG_TRISTATE_FALSE;
+		if (strdup_or_null(unwild(v[A_SEND_PATH]), &rule->path) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_INTERFACE]), &rule->interface) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_MEMBER]), &rule->member) < 0 ||
+		    strdup_or_null(unwild(v[A_SEND_ERROR]), &rule->error) < 0)
+			return -ENOMEM;
+		if (unwild(v[A_SEND_DESTINATION])) {
+			if (strdup_or_null(v[A_SEND_DESTINATION], &rule->destination) < 0)
+				return -ENOMEM;
+		} else if (v[A_SEND_DESTINATION_PREFIX]) {
+			/* "*" is literal here, as in dbus-daemon */
+			if (strdup_or_null(v[A_SEND_DESTINATION_PREFIX], &rule->destination) < 0)
+				return -ENOMEM;
+			rule->destination_is_prefix = true;
+		}
+	} else {
+		if (strdup_or_null(unwild(v[A_RECEIVE_PATH]), &rule->path) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_INTERFACE]), &rule->interface) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_MEMBER]), &rule->member) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_ERROR]), &rule->error) < 0 ||
+		    strdup_or_null(unwild(v[A_RECEIVE_SENDER]), &rule->sender) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* own or own_prefix */
+static int rule_fill_own(const char *const *v, BusConfigRule *rule) {
+	rule->type = BUS_CONFIG_RULE_OWN;
+	if (v[A_OWN]) {
+		if (strdup_or_null(unwild(v[A_OWN]), &rule->own) < 0)
+			return -ENOMEM;
+	} else {
+		if (strdup_or_null(v[A_OWN_PREFIX], &rule->own) < 0)
+			return -ENOMEM;
+		rule->own_is_prefix = true;
+	}
+	return 0;
+}
+
+/* user or group: who may connect */
+static int rule_fill_connect(Parser *p, const char *element, const char *const *v, BusConfigRule *rule) {
+	const char *who = v[A_USER] ? v[A_USER] : v[A_GROUP];
+	BusConfigPolicy *pol;
+	bool known = true;
+	int r;
+
+	rule->type = v[A_USER] ? BUS_CONFIG_RULE_USER : BUS_CONFIG_RULE_GROUP;
+	if (!is_wildcard(who)) {
+		r = v[A_USER] ? loader_lookup_user(p->loader, who) : loader_lookup_group(p->loader, who);
+		if (r == -ENOMEM)
+			return -ENOMEM;
+		if (r < 0) {
+			/* dbus-daemon drops the rule; we keep it, it will not resolve */
+			known = false;
+			r = parser_warn(p, "Unknown %s \"%s\" on element <%s>",
+					v[A_USER] ? "username" : "group", who, element);
+			if (r < 0)
+				return -ENOMEM;
+		}
+	}
+	pol = &p->cfg->policies[p->cfg->n_policies - 1];
+	if (known && p->policy_principal_known &&
+	    (pol->context == BUS_CONFIG_CONTEXT_USER || pol->context == BUS_CONFIG_CONTEXT_GROUP)) {
+		return parser_fail(p, -EINVAL, "<%s> rule cannot be per-%s because it has bus-global "
+				   "semantics", element,
+				   pol->context == BUS_CONFIG_CONTEXT_USER ? "user" : "group");
+	}
+	if (strdup_or_null(unwild(v[A_USER]), &rule->user) < 0 ||
+	    strdup_or_null(unwild(v[A_GROUP]), &rule->group) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int parser_append_rule(Parser *p, const char *element, const XML_Char **atts, bool allow) {
+	const char *v[_A_MAX];
+	BusConfigPolicy *pol;
+	BusConfigRule rule = {}, *rules;
+	bool any_send = false, any_receive = false;
+	int r;
+
+	r = parser_locate(p, element, atts, rule_attributes, v, _A_MAX);
+	if (r < 0)
+		return r;
+	r = rule_check_attributes(p, element, v, &any_send, &any_receive);
+	if (r < 0)
+		return r;
+
 	rule.allow = allow;
 	rule.file = p->file;
 	rule.line = parser_line(p);
@@ -867,111 +1028,17 @@ static int parser_append_rule(Parser *p, const char *element, const XML_Char **a
 	rule.requested_reply = allow;
 	rule.max_fds = DBUS_MAXIMUM_MESSAGE_UNIX_FDS;
 
-	if (any_send || any_receive) {
-		const char *type = unwild(v[any_send ? A_SEND_TYPE : A_RECEIVE_TYPE]);
-		const char *rr = v[any_send ? A_SEND_REQUESTED_REPLY : A_RECEIVE_REQUESTED_REPLY];
-
-		rule.type = any_send ? BUS_CONFIG_RULE_SEND : BUS_CONFIG_RULE_RECEIVE;
-		if (type) {
-			rule.message_type = bus_config_message_type_from_string(type);
-			if (rule.message_type == BUS_CONFIG_MESSAGE_ANY)
-				return parser_fail(p, -EINVAL, "Bad message type \"%s\"", type);
-		}
-		r = parse_true_false(p, "eavesdrop", v[A_EAVESDROP]);
-		if (r < 0)
-			return r;
-		if (any_send) {
-			r = parse_true_false(p, "send_broadcast", v[A_SEND_BROADCAST]);
-			if (r < 0)
-				return r;
-			if (unwild(v[A_SEND_DESTINATION]) && v[A_SEND_BROADCAST] &&
-			    streq(v[A_SEND_BROADCAST], "true"))
-				return parser_fail(p, -EINVAL, "Rule with send_broadcast=\"true\" and "
-						   "send_destination=\"%s\" cannot match anything",
-						   v[A_SEND_DESTINATION]);
-		}
-		r = parse_true_false(p, any_send ? "send_requested_reply" : "receive_requested_reply", rr);
-		if (r < 0)
-			return r;
-		r = parse_fds_attribute(p, "max_fds", v[A_MAX_FDS], DBUS_MAXIMUM_MESSAGE_UNIX_FDS, &rule.max_fds);
-		if (r < 0)
-			return r;
-		r = parse_fds_attribute(p, "min_fds", v[A_MIN_FDS], 0, &rule.min_fds);
-		if (r < 0)
-			return r;
-
-		if (v[A_EAVESDROP])
-			rule.eavesdrop = streq(v[A_EAVESDROP], "true");
-		if (rr)
-			rule.requested_reply = streq(rr, "true");
-
-		if (any_send) {
-			if (v[A_LOG])
-				rule.log = streq(v[A_LOG], "true");
-			if (v[A_SEND_BROADCAST])
-				rule.broadcast = streq(v[A_SEND_BROADCAST], "true") ?
-					BUS_CONFIG_TRISTATE_TRUE : BUS_CONFIG_TRISTATE_FALSE;
-			if (strdup_or_null(unwild(v[A_SEND_PATH]), &rule.path) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_INTERFACE]), &rule.interface) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_MEMBER]), &rule.member) < 0 ||
-			    strdup_or_null(unwild(v[A_SEND_ERROR]), &rule.error) < 0)
-				goto oom;
-			if (unwild(v[A_SEND_DESTINATION])) {
-				if (strdup_or_null(v[A_SEND_DESTINATION], &rule.destination) < 0)
-					goto oom;
-			} else if (v[A_SEND_DESTINATION_PREFIX]) {
-				/* "*" is literal here, as in dbus-daemon */
-				if (strdup_or_null(v[A_SEND_DESTINATION_PREFIX], &rule.destination) < 0)
-					goto oom;
-				rule.destination_is_prefix = true;
-			}
-		} else {
-			if (strdup_or_null(unwild(v[A_RECEIVE_PATH]), &rule.path) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_INTERFACE]), &rule.interface) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_MEMBER]), &rule.member) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_ERROR]), &rule.error) < 0 ||
-			    strdup_or_null(unwild(v[A_RECEIVE_SENDER]), &rule.sender) < 0)
-				goto oom;
-		}
-	} else if (v[A_OWN] || v[A_OWN_PREFIX]) {
-		rule.type = BUS_CONFIG_RULE_OWN;
-		if (v[A_OWN]) {
-			if (strdup_or_null(unwild(v[A_OWN]), &rule.own) < 0)
-				goto oom;
-		} else {
-			if (strdup_or_null(v[A_OWN_PREFIX], &rule.own) < 0)
-				goto oom;
-			rule.own_is_prefix = true;
-		}
-	} else {
-		const char *who = v[A_USER] ? v[A_USER] : v[A_GROUP];
-		bool known = true;
-
-		rule.type = v[A_USER] ? BUS_CONFIG_RULE_USER : BUS_CONFIG_RULE_GROUP;
-		if (!is_wildcard(who)) {
-			r = v[A_USER] ? loader_lookup_user(p->loader, who) : loader_lookup_group(p->loader, who);
-			if (r == -ENOMEM)
-				goto oom;
-			if (r < 0) {
-				/* dbus-daemon drops the rule; we keep it, it will not resolve */
-				known = false;
-				r = parser_warn(p, "Unknown %s \"%s\" on element <%s>",
-						v[A_USER] ? "username" : "group", who, element);
-				if (r < 0)
-					goto oom;
-			}
-		}
-		pol = &p->cfg->policies[p->cfg->n_policies - 1];
-		if (known && p->policy_principal_known &&
-		    (pol->context == BUS_CONFIG_CONTEXT_USER || pol->context == BUS_CONFIG_CONTEXT_GROUP)) {
-			config_rule_done(&rule);
-			return parser_fail(p, -EINVAL, "<%s> rule cannot be per-%s because it has bus-global "
-					   "semantics", element,
-					   pol->context == BUS_CONFIG_CONTEXT_USER ? "user" : "group");
-		}
-		if (strdup_or_null(unwild(v[A_USER]), &rule.user) < 0 ||
-		    strdup_or_null(unwild(v[A_GROUP]), &rule.group) < 0)
-			goto oom;
+	if (any_send || any_receive)
+		r = rule_fill_message(p, v, any_send, &rule);
+	else if (v[A_OWN] || v[A_OWN_PREFIX])
+		r = rule_fill_own(v, &rule);
+	else
+		r = rule_fill_connect(p, element, v, &rule);
+	if (r == -ENOMEM)
+		goto oom;
+	if (r < 0) {
+		config_rule_done(&rule);
+		return r;
 	}
 
 	pol = &p->cfg->policies[p->cfg->n_policies - 1];
@@ -1079,10 +1146,120 @@ static int start_policy(Parser *p, const XML_Char **atts) {
 	return 0;
 }
 
-static int start_busconfig_child(Parser *p, const char *name, const XML_Char **atts) {
-	ElementType t = element_from_name(name);
+/* the elements of <busconfig> without attributes: <fork/>, <user>... */
+static int start_plain_element(Parser *p, ElementType t, const char *name, const XML_Char **atts) {
+	int r;
+
+	r = parser_no_attributes(p, name, atts);
+	if (r < 0)
+		return r;
+	r = parser_push(p, t, NULL);
+	if (r < 0)
+		return r;
+	switch (t) {
+	case ELEMENT_FORK:
+		p->cfg->fork = true;
+		break;
+	case ELEMENT_SYSLOG:
+		p->cfg->syslog = true;
+		break;
+	case ELEMENT_KEEP_UMASK:
+		p->cfg->keep_umask = true;
+		break;
+	case ELEMENT_ALLOW_ANONYMOUS:
+		p->cfg->allow_anonymous = true;
+		break;
+	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
+		r = parser_add_transient_dir(p);
+		if (r >= 0)
+			r = parser_add_session_dirs(p);
+		if (r < 0)
+			return parser_fail(p, r, "out of memory");
+		break;
+	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
+		r = parser_add_system_dirs(p);
+		if (r < 0)
+			return parser_fail(p, r, "out of memory");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* <include ignore_missing= if_selinux_enabled= selinux_root_relative=> */
+static int start_include(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "ignore_missing", "if_selinux_enabled",
+					     "selinux_root_relative" };
+	const char *v[3];
 	Element *e;
 	int r;
+
+	r = parser_push(p, ELEMENT_INCLUDE, &e);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "include", atts, names, v, 3);
+	if (r < 0)
+		return r;
+	r = parse_yes_no(p, "ignore_missing", v[0], &e->ignore_missing);
+	if (r < 0)
+		return r;
+	r = parse_yes_no(p, "if_selinux_enabled", v[1], &e->if_selinux_enabled);
+	if (r < 0)
+		return r;
+	return parse_yes_no(p, "selinux_root_relative", v[2], &e->selinux_root_relative);
+}
+
+/* <limit name=> */
+static int start_limit(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "name" };
+	const char *v[1];
+	Element *e;
+	int r;
+
+	r = parser_push(p, ELEMENT_LIMIT, &e);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "limit", atts, names, v, 1);
+	if (r < 0)
+		return r;
+	if (!v[0])
+		return parser_fail(p, -EINVAL, "<limit> element must have a \"name\" attribute");
+	e->limit_name = strdup(v[0]);
+	if (!e->limit_name)
+		return parser_fail(p, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* <apparmor mode=> */
+static int start_apparmor(Parser *p, const XML_Char **atts) {
+	static const char *const names[] = { "mode" };
+	const char *v[1];
+	int r;
+
+	r = parser_push(p, ELEMENT_APPARMOR, NULL);
+	if (r < 0)
+		return r;
+	r = parser_locate(p, "apparmor", atts, names, v, 1);
+	if (r < 0)
+		return r;
+	/* bus_apparmor_set_mode_from_config(): a process-wide setting */
+	if (!v[0])
+		return 0;
+	if (streq(v[0], "disabled"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_DISABLED;
+	else if (streq(v[0], "enabled"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_ENABLED;
+	else if (streq(v[0], "required"))
+		p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_REQUIRED;
+	else
+		return parser_fail(p, -EINVAL, "Mode attribute on <apparmor> must have value "
+				   "\"required\", \"enabled\" or \"disabled\", not \"%s\"", v[0]);
+	return 0;
+}
+
+static int start_busconfig_child(Parser *p, const char *name, const XML_Char **atts) {
+	ElementType t = element_from_name(name);
 
 	switch (t) {
 	case ELEMENT_USER:
@@ -1100,108 +1277,15 @@ static int start_busconfig_child(Parser *p, const char *name, const XML_Char **a
 	case ELEMENT_ALLOW_ANONYMOUS:
 	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
 	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
-		r = parser_no_attributes(p, name, atts);
-		if (r < 0)
-			return r;
-		r = parser_push(p, t, NULL);
-		if (r < 0)
-			return r;
-		switch (t) {
-		case ELEMENT_FORK:
-			p->cfg->fork = true;
-			break;
-		case ELEMENT_SYSLOG:
-			p->cfg->syslog = true;
-			break;
-		case ELEMENT_KEEP_UMASK:
-			p->cfg->keep_umask = true;
-			break;
-		case ELEMENT_ALLOW_ANONYMOUS:
-			p->cfg->allow_anonymous = true;
-			break;
-		case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
-			r = parser_add_transient_dir(p);
-			if (r >= 0)
-				r = parser_add_session_dirs(p);
-			if (r < 0)
-				return parser_fail(p, r, "out of memory");
-			break;
-		case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
-			r = parser_add_system_dirs(p);
-			if (r < 0)
-				return parser_fail(p, r, "out of memory");
-			break;
-		default:
-			break;
-		}
-		return 0;
-
-	case ELEMENT_INCLUDE: {
-		static const char *const names[] = { "ignore_missing", "if_selinux_enabled",
-						     "selinux_root_relative" };
-		const char *v[3];
-
-		r = parser_push(p, ELEMENT_INCLUDE, &e);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "include", atts, names, v, 3);
-		if (r < 0)
-			return r;
-		r = parse_yes_no(p, "ignore_missing", v[0], &e->ignore_missing);
-		if (r < 0)
-			return r;
-		r = parse_yes_no(p, "if_selinux_enabled", v[1], &e->if_selinux_enabled);
-		if (r < 0)
-			return r;
-		return parse_yes_no(p, "selinux_root_relative", v[2], &e->selinux_root_relative);
-	}
-
+		return start_plain_element(p, t, name, atts);
+	case ELEMENT_INCLUDE:
+		return start_include(p, atts);
 	case ELEMENT_POLICY:
 		return start_policy(p, atts);
-
-	case ELEMENT_LIMIT: {
-		static const char *const names[] = { "name" };
-		const char *v[1];
-
-		r = parser_push(p, ELEMENT_LIMIT, &e);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "limit", atts, names, v, 1);
-		if (r < 0)
-			return r;
-		if (!v[0])
-			return parser_fail(p, -EINVAL, "<limit> element must have a \"name\" attribute");
-		e->limit_name = strdup(v[0]);
-		if (!e->limit_name)
-			return parser_fail(p, -ENOMEM, "out of memory");
-		return 0;
-	}
-
-	case ELEMENT_APPARMOR: {
-		static const char *const names[] = { "mode" };
-		const char *v[1];
-
-		r = parser_push(p, ELEMENT_APPARMOR, NULL);
-		if (r < 0)
-			return r;
-		r = parser_locate(p, "apparmor", atts, names, v, 1);
-		if (r < 0)
-			return r;
-		/* bus_apparmor_set_mode_from_config(): a process-wide setting */
-		if (!v[0])
-			return 0;
-		if (streq(v[0], "disabled"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_DISABLED;
-		else if (streq(v[0], "enabled"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_ENABLED;
-		else if (streq(v[0], "required"))
-			p->loader->root->apparmor_mode = BUS_CONFIG_APPARMOR_REQUIRED;
-		else
-			return parser_fail(p, -EINVAL, "Mode attribute on <apparmor> must have value "
-					   "\"required\", \"enabled\" or \"disabled\", not \"%s\"", v[0]);
-		return 0;
-	}
-
+	case ELEMENT_LIMIT:
+		return start_limit(p, atts);
+	case ELEMENT_APPARMOR:
+		return start_apparmor(p, atts);
 	default:
 		return parser_fail(p, -EINVAL, "Element <%s> not allowed inside <%s> in configuration file",
 				   name, "busconfig");
@@ -1231,19 +1315,8 @@ static int start_selinux_child(Parser *p, const char *name, const XML_Char **att
 	return 0;
 }
 
-/* hand the text gathered since the last tag to the open element */
-static int parser_process_content(Parser *p) {
-	Element *e = parser_top(p);
-	_cleanup_free_ char *full = NULL;
-	const char *content;
-	int r;
-
-	if (p->r < 0)
-		return p->r;
-	if (p->n_content == 0)
-		return 0;
-
-	/* NUL-terminate (expat never delivers NUL characters) */
+/* NUL-terminate the text gathered (expat never delivers NUL characters) */
+static int parser_terminate_content(Parser *p) {
 	if (p->n_content == p->n_content_alloc) {
 		char *t = realloc(p->content, p->n_content + 1);
 
@@ -1253,14 +1326,12 @@ static int parser_process_content(Parser *p) {
 		p->n_content_alloc++;
 	}
 	p->content[p->n_content] = '\0';
-	content = p->content;
+	return 0;
+}
 
-	if (!e) {
-		p->n_content = 0;
-		return parser_fail(p, -EINVAL, "Text content outside of any XML element in configuration file");
-	}
-
-	switch (e->type) {
+/* the elements whose text may only be white space */
+static bool element_takes_no_text(ElementType t) {
+	switch (t) {
 	case ELEMENT_BUSCONFIG:
 	case ELEMENT_POLICY:
 	case ELEMENT_ALLOW:
@@ -1274,19 +1345,17 @@ static int parser_process_content(Parser *p) {
 	case ELEMENT_SELINUX:
 	case ELEMENT_ASSOCIATE:
 	case ELEMENT_APPARMOR:
-		if (!all_whitespace(content, p->n_content)) {
-			p->n_content = 0;
-			return parser_fail(p, -EINVAL, "No text content expected inside XML element %s in "
-					   "configuration file", element_names[e->type]);
-		}
-		p->n_content = 0;
-		return 0;
+		return true;
 	default:
-		break;
+		return false;
 	}
+}
 
-	e->had_content = true;
-	r = 0;
+/* the text @content of @e, for an element that takes text */
+static int parser_take_text(Parser *p, Element *e, const char *content) {
+	_cleanup_free_ char *full = NULL;
+	int r = 0;
+
 	switch (e->type) {
 	case ELEMENT_PIDFILE:
 	case ELEMENT_USER:
@@ -1317,7 +1386,6 @@ static int parser_process_content(Parser *p) {
 		if (e->selinux_root_relative) {
 			base = loader_selinux_root(p->loader);
 			if (!base) {
-				p->n_content = 0;
 				return parser_fail(p, -EINVAL, "Could not determine SELinux policy root for "
 						   "relative inclusion");
 			}
@@ -1327,7 +1395,6 @@ static int parser_process_content(Parser *p) {
 			r = -ENOMEM;
 			break;
 		}
-		p->n_content = 0;
 		return parser_include(p, full, e->ignore_missing);
 	}
 
@@ -1347,7 +1414,6 @@ static int parser_process_content(Parser *p) {
 			r = -ENOMEM;
 			break;
 		}
-		p->n_content = 0;
 		return parser_include_dir(p, full);
 
 	case ELEMENT_SERVICEDIR: {
@@ -1362,7 +1428,6 @@ static int parser_process_content(Parser *p) {
 
 	case ELEMENT_LIMIT:
 		if (!parse_long(content, &e->limit_value)) {
-			p->n_content = 0;
 			return parser_fail(p, -EINVAL, "<limit name=\"%s\"> element has invalid value (could "
 					   "not parse as integer)", e->limit_name);
 		}
@@ -1371,10 +1436,37 @@ static int parser_process_content(Parser *p) {
 	default:
 		break;
 	}
-	p->n_content = 0;
 	if (r < 0)
 		return parser_fail(p, r, "out of memory");
 	return 0;
+}
+
+/* hand the text gathered since the last tag to the open element */
+static int parser_process_content(Parser *p) {
+	Element *e = parser_top(p);
+	size_t n = p->n_content;
+	int r;
+
+	if (p->r < 0)
+		return p->r;
+	if (n == 0)
+		return 0;
+	r = parser_terminate_content(p);
+	if (r < 0)
+		return r;
+	/* taken or refused from here on */
+	p->n_content = 0;
+
+	if (!e)
+		return parser_fail(p, -EINVAL, "Text content outside of any XML element in configuration file");
+	if (element_takes_no_text(e->type)) {
+		if (!all_whitespace(p->content, n))
+			return parser_fail(p, -EINVAL, "No text content expected inside XML element %s in "
+					   "configuration file", element_names[e->type]);
+		return 0;
+	}
+	e->had_content = true;
+	return parser_take_text(p, e, p->content);
 }
 
 static void XMLCALL on_start(void *userdata, const XML_Char *name, const XML_Char **atts) {
@@ -1617,7 +1709,7 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 
 	if (from_file) {
 		_cleanup_close_ int fd = -1;
-		size_t alloc = 0;
+		bool read_failed;
 
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0) {
@@ -1639,33 +1731,12 @@ static int load_common(const char *path, const char *data, size_t size, bool fro
 				*ret_error = NULL;
 			return -EINVAL;
 		}
-		for (size = 0;;) {
-			ssize_t n;
-
-			if (size == alloc) {
-				char *t;
-
-				if (alloc > CONFIG_FILE_MAX)
-					break;
-				alloc = alloc ? alloc * 2 : 4096;
-				t = realloc(buf, alloc);
-				if (!t)
-					return -ENOMEM;
-				buf = t;
-			}
-			n = read(fd, buf + size, alloc - size);
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				r = -errno;
-				if (ret_error && asprintf(ret_error, "Failed to read \"%s\": %s",
-							  path, strerror(-r)) < 0)
-					*ret_error = NULL;
-				return r;
-			}
-			if (n == 0)
-				break;
-			size += n;
+		r = read_config_fd(fd, &buf, &size, &read_failed);
+		if (r < 0) {
+			if (read_failed && ret_error &&
+			    asprintf(ret_error, "Failed to read \"%s\": %s", path, strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
 		}
 		if (size > CONFIG_FILE_MAX || st.st_size > CONFIG_FILE_MAX) {
 			if (ret_error && asprintf(ret_error, "File size %lu of \"%s\" is too large.",

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "policy/config-model.h"
 #include "policy/policy.h"
 #include "util/macro.h"
 
@@ -144,21 +145,9 @@ static int copy_rule(Policy *p, const BusConfig *c, const BusConfigRule *src, Po
 	return 0;
 }
 
-static void rule_done(PolicyRule *r) {
-	free(r->path);
-	free(r->interface);
-	free(r->member);
-	free(r->error);
-	free(r->destination);
-	free(r->sender);
-	free(r->own);
-	free(r->user);
-	free(r->group);
-}
-
 static void policy_free(Policy *p) {
 	for (size_t i = 0; i < p->n_rules; i++)
-		rule_done(&p->rules[i]);
+		config_rule_done(&p->rules[i]);
 	free(p->rules);
 	strv_free(p->files);
 	free(p->defaults.rules);
@@ -201,6 +190,27 @@ int policy_lookup_group(const PolicyLookup *l, const char *name, gid_t *ret) {
 	if (l && l->lookup_group)
 		return l->lookup_group(name, ret, l->userdata);
 	return bus_config_lookup_group(name, ret);
+}
+
+int policy_context_id(const PolicyLookup *l, const BusConfigPolicy *pol, uint32_t *ret_id) {
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	switch (pol->context) {
+	case BUS_CONFIG_CONTEXT_USER:
+		r = policy_lookup_user(l, pol->user, &uid);
+		if (r >= 0)
+			*ret_id = uid;
+		return r;
+	case BUS_CONFIG_CONTEXT_GROUP:
+		r = policy_lookup_group(l, pol->group, &gid);
+		if (r >= 0)
+			*ret_id = gid;
+		return r;
+	default:
+		return 0;
+	}
 }
 
 static bool is_per_client(const PolicyRule *r) {
@@ -246,7 +256,11 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 		const BusConfigPolicy *pol = &c->policies[i];
 		RuleList *list = NULL;
 		bool ignored = false;
+		uint32_t id = 0;
 
+		r = policy_context_id(lookup, pol, &id);
+		if (r == -ENOMEM)
+			goto oom;
 		switch (pol->context) {
 		case BUS_CONFIG_CONTEXT_DEFAULT:
 			list = &p->defaults;
@@ -257,30 +271,15 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 		case BUS_CONFIG_CONTEXT_AT_CONSOLE:
 			list = pol->at_console ? &p->console_true : &p->console_false;
 			break;
-		case BUS_CONFIG_CONTEXT_USER: {
-			uid_t uid;
-
-			r = policy_lookup_user(lookup, pol->user, &uid);
-			if (r == -ENOMEM)
-				goto oom;
+		case BUS_CONFIG_CONTEXT_USER:
+		case BUS_CONFIG_CONTEXT_GROUP:
 			if (r < 0)
 				ignored = true;   /* POLICY_IGNORED */
-			else if (!(list = id_list(&p->by_uid, &p->n_by_uid, uid, true)))
+			else if (!(list = pol->context == BUS_CONFIG_CONTEXT_USER ?
+					  id_list(&p->by_uid, &p->n_by_uid, id, true) :
+					  id_list(&p->by_gid, &p->n_by_gid, id, true)))
 				goto oom;
 			break;
-		}
-		case BUS_CONFIG_CONTEXT_GROUP: {
-			gid_t gid;
-
-			r = policy_lookup_group(lookup, pol->group, &gid);
-			if (r == -ENOMEM)
-				goto oom;
-			if (r < 0)
-				ignored = true;
-			else if (!(list = id_list(&p->by_gid, &p->n_by_gid, gid, true)))
-				goto oom;
-			break;
-		}
 		}
 		if (ignored)
 			continue;
@@ -290,7 +289,7 @@ int policy_new(Policy **ret, const BusConfig *c, const PolicyLookup *lookup) {
 			PolicyRule *dst = &p->rules[k];
 
 			if (copy_rule(p, c, src, dst) < 0) {
-				rule_done(dst);
+				config_rule_done(dst);
 				goto oom;
 			}
 			k++;

@@ -125,6 +125,19 @@ int policy_lookup_user(const PolicyLookup *l, const char *name, uid_t *ret);
 int policy_lookup_group(const PolicyLookup *l, const char *name, gid_t *ret);
 
 /**
+ * policy_context_id() - the uid of a <policy user=> or the gid of a
+ * <policy group=>
+ * @l:      the lookup, as for policy_lookup_user()
+ * @pol:    the <policy>
+ * @ret_id: the uid or gid; left alone for the other contexts
+ *
+ * Return: 0 (also for the contexts without a user or group), -ESRCH when the
+ * user or group does not exist (the <policy> is then ignored, as in
+ * dbus-daemon), -ENOMEM.
+ */
+int policy_context_id(const PolicyLookup *l, const BusConfigPolicy *pol, uint32_t *ret_id);
+
+/**
  * policy_new() - compile the policy of a configuration
  * @ret:    the policy (refcount 1)
  * @config: the loaded configuration; the policy copies what it needs
