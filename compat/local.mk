@@ -83,6 +83,14 @@ tests_unit_test_idmap_SOURCES = tests/unit/test-idmap.c
 TESTS += tests/unit/test-message tests/unit/test-idmap
 # --- end translation ---
 
+# --- the daemon's kdbus commands ---
+compat_libcompat_a_SOURCES += compat/kdbus-client.c compat/kdbus-client.h
+check_PROGRAMS += tests/unit/test-kdbus-client
+tests_unit_test_kdbus_client_SOURCES = tests/unit/test-kdbus-client.c
+tests_unit_test_kdbus_client_LDADD = compat/libcompat.a kdbus/libkdbus.a
+TESTS += tests/unit/test-kdbus-client
+# --- end kdbus commands ---
+
 # --- the order dbus-daemon lists names in (libdbus hash table iteration) ---
 compat_libcompat_a_SOURCES += compat/hash-order.c compat/hash-order.h
 check_PROGRAMS += tests/unit/test-hash-order

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * kdbus-client.h - the kdbus commands of the daemon, in its own words
+ *
+ * The daemon talks to the core (kdbus/bus.h) through these functions
+ * instead of building item lists by hand: make the bus, HELLO a client
+ * with its credentials or an activator for a name, send prebuilt dbus1
+ * bytes, acquire and release names, install the matches it uses, list the
+ * names a connection owns, and read what it receives (the parts of a
+ * message, the core's notifications).  Like the core's API, every function
+ * returns 0 (or a count) on success and a negative errno on failure.
+ *
+ * The reader of a message's parts is on the message path of every client
+ * and is inline.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "kdbus/bus.h"
+#include "kdbus/kdbus.h"
+
+/* ---- the bus and its connections --------------------------------------- */
+
+/**
+ * kclient_bus_make() - KDBUS_CMD_BUS_MAKE with a bloom filter of
+ * @bloom_size bytes and @bloom_n_hash hash functions
+ * @flags:	KDBUS_MAKE_ACCESS_*
+ */
+int kclient_bus_make(KdbusBackend backend, const char *name, uint64_t bloom_size, uint64_t bloom_n_hash,
+		     uint64_t flags, KdbusBus **ret);
+
+/**
+ * struct KclientIdentity - who a connection is made for (HELLO's faked
+ * credentials): the uid and gid stand for all four of each
+ * @groups:	auxiliary groups, passed only when 1..256 of them
+ * @label:	security label, passed only when shorter than 1024 bytes
+ */
+typedef struct KclientIdentity {
+	uid_t uid;
+	gid_t gid;
+	bool have_pid;
+	pid_t pid;
+	const gid_t *groups;
+	size_t n_groups;
+	const char *label;
+} KclientIdentity;
+
+/**
+ * kclient_hello() - KDBUS_CMD_HELLO of a connection that sends all
+ * metadata and receives none
+ * @flags:	KDBUS_HELLO_*
+ * @identity:	the credentials the connection has, or NULL for the
+ *		caller's own
+ * @ret_id:	its id (may be NULL)
+ *
+ * The HELLO items in the pool are freed.
+ */
+int kclient_hello(KdbusBus *bus, uint64_t flags, uint64_t pool_size, const KclientIdentity *identity,
+		  KdbusConn **ret, uint64_t *ret_id);
+
+/**
+ * kclient_hello_activator() - KDBUS_CMD_HELLO of an activator for @name
+ * (KDBUS_HELLO_ACTIVATOR is added to @flags), with the caller's identity
+ *
+ * Return: as kclient_hello(), -EINVAL for a name longer than 255 bytes.
+ */
+int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uint64_t pool_size,
+			    KdbusConn **ret);
+
+/* ---- sending ------------------------------------------------------------ */
+
+/**
+ * kclient_send_bytes() - KDBUS_CMD_SEND of a whole dbus1 message as a
+ * plain unicast (no flags)
+ * @dst_id:	the receiving connection, or KDBUS_DST_ID_NAME with @dst_name
+ * @dst_name:	the well-known name for KDBUS_DST_ID_NAME, else NULL
+ * @cookie_reply: the call this answers, or 0
+ * @msg:	header and body, @len bytes
+ * @fds:	@n_fds fds to pass along (at most KCLIENT_SEND_MAX_FDS)
+ *
+ * Return: as kdbus_cmd_send(), -EINVAL for a name longer than 255 bytes
+ * or too many fds.
+ */
+#define KCLIENT_SEND_MAX_FDS 253
+int kclient_send_bytes(KdbusConn *conn, uint64_t dst_id, const char *dst_name, uint64_t cookie,
+		       uint64_t cookie_reply, const void *msg, size_t len, const int *fds, size_t n_fds);
+
+/* ---- names -------------------------------------------------------------- */
+
+/**
+ * kclient_name_acquire() - KDBUS_CMD_NAME_ACQUIRE of @name
+ * @flags:	KDBUS_NAME_*
+ * @ret_flags:	the command's return_flags (may be NULL; written on failure
+ *		too)
+ *
+ * Return: as kdbus_cmd_name_acquire(), -EINVAL for a name longer than 255
+ * bytes.
+ */
+int kclient_name_acquire(KdbusConn *conn, const char *name, uint64_t flags, uint64_t *ret_flags);
+
+/** kclient_name_release() - KDBUS_CMD_NAME_RELEASE, as kclient_name_acquire() */
+int kclient_name_release(KdbusConn *conn, const char *name, uint64_t flags, uint64_t *ret_flags);
+
+/**
+ * KclientNameFn - called for one name a connection owns or is queued for
+ * @flags:	its KDBUS_NAME_* flags (IN_QUEUE, ACTIVATOR, ...)
+ *
+ * Return: 0 to go on, a negative errno to stop.
+ */
+typedef int (*KclientNameFn)(const char *name, uint64_t flags, void *userdata);
+
+/**
+ * kclient_info_names() - the names of a kdbus_info (OWNED_NAME items), in
+ * the order the connection asked for them
+ * @skip_flags:	names with any of these KDBUS_NAME_* flags are left out
+ *
+ * Return: 0, or what @fn returned to stop.
+ */
+int kclient_info_names(const struct kdbus_info *info, uint64_t skip_flags, KclientNameFn fn, void *userdata);
+
+/**
+ * kclient_conn_names() - KDBUS_CMD_CONN_INFO of connection @id asked on
+ * @via, and its names as kclient_info_names()
+ *
+ * Return: 0, the command's error (@fn not called) or what @fn returned.
+ */
+int kclient_conn_names(KdbusConn *via, uint64_t id, uint64_t skip_flags, KclientNameFn fn, void *userdata);
+
+/**
+ * kclient_list() - KDBUS_CMD_LIST
+ * @flags:	KDBUS_LIST_*
+ * @name:	only the owner and waiters of this name, or NULL
+ * @ret_offset:	where the kdbus_info records are in the pool (free with
+ *		kdbus_cmd_free())
+ * @ret_size:	their size in bytes
+ *
+ * Return: as kdbus_cmd_list(), -EINVAL for a name longer than 255 bytes.
+ */
+int kclient_list(KdbusConn *conn, uint64_t flags, const char *name, uint64_t *ret_offset, uint64_t *ret_size);
+
+/* ---- notifications and matches ------------------------------------------ */
+
+/**
+ * enum KclientNotifyType - what a core notification says
+ */
+typedef enum KclientNotifyType {
+	KCLIENT_NAME_ADD = KDBUS_ITEM_NAME_ADD,
+	KCLIENT_NAME_REMOVE = KDBUS_ITEM_NAME_REMOVE,
+	KCLIENT_NAME_CHANGE = KDBUS_ITEM_NAME_CHANGE,
+	KCLIENT_ID_ADD = KDBUS_ITEM_ID_ADD,
+	KCLIENT_ID_REMOVE = KDBUS_ITEM_ID_REMOVE,
+	KCLIENT_REPLY_TIMEOUT = KDBUS_ITEM_REPLY_TIMEOUT,
+	KCLIENT_REPLY_DEAD = KDBUS_ITEM_REPLY_DEAD,
+} KclientNotifyType;
+
+/**
+ * kclient_match_name_change() - KDBUS_CMD_MATCH_ADD of one name
+ * notification
+ * @type:	KCLIENT_NAME_ADD, _REMOVE or _CHANGE
+ * @old_id:	the previous owner, or KDBUS_MATCH_ID_ANY
+ * @new_id:	the new owner, or KDBUS_MATCH_ID_ANY
+ */
+int kclient_match_name_change(KdbusConn *conn, uint64_t cookie, KclientNotifyType type, uint64_t old_id,
+			      uint64_t new_id);
+
+/**
+ * kclient_match_id_change() - KDBUS_CMD_MATCH_ADD of one id notification
+ * @type:	KCLIENT_ID_ADD or _REMOVE
+ * @id:		the connection, or KDBUS_MATCH_ID_ANY
+ */
+int kclient_match_id_change(KdbusConn *conn, uint64_t cookie, KclientNotifyType type, uint64_t id);
+
+/**
+ * kclient_match_bloom() - KDBUS_CMD_MATCH_ADD of a broadcast match
+ * @mask:	the bloom mask, @bloom_size bytes (at most KCLIENT_BLOOM_MAX_SIZE)
+ * @keys:	@n_keys match keys (KDBUS_ITEM_MATCH_KEYS, at most
+ *		KDBUS_MATCH_KEYS_MAX); passed on the userspace backend only
+ */
+#define KCLIENT_BLOOM_MAX_SIZE 512
+int kclient_match_bloom(KdbusConn *conn, uint64_t cookie, const uint64_t *mask, size_t bloom_size,
+			const uint64_t *keys, size_t n_keys);
+
+/**
+ * kclient_match_remove() - KDBUS_CMD_MATCH_REMOVE of the matches under
+ * @cookie
+ */
+int kclient_match_remove(KdbusConn *conn, uint64_t cookie);
+
+/**
+ * struct KclientNotify - one notification of a kernel message
+ * @type:	what it says
+ * @name:	NAME_*: the name
+ * @old_id, @old_flags:	NAME_*: the previous owner (0: none) and its
+ *			KDBUS_NAME_* flags
+ * @new_id, @new_flags:	NAME_*: the new owner (0: none) and its flags
+ * @id, @flags:	ID_*: the connection and its KDBUS_HELLO_* flags
+ *
+ * For REPLY_* the call is the message's cookie_reply.
+ */
+typedef struct KclientNotify {
+	KclientNotifyType type;
+	const char *name;
+	uint64_t old_id, old_flags;
+	uint64_t new_id, new_flags;
+	uint64_t id, flags;
+} KclientNotify;
+
+/**
+ * kclient_notify_next() - the next notification of kernel message @m
+ * @cursor:	NULL before the first call; items that are no notification
+ *		are passed over
+ *
+ * Return: true and *@ret filled in, false at the end.
+ */
+bool kclient_notify_next(const struct kdbus_msg *m, const struct kdbus_item **cursor, KclientNotify *ret);
+
+/* ---- receiving ------------------------------------------------------------ */
+
+/**
+ * kclient_msg_parts() - the payload and fds of received message @m
+ * @conn:	the receiving connection (its pool)
+ * @iov:	room for @max_iov payload slices (PAYLOAD_OFF items, in order;
+ *		those beyond @max_iov are left out)
+ * @ret_len:	the bytes of the slices in @iov (may be NULL)
+ * @ret_first_offset: the pool offset of the first slice, 0 if none (may
+ *		be NULL)
+ * @ret_fds:	the message's fds (its FDS item; a message has at most one),
+ *		NULL if none (may be NULL); they belong to the receiver
+ * @ret_n_fds:	how many (may be NULL)
+ *
+ * Return: the number of slices in @iov.
+ */
+static inline unsigned kclient_msg_parts(KdbusConn *conn, const struct kdbus_msg *m, struct iovec *iov,
+					 unsigned max_iov, size_t *ret_len, uint64_t *ret_first_offset,
+					 int **ret_fds, unsigned *ret_n_fds) {
+	const struct kdbus_item *it;
+	unsigned n = 0, n_fds = 0;
+	size_t len = 0;
+	uint64_t first = 0;
+	int *fds = NULL;
+
+	KDBUS_ITEM_FOREACH(it, m, items) {
+		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && n < max_iov) {
+			if (n == 0)
+				first = it->vec.offset;
+			iov[n].iov_base = kdbus_pool_ptr(conn, it->vec.offset);
+			iov[n].iov_len = it->vec.size;
+			len += it->vec.size;
+			n++;
+		} else if (it->type == KDBUS_ITEM_FDS) {
+			fds = (int *) it->fds;
+			n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
+		}
+	}
+	if (ret_len)
+		*ret_len = len;
+	if (ret_first_offset)
+		*ret_first_offset = first;
+	if (ret_fds)
+		*ret_fds = fds;
+	if (ret_n_fds)
+		*ret_n_fds = n_fds;
+	return n;
+}
