@@ -7,8 +7,11 @@
 #include <string.h>
 
 #include "compat/kdbus-client.h"
+#include "kdbus/item.h"
 
-#define NAME_MAX_LEN 255
+_Static_assert(KCLIENT_CMD_MAX_SIZE == KDBUS_CMD_MAX_SIZE, "the core's command size limit");
+
+#define NAME_MAX_LEN KDBUS_NAME_MAX_LEN
 
 /* write an item of @type with @size bytes of payload at @it; returns the
  * next item */

@@ -25,6 +25,10 @@
 #include "kdbus/bus.h"
 #include "kdbus/kdbus.h"
 
+/* the largest command structure the core takes (the kernel's
+ * KDBUS_CMD_MAX_SIZE, kdbus/item.h) */
+#define KCLIENT_CMD_MAX_SIZE (32 * 1024)
+
 /* ---- the bus and its connections --------------------------------------- */
 
 /**

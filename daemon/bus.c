@@ -31,9 +31,9 @@
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
 #include "compat/bloom.h"
+#include "compat/kdbus-client.h"
 #include "daemon/monitor.h"
 #include "daemon/service-registry.h"
-#include "kdbus/item.h"
 #include "policy/compile.h"
 #include "policy/config.h"
 #include "policy/policy.h"
@@ -686,7 +686,7 @@ static void bus_policy_install(Bus *bus, const BusConfig *config) {
 	while (cursor < policy_compiled_n_names(pc)) {
 		_cleanup_free_ void *items = NULL;
 		size_t size;
-		r = policy_compiled_build_items(pc, &cursor, KDBUS_CMD_MAX_SIZE - 1024, &items, &size);
+		r = policy_compiled_build_items(pc, &cursor, KCLIENT_CMD_MAX_SIZE - 1024, &items, &size);
 		if (r < 0)
 			goto fail;
 		r = bus_policy_holder_set(bus, used, items, size);
@@ -707,27 +707,12 @@ fail:
 }
 
 static int bus_make_kdbus(Bus *bus) {
-	struct {
-		struct kdbus_cmd cmd;
-		uint8_t items[256];
-	} mk = {};
-	struct kdbus_item *it = mk.cmd.items;
 	char name[64];
 
 	bus->creator_uid = bus->euid = geteuid();
 	snprintf(name, sizeof(name), "%u-busbridge-%d", (unsigned) geteuid(), (int) getpid());
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
-	it->type = KDBUS_ITEM_BLOOM_PARAMETER;
-	it->bloom_parameter.size = BLOOM_DEFAULT_SIZE;
-	it->bloom_parameter.n_hash = BLOOM_DEFAULT_N_HASH;
-	it = KDBUS_ITEM_NEXT(it);
-	it->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
-	it->type = KDBUS_ITEM_MAKE_NAME;
-	strcpy(it->str, name);
-	it = KDBUS_ITEM_NEXT(it);
-	mk.cmd.size = (uint8_t *) it - (uint8_t *) &mk.cmd;
-	mk.cmd.flags = KDBUS_MAKE_ACCESS_WORLD;
-	return kdbus_cmd_bus_make(KDBUS_BACKEND_USERSPACE, &mk.cmd, &bus->kbus);
+	return kclient_bus_make(KDBUS_BACKEND_USERSPACE, name, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH,
+				KDBUS_MAKE_ACCESS_WORLD, &bus->kbus);
 }
 
 static void bus_read_machine_id(Bus *bus) {

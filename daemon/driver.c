@@ -19,6 +19,7 @@
 
 #include "compat/bloom.h"
 #include "compat/hash-order.h"
+#include "compat/kdbus-client.h"
 #include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
@@ -80,20 +81,17 @@ uint64_t driver_id(const Driver *d) {
 
 /* ---- Debug.Stats' bookkeeping -------------------------------------------------- */
 
+static int stats_count_name(const char *name, uint64_t flags, void *userdata) {
+	(*(uint32_t *) userdata)++;
+	return 0;
+}
+
 /* the well-known names @c owns or waits for, as the core has them */
 static uint32_t stats_count_names(Driver *d, Client *c) {
-	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
-	struct kdbus_item *it;
 	uint32_t n = 0;
 
-	if (kdbus_cmd_conn_info(d->conn, &q) < 0)
+	if (kclient_conn_names(d->conn, c->id, KDBUS_NAME_ACTIVATOR, stats_count_name, &n) < 0)
 		return c->stats_wk_names;
-	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.offset);
-	KDBUS_ITEM_FOREACH(it, info, items)
-		if (it->type == KDBUS_ITEM_OWNED_NAME && !(it->name.flags & KDBUS_NAME_ACTIVATOR))
-			n++;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-	(void) kdbus_cmd_free(d->conn, &f);
 	return n;
 }
 
@@ -138,39 +136,14 @@ int driver_send_message(Driver *d, Client *to, WireBuilder *b, uint64_t reply_co
 	if (r < 0)
 		return r;
 
-	struct {
-		struct kdbus_msg msg;
-		uint8_t items[256];
-	} km = {};
-	struct kdbus_item *it = km.msg.items;
-
-	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
-	km.msg.dst_id = to->id;
-	km.msg.cookie = ++d->serial;
-	km.msg.cookie_reply = reply_cookie;
 	/* the driver's signals are directed (NameAcquired, NameLost): plain
 	 * unicasts, see message_kmsg_build() */
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-	it->type = KDBUS_ITEM_PAYLOAD_VEC;
-	it->vec.address = (uintptr_t) buf;
-	it->vec.size = len;
-	it = KDBUS_ITEM_NEXT(it);
-	if (n_fds) {
-		it->size = KDBUS_ITEM_HEADER_SIZE + n_fds * sizeof(int);
-		it->type = KDBUS_ITEM_FDS;
-		memcpy(it->fds, fds, n_fds * sizeof(int));
-		it = KDBUS_ITEM_NEXT(it);
-	}
-	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
-
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
-	r = kdbus_cmd_send(d->conn, &cmd);
-	if (r == -EBADSLT && reply_cookie) {
+	uint64_t cookie = ++d->serial;
+	r = kclient_send_bytes(d->conn, to->id, NULL, cookie, reply_cookie, buf, len, fds, n_fds);
+	if (r == -EBADSLT && reply_cookie)
 		/* the caller's tracker is gone (it timed out): deliver anyway,
 		 * as a plain message, like dbus-daemon's error replies */
-		km.msg.cookie_reply = 0;
-		r = kdbus_cmd_send(d->conn, &cmd);
-	}
+		r = kclient_send_bytes(d->conn, to->id, NULL, cookie, 0, buf, len, fds, n_fds);
 	if (r < 0)
 		log_debug("Cannot send driver message to %s: %s", to->unique_name, strerror(-r));
 	return r;
@@ -639,7 +612,7 @@ const char *driver_error_for_send(int r) {
 
 /*
  * driver_send_message_to_name() - as driver_send_message(), but addressed
- * to the well-known @name (KDBUS_DST_ID_NAME + KDBUS_ITEM_DST_NAME), so an
+ * to the well-known @name (KDBUS_DST_ID_NAME and the name), so an
  * activator holding @name queues it until the real owner takes the name.
  */
 int driver_send_message_to_name(Driver *d, const char *name, WireBuilder *b) {
@@ -664,29 +637,8 @@ int driver_send_message_to_name(Driver *d, const char *name, WireBuilder *b) {
 	if (r < 0)
 		return r;
 
-	struct {
-		struct kdbus_msg msg;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) + KDBUS_ITEM_SIZE(256)];
-	} km = {};
-	struct kdbus_item *it = km.msg.items;
-
-	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
-	km.msg.dst_id = KDBUS_DST_ID_NAME;
-	km.msg.cookie = d->serial;
 	/* no KDBUS_MSG_SIGNAL: a directed signal travels as a plain unicast */
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-	it->type = KDBUS_ITEM_PAYLOAD_VEC;
-	it->vec.address = (uintptr_t) buf;
-	it->vec.size = len;
-	it = KDBUS_ITEM_NEXT(it);
-	it->size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	it->type = KDBUS_ITEM_DST_NAME;
-	memcpy(it->str, name, l + 1);
-	it = KDBUS_ITEM_NEXT(it);
-	km.msg.size = (uint8_t *) it - (uint8_t *) &km.msg;
-
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) &km.msg };
-	r = kdbus_cmd_send(d->conn, &cmd);
+	r = kclient_send_bytes(d->conn, KDBUS_DST_ID_NAME, name, d->serial, 0, buf, len, NULL, 0);
 	if (r < 0)
 		log_debug("Cannot send driver message to %s: %s", name, strerror(-r));
 	return r;
@@ -773,25 +725,21 @@ static void driver_names_settle(Driver *d) {
 	d->n_names_to_check = 0;
 }
 
+static int driver_names_note_one(const char *name, uint64_t flags, void *userdata) {
+	if (driver_names_note(userdata, name) < 0)
+		log_debug("Out of memory: ListNames may list %s out of order", name);
+	return 0;
+}
+
 /* @c leaves the registry (disconnection, BecomeMonitor): its unique name
  * now, the well-known names it owns or waits for once the core released
  * them */
 static void driver_names_leave(Driver *d, Client *c) {
-	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
-	struct kdbus_item *it;
-
 	if (c->state != CLIENT_ACTIVE)
 		return;
 	hash_order_remove(d->names, c->unique_name);
-	if (!c->own_names_watched || kdbus_cmd_conn_info(d->conn, &q) < 0)
-		return;
-	struct kdbus_info *info = kdbus_pool_ptr(d->conn, q.offset);
-	KDBUS_ITEM_FOREACH(it, info, items)
-		if (it->type == KDBUS_ITEM_OWNED_NAME && !(it->name.flags & KDBUS_NAME_ACTIVATOR) &&
-		    driver_names_note(d, it->name.name) < 0)
-			log_debug("Out of memory: ListNames may list %s out of order", it->name.name);
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-	(void) kdbus_cmd_free(d->conn, &f);
+	if (c->own_names_watched)
+		(void) kclient_conn_names(d->conn, c->id, KDBUS_NAME_ACTIVATOR, driver_names_note_one, d);
 }
 
 void driver_names_hello(Driver *d, Client *c) {
@@ -838,24 +786,8 @@ static int method_hello(DriverCall *call) {
 
 static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint64_t flags, bool acquire,
 				   uint64_t *ret_flags) {
-	size_t l = strlen(name);
-	struct {
-		struct kdbus_cmd cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + 256)];
-	} q = {};
-	int r;
-
-	if (l > 255)
-		return -EINVAL;
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	q.cmd.flags = flags;
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	q.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(q.cmd.items[0].str, name, l + 1);
-	r = acquire ? kdbus_cmd_name_acquire(c->conn, &q.cmd) : kdbus_cmd_name_release(c->conn, &q.cmd);
-	if (ret_flags)
-		*ret_flags = q.cmd.return_flags;
-	return r;
+	return acquire ? kclient_name_acquire(c->conn, name, flags, ret_flags) :
+			 kclient_name_release(c->conn, name, flags, ret_flags);
 }
 
 static int method_request_name(DriverCall *call) {
@@ -1043,37 +975,39 @@ static int method_name_has_owner(DriverCall *call) {
 
 /* every name on the bus; with @only_name, the unique names of that name's
  * owner and waiters, in queue order */
+typedef struct ListNames {
+	const char *only_name;
+	const char *unique;
+	char **l;
+	size_t n;
+} ListNames;
+
+/* one name of a connection in the LIST: with only_name the connection's
+ * unique name where it is that name's owner or waiter, else the name */
+static int list_names_add(const char *name, uint64_t flags, void *userdata) {
+	ListNames *ln = userdata;
+
+	if (ln->only_name)
+		return streq(name, ln->only_name) ? strv_push_dup(&ln->l, &ln->n, ln->unique) : 0;
+	return strv_push_dup(&ln->l, &ln->n, name);
+}
+
 static int driver_list_names(Driver *d, const char *only_name, char ***ret, size_t *ret_n) {
-	struct {
-		struct kdbus_cmd_list cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} q = {};
-	_cleanup_strv_free_ char **l = NULL;
-	size_t n = 0;
+	ListNames ln = { .only_name = only_name };
+	uint64_t offset, size;
 	int r = 0;
 
-	q.cmd.size = sizeof(q.cmd);
-	q.cmd.flags = only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES);
-	if (only_name) {
-		size_t len = strlen(only_name);
-		if (len > 255)
-			return -EINVAL;
-		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + len + 1;
-		q.cmd.items[0].type = KDBUS_ITEM_NAME;
-		memcpy(q.cmd.items[0].str, only_name, len + 1);
-		q.cmd.size += KDBUS_ITEM_SIZE(len + 1);
-	}
-	r = kdbus_cmd_list(d->conn, &q.cmd);
+	r = kclient_list(d->conn,
+			 only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES),
+			 only_name, &offset, &size);
 	if (r < 0)
 		return r;
 
-	struct kdbus_cmd_list cmd = q.cmd;
-	struct kdbus_info *base = kdbus_pool_ptr(d->conn, cmd.offset);
+	struct kdbus_info *base = kdbus_pool_ptr(d->conn, offset);
 	struct kdbus_info *info;
 	uint64_t last_id = 0;
-	KDBUS_FOREACH(info, base, cmd.list_size) {
+	KDBUS_FOREACH(info, base, size) {
 		char unique[24];
-		struct kdbus_item *it;
 
 		if (bus_is_internal_id(d->bus, info->id) ||
 		    (info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_MONITOR | KDBUS_HELLO_POLICY_HOLDER)))
@@ -1084,30 +1018,23 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		message_unique_name_format(unique, info->id);
 		/* one entry per name, a connection's entries in a row: its
 		 * unique name once, as dbus-daemon lists it */
-		if (!only_name && info->id != last_id && (r = strv_push_dup(&l, &n, unique)) < 0)
+		if (!only_name && info->id != last_id && (r = strv_push_dup(&ln.l, &ln.n, unique)) < 0)
 			break;
 		last_id = info->id;
-		KDBUS_ITEM_FOREACH(it, info, items) {
-			if (it->type != KDBUS_ITEM_OWNED_NAME)
-				continue;
-			if (only_name) {
-				if (!streq(it->name.name, only_name))
-					continue;
-				r = strv_push_dup(&l, &n, unique);
-			} else if (!(it->name.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR)))
-				r = strv_push_dup(&l, &n, it->name.name);
-			if (r < 0)
-				break;
-		}
+		ln.unique = unique;
+		r = kclient_info_names(info, only_name ? 0 : (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
+				       list_names_add, &ln);
 		if (r < 0)
 			break;
 	}
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
 	(void) kdbus_cmd_free(d->conn, &f);
-	if (r < 0)
+	if (r < 0) {
+		strv_free(ln.l);
 		return r;
-	*ret_n = n;
-	*ret = TAKE_PTR(l);
+	}
+	*ret_n = ln.n;
+	*ret = ln.l;
 	return 0;
 }
 
@@ -2182,23 +2109,20 @@ static int driver_handle_call(DriverCall *call) {
 }
 
 static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
-	struct kdbus_item *it;
-	const uint8_t *data = NULL;
-	size_t len = 0;
+	struct iovec payload = {};
+	int *fds;
+	unsigned n_fds;
 	int r;
 
 	Client *c = bus_find_client(d->bus, km->src_id);
 	if (!c || km->payload_type != KDBUS_PAYLOAD_DBUS)
 		return;
-	KDBUS_ITEM_FOREACH(it, km, items)
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
-			data = kdbus_pool_ptr(d->conn, it->vec.offset);
-			len = it->vec.size;
-		} else if (it->type == KDBUS_ITEM_FDS) {
-			/* fds sent to the driver are not used */
-			for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
-				safe_close(it->fds[i]);
-		}
+	(void) kclient_msg_parts(d->conn, km, &payload, 1, NULL, NULL, &fds, &n_fds);
+	/* fds sent to the driver are not used */
+	for (unsigned i = 0; i < n_fds; i++)
+		safe_close(fds[i]);
+	const uint8_t *data = payload.iov_base;
+	size_t len = payload.iov_len;
 	if (!data)
 		return;
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "compat/wire.h"
@@ -16,47 +17,36 @@
 #include "util/macro.h"
 
 static int monitor_hello(Bus *bus, KdbusConn **ret) {
-	struct kdbus_cmd_hello h = {
-		.size = sizeof(h),
-		.flags = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
-		.attach_flags_send = _KDBUS_ATTACH_ALL,
-		.pool_size = 64 * 1024 * 1024,
-	};
-	int r = kdbus_cmd_hello(bus->kbus, &h, ret);
-	if (r < 0)
-		return r;
-	if (h.offset) {
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
-		(void) kdbus_cmd_free(*ret, &f);
-	}
+	return kclient_hello(bus->kbus, KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
+			     64 * 1024 * 1024, NULL, ret, NULL);
+}
+
+typedef struct NameList {
+	char **l;
+	size_t n;
+} NameList;
+
+static int name_list_add(const char *name, uint64_t flags, void *userdata) {
+	NameList *nl = userdata;
+	char **l = realloc(nl->l, (nl->n + 2) * sizeof(char *));
+
+	if (!l)
+		return -ENOMEM;
+	nl->l = l;
+	if (!(l[nl->n] = strdup(name)))
+		return -ENOMEM;
+	l[++nl->n] = NULL;
 	return 0;
 }
 
 /* the well-known names @c owns (not those it waits for), in the order it
  * asked for them; NULL-terminated, the caller frees it */
 static char **monitor_owned_names(Client *c) {
-	struct kdbus_cmd_info q = { .size = sizeof(q), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
-	struct kdbus_item *it;
-	char **l = calloc(1, sizeof(char *));
-	size_t n = 0;
+	NameList nl = { .l = calloc(1, sizeof(char *)) };
 
-	if (!l || kdbus_cmd_conn_info(c->conn, &q) < 0)
-		return l;
-	struct kdbus_info *info = kdbus_pool_ptr(c->conn, q.offset);
-	KDBUS_ITEM_FOREACH(it, info, items) {
-		if (it->type != KDBUS_ITEM_OWNED_NAME || (it->name.flags & KDBUS_NAME_IN_QUEUE))
-			continue;
-		char **nl = realloc(l, (n + 2) * sizeof(char *));
-		if (!nl)
-			break;
-		l = nl;
-		if (!(l[n] = strdup(it->name.name)))
-			break;
-		l[++n] = NULL;
-	}
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-	(void) kdbus_cmd_free(c->conn, &f);
-	return l;
+	if (nl.l)
+		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_IN_QUEUE, name_list_add, &nl);
+	return nl.l;
 }
 
 /*
@@ -157,11 +147,11 @@ static void sink_wakeup(KdbusConn *conn, void *userdata) {
 		if (kdbus_cmd_recv(conn, &recv) < 0)
 			break;
 		struct kdbus_msg *m = kdbus_pool_ptr(conn, recv.msg.offset);
-		struct kdbus_item *it;
-		KDBUS_ITEM_FOREACH(it, m, items)
-			if (it->type == KDBUS_ITEM_FDS)
-				for (size_t i = 0; i < (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++)
-					safe_close(it->fds[i]);
+		int *fds;
+		unsigned n_fds;
+		(void) kclient_msg_parts(conn, m, NULL, 0, NULL, NULL, &fds, &n_fds);
+		for (unsigned i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
 		(void) kdbus_cmd_free(conn, &f);
 	}
@@ -169,18 +159,9 @@ static void sink_wakeup(KdbusConn *conn, void *userdata) {
 
 uint64_t monitor_sink_id(Bus *bus) {
 	if (!bus->sink) {
-		struct kdbus_cmd_hello h = {
-			.size = sizeof(h),
-			.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
-			.attach_flags_send = _KDBUS_ATTACH_ALL,
-			.pool_size = 16 * 1024 * 1024,
-		};
-		if (kdbus_cmd_hello(bus->kbus, &h, &bus->sink) < 0)
+		if (kclient_hello(bus->kbus, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID, 16 * 1024 * 1024, NULL,
+				  &bus->sink, NULL) < 0)
 			return 0;
-		if (h.offset) {
-			struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
-			(void) kdbus_cmd_free(bus->sink, &f);
-		}
 		kdbus_conn_set_wakeup(bus->sink, sink_wakeup, bus);
 		(void) bus_internal_conn_add(bus, bus->sink);
 	}
@@ -291,22 +272,14 @@ void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *d
 
 static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	Eavesdrop *e = eavesdrop_of(bus);
-	struct kdbus_item *it;
-	const uint8_t *data = NULL;
-	size_t len = 0;
-	int *fds = NULL;
-	size_t n_fds = 0;
+	struct iovec payload = {};
+	int *fds;
+	unsigned n_fds;
 	WireHeader h;
 
-	KDBUS_ITEM_FOREACH(it, km, items) {
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && !data) {
-			data = kdbus_pool_ptr(e->conn, it->vec.offset);
-			len = it->vec.size;
-		} else if (it->type == KDBUS_ITEM_FDS && !fds) {
-			fds = it->fds;
-			n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
-		}
-	}
+	(void) kclient_msg_parts(e->conn, km, &payload, 1, NULL, NULL, &fds, &n_fds);
+	const uint8_t *data = payload.iov_base;
+	size_t len = payload.iov_len;
 	/* as dbus-daemon: neither what is sent to or by the driver nor a
 	 * refused message (sent to the sink) reaches eavesdroppers */
 	uint64_t dst_id = km->dst_id;

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "compat/hash-order.h"
+#include "compat/kdbus-client.h"
 #include "compat/message.h"
 #include "compat/protocol.h"
 #include "compat/service-file.h"
@@ -288,7 +289,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		return;
 	for (unsigned n = 0; n < 1u << 20; n++) {
 		struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
-		struct kdbus_item *it;
+		struct iovec payload = {};
 		WireHeader h;
 		bool have_header = false;
 		int r;
@@ -299,13 +300,9 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
 		uint64_t src_id = m->src_id, cookie = m->cookie;
 		bool expect_reply = m->flags & KDBUS_MSG_EXPECT_REPLY;
-		if (m->payload_type == KDBUS_PAYLOAD_DBUS)
-			KDBUS_ITEM_FOREACH(it, m, items)
-				if (it->type == KDBUS_ITEM_PAYLOAD_OFF) {
-					const uint8_t *data = kdbus_pool_ptr(a->conn, it->vec.offset);
-					have_header = wire_header_parse(data, it->vec.size, &h) >= 0;
-					break;
-				}
+		if (m->payload_type == KDBUS_PAYLOAD_DBUS &&
+		    kclient_msg_parts(a->conn, m, &payload, 1, NULL, NULL, NULL, NULL) == 1)
+			have_header = wire_header_parse(payload.iov_base, payload.iov_len, &h) >= 0;
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
 		(void) kdbus_cmd_free(a->conn, &f);
 
@@ -340,35 +337,18 @@ static void activator_wakeup(KdbusConn *conn, void *userdata) {
 }
 
 static int activatable_register(Activatable *a) {
-	size_t l = strlen(a->name);
-	struct {
-		struct kdbus_cmd_hello cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(256)];
-	} h = {};
 	int r;
 
-	if (l > 255)
-		return -EINVAL;
-	h.cmd.size = sizeof(h.cmd) + KDBUS_ITEM_SIZE(l + 1);
-	h.cmd.flags = KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID;
-	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
 	/* it holds what the service would receive: the quota of a client */
 	uint64_t pool = a->reg->bus->limits.max_outgoing_bytes;
 	pool = pool < ACTIVATOR_POOL_SIZE ? ACTIVATOR_POOL_SIZE : pool;
 	pool = pool > (1ULL << 40) ? (1ULL << 40) : pool;
-	h.cmd.pool_size = ALIGN_TO(pool, (uint64_t) 4096);
-	h.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-	h.cmd.items[0].type = KDBUS_ITEM_NAME;
-	memcpy(h.cmd.items[0].str, a->name, l + 1);
-	/* no identity items: the activator has the bus creator's identity,
-	 * so it is the bus owner (privileged roles need that) */
-	r = kdbus_cmd_hello(a->reg->bus->kbus, &h.cmd, &a->conn);
+	/* the caller's identity: the activator has the bus creator's, so it
+	 * is the bus owner (privileged roles need that) */
+	r = kclient_hello_activator(a->reg->bus->kbus, a->name, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
+				    ALIGN_TO(pool, (uint64_t) 4096), &a->conn);
 	if (r < 0)
 		return r;
-	if (h.cmd.offset) {
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.cmd.offset };
-		(void) kdbus_cmd_free(a->conn, &f);
-	}
 	kdbus_conn_set_wakeup(a->conn, activator_wakeup, a);
 	/* a name already owned keeps its owner; the activator is its fallback */
 	a->owned = registry_owner_id(a->reg, a->name) != 0;
@@ -542,22 +522,22 @@ static void registry_fail_launches(ServiceRegistry *reg, bool (*pred)(Launch *l,
 
 /* ---- the watcher: who owns the activatable names ------------------------- */
 
-static void registry_name_changed(ServiceRegistry *reg, uint64_t type, const struct kdbus_notify_name_change *nc) {
+static void registry_name_changed(ServiceRegistry *reg, const KclientNotify *nc) {
 	Activatable *a = registry_find_any(reg, nc->name);
 
 	if (!a)
 		return;
-	bool was_owned = nc->old_id.id && !(nc->old_id.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
-	a->owned = type != KDBUS_ITEM_NAME_REMOVE && nc->new_id.id &&
-		   !(nc->new_id.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
+	bool was_owned = nc->old_id && !(nc->old_flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
+	a->owned = nc->type != KCLIENT_NAME_REMOVE && nc->new_id &&
+		   !(nc->new_flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
 	/* an owner gave the name back to the activator (released it or
 	 * disconnected): its connection may still answer what it was handed */
-	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id.id))
-		activatable_set_previous(a, nc->old_id.id);
+	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id))
+		activatable_set_previous(a, nc->old_id);
 	if (a->owned) {
 		activatable_set_previous(a, 0);
 		/* an owner that was queued for the name too */
-		Client *c = bus_find_client(reg->bus, nc->new_id.id);
+		Client *c = bus_find_client(reg->bus, nc->new_id);
 		if (c)
 			client_limit_output(c);
 	}
@@ -591,26 +571,14 @@ static void registry_id_removed(ServiceRegistry *reg, uint64_t id) {
  * with a connected client's id), so its ID_REMOVE cannot be missed.
  */
 static void registry_watch_removals(ServiceRegistry *reg, bool on) {
-	struct {
-		struct kdbus_cmd_match cmd;
-		uint8_t items[256];
-	} mt = {};
-	struct kdbus_item *it = (struct kdbus_item *) mt.items;
-
 	if (!reg->watcher || on == reg->watching_removals)
 		return;
-	mt.cmd.size = sizeof(mt.cmd);
-	mt.cmd.cookie = WATCHER_REMOVALS_COOKIE;
 	if (!on) {
-		(void) kdbus_cmd_match_remove(reg->watcher, &mt.cmd);
+		(void) kclient_match_remove(reg->watcher, WATCHER_REMOVALS_COOKIE);
 		reg->watching_removals = false;
 		return;
 	}
-	mt.cmd.size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
-	it->type = KDBUS_ITEM_ID_REMOVE;
-	it->id_change.id = KDBUS_MATCH_ID_ANY;
-	if (kdbus_cmd_match_add(reg->watcher, &mt.cmd) < 0) {
+	if (kclient_match_id_change(reg->watcher, WATCHER_REMOVALS_COOKIE, KCLIENT_ID_REMOVE, KDBUS_MATCH_ID_ANY) < 0) {
 		/* without it the next instance starts after the grace period */
 		log_debug("Cannot watch disconnections for activation");
 		return;
@@ -640,18 +608,19 @@ static void registry_drain_watcher(ServiceRegistry *reg) {
 		return;
 	for (;;) {
 		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		struct kdbus_item *it;
+		const struct kdbus_item *cursor = NULL;
+		KclientNotify nc;
 
 		if (kdbus_cmd_recv(reg->watcher, &recv) < 0)
 			break;
 		struct kdbus_msg *m = kdbus_pool_ptr(reg->watcher, recv.msg.offset);
 		if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
-			KDBUS_ITEM_FOREACH(it, m, items) {
-				if (it->type == KDBUS_ITEM_NAME_ADD || it->type == KDBUS_ITEM_NAME_CHANGE ||
-				    it->type == KDBUS_ITEM_NAME_REMOVE)
-					registry_name_changed(reg, it->type, &it->name_change);
-				else if (it->type == KDBUS_ITEM_ID_REMOVE)
-					registry_id_removed(reg, it->id_change.id);
+			while (kclient_notify_next(m, &cursor, &nc)) {
+				if (nc.type == KCLIENT_NAME_ADD || nc.type == KCLIENT_NAME_CHANGE ||
+				    nc.type == KCLIENT_NAME_REMOVE)
+					registry_name_changed(reg, &nc);
+				else if (nc.type == KCLIENT_ID_REMOVE)
+					registry_id_removed(reg, nc.id);
 			}
 		}
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
@@ -664,40 +633,18 @@ static void watcher_wakeup(KdbusConn *conn, void *userdata) {
 }
 
 static int registry_make_watcher(ServiceRegistry *reg) {
-	struct kdbus_cmd_hello h = {
-		.size = sizeof(h),
-		.flags = KDBUS_HELLO_HIDDEN_ID,
-		.attach_flags_send = _KDBUS_ATTACH_ALL,
-		.pool_size = WATCHER_POOL_SIZE,
-	};
-	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_REMOVE };
+	static const KclientNotifyType types[] = { KCLIENT_NAME_ADD, KCLIENT_NAME_CHANGE, KCLIENT_NAME_REMOVE };
 	int r;
 
-	r = kdbus_cmd_hello(reg->bus->kbus, &h, &reg->watcher);
+	r = kclient_hello(reg->bus->kbus, KDBUS_HELLO_HIDDEN_ID, WATCHER_POOL_SIZE, NULL, &reg->watcher, NULL);
 	if (r < 0)
 		return r;
 	/* no NameOwnerChanged for our unique name */
 	r = bus_internal_conn_add(reg->bus, reg->watcher);
 	if (r < 0)
 		return r;
-	if (h.offset) {
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
-		(void) kdbus_cmd_free(reg->watcher, &f);
-	}
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
-		struct {
-			struct kdbus_cmd_match cmd;
-			uint8_t items[256];
-		} mt = {};
-		struct kdbus_item *it = (struct kdbus_item *) mt.items;
-
-		mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
-		mt.cmd.cookie = 1;
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
-		it->type = types[i];
-		it->name_change.old_id.id = KDBUS_MATCH_ID_ANY;
-		it->name_change.new_id.id = KDBUS_MATCH_ID_ANY;
-		r = kdbus_cmd_match_add(reg->watcher, &mt.cmd);
+		r = kclient_match_name_change(reg->watcher, 1, types[i], KDBUS_MATCH_ID_ANY, KDBUS_MATCH_ID_ANY);
 		if (r < 0)
 			return r;
 	}

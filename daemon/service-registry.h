@@ -141,7 +141,7 @@ bool service_registry_is_activatable(Bus *bus, const char *name);
 
 /**
  * service_registry_consume_reply_dead() - hook for the client's handling of
- * KDBUS_ITEM_REPLY_DEAD
+ * the core's REPLY_DEAD notification (KCLIENT_REPLY_DEAD)
  * @bus:	the bus
  * @requester_id: the kdbus id of the client the notification is for
  * @cookie:	its cookie_reply (the serial of the call)
