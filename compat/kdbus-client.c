@@ -285,38 +285,3 @@ int kclient_match_remove(KdbusConn *conn, uint64_t cookie) {
 
 	return kdbus_cmd_match_remove(conn, &q);
 }
-
-bool kclient_notify_next(const struct kdbus_msg *m, const struct kdbus_item **cursor, KclientNotify *ret) {
-	const struct kdbus_item *first = m->items;
-	const uint8_t *end = (const uint8_t *) m + m->size;
-	const struct kdbus_item *it = *cursor ? KDBUS_ITEM_NEXT(*cursor) : first;
-
-	for (; (const uint8_t *) it < end && (const uint8_t *) it >= (const uint8_t *) first; it = KDBUS_ITEM_NEXT(it)) {
-		*ret = (KclientNotify) { .type = (KclientNotifyType) it->type };
-		switch (it->type) {
-		case KDBUS_ITEM_NAME_ADD:
-		case KDBUS_ITEM_NAME_REMOVE:
-		case KDBUS_ITEM_NAME_CHANGE:
-			ret->name = it->name_change.name;
-			ret->old_id = it->name_change.old_id.id;
-			ret->old_flags = it->name_change.old_id.flags;
-			ret->new_id = it->name_change.new_id.id;
-			ret->new_flags = it->name_change.new_id.flags;
-			break;
-		case KDBUS_ITEM_ID_ADD:
-		case KDBUS_ITEM_ID_REMOVE:
-			ret->id = it->id_change.id;
-			ret->flags = it->id_change.flags;
-			break;
-		case KDBUS_ITEM_REPLY_TIMEOUT:
-		case KDBUS_ITEM_REPLY_DEAD:
-			break;
-		default:
-			continue;
-		}
-		*cursor = it;
-		return true;
-	}
-	*cursor = it;
-	return false;
-}

@@ -12,8 +12,8 @@
  * message, the core's notifications).  Like the core's API, every function
  * returns 0 (or a count) on success and a negative errno on failure.
  *
- * The reader of a message's parts is on the message path of every client
- * and is inline.
+ * The readers of a received message (its parts, its notifications) are on
+ * the message path of every client and are inline.
  */
 
 #include <stdbool.h>
@@ -222,7 +222,42 @@ typedef struct KclientNotify {
  *
  * Return: true and *@ret filled in, false at the end.
  */
-bool kclient_notify_next(const struct kdbus_msg *m, const struct kdbus_item **cursor, KclientNotify *ret);
+static inline bool kclient_notify_next(const struct kdbus_msg *m, const struct kdbus_item **cursor,
+				       KclientNotify *ret) {
+	const struct kdbus_item *first = m->items;
+	const uint8_t *end = (const uint8_t *) m + m->size;
+	const struct kdbus_item *it = *cursor ? KDBUS_ITEM_NEXT(*cursor) : first;
+
+	for (; (const uint8_t *) it < end && (const uint8_t *) it >= (const uint8_t *) first;
+	     it = KDBUS_ITEM_NEXT(it)) {
+		*ret = (KclientNotify) { .type = (KclientNotifyType) it->type };
+		switch (it->type) {
+		case KDBUS_ITEM_NAME_ADD:
+		case KDBUS_ITEM_NAME_REMOVE:
+		case KDBUS_ITEM_NAME_CHANGE:
+			ret->name = it->name_change.name;
+			ret->old_id = it->name_change.old_id.id;
+			ret->old_flags = it->name_change.old_id.flags;
+			ret->new_id = it->name_change.new_id.id;
+			ret->new_flags = it->name_change.new_id.flags;
+			break;
+		case KDBUS_ITEM_ID_ADD:
+		case KDBUS_ITEM_ID_REMOVE:
+			ret->id = it->id_change.id;
+			ret->flags = it->id_change.flags;
+			break;
+		case KDBUS_ITEM_REPLY_TIMEOUT:
+		case KDBUS_ITEM_REPLY_DEAD:
+			break;
+		default:
+			continue;
+		}
+		*cursor = it;
+		return true;
+	}
+	*cursor = it;
+	return false;
+}
 
 /* ---- receiving ------------------------------------------------------------ */
 

@@ -17,6 +17,7 @@
 #include <linux/sockios.h>
 
 #include "compat/auth.h"
+#include "compat/kdbus-client.h"
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
@@ -373,29 +374,11 @@ static void client_grow_sndbuf(Client *c) {
  * written).  Return: whether it has bytes to write. */
 static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint64_t offset,
 			      uint64_t *ret_payload_off) {
-	struct kdbus_item *it;
-	uint64_t payload_off = 0;
-
 	o->slice = offset;
 	o->owned = NULL;
-	o->n_iov = 0;
-	o->len = o->sent = 0;
-	o->fds = NULL;
-	o->n_fds = 0;
-	KDBUS_ITEM_FOREACH(it, m, items) {
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && o->n_iov < ELEMENTSOF(o->iov)) {
-			if (o->n_iov == 0)
-				payload_off = it->vec.offset;
-			o->iov[o->n_iov].iov_base = kdbus_pool_ptr(c->conn, it->vec.offset);
-			o->iov[o->n_iov].iov_len = it->vec.size;
-			o->len += it->vec.size;
-			o->n_iov++;
-		} else if (it->type == KDBUS_ITEM_FDS) {
-			o->fds = it->fds;
-			o->n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
-		}
-	}
-	*ret_payload_off = payload_off;
+	o->sent = 0;
+	o->n_iov = kclient_msg_parts(c->conn, m, o->iov, ELEMENTSOF(o->iov), &o->len, ret_payload_off, &o->fds,
+				     &o->n_fds);
 	return o->n_iov != 0 && o->len != 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "compat/bloom.h"
+#include "compat/kdbus-client.h"
 #include "compat/match-key.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
@@ -57,31 +58,15 @@ static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
 /* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
  * when the rule can match NameOwnerChanged, the name and id notifications */
 static int client_match_install(Client *c, ClientMatch *m) {
-	struct {
-		struct kdbus_cmd_match cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + 256) +
-			      KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE) + KDBUS_ITEM_SIZE(sizeof(uint64_t))];
-	} q;
+	uint64_t mask[BLOOM_DEFAULT_SIZE / sizeof(uint64_t)] = {};
 	int r;
 
-	memset(&q, 0, sizeof(q));
-	q.cmd.cookie = m->cookie;
-	q.cmd.items[0].type = KDBUS_ITEM_BLOOM_MASK;
-	q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + BLOOM_DEFAULT_SIZE;
-	bloom_add_rule_mask((uint64_t *) q.cmd.items[0].data64, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
-	q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(BLOOM_DEFAULT_SIZE);
+	bloom_add_rule_mask(mask, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, m->rule);
 	/* a rule on an interface or member is filed by its key in the core
 	 * (match-key.h): broadcasts of other members never look at it */
 	uint64_t key;
-	if (kdbus_conn_is_userspace(c->conn) && match_key_of_rule(m->rule, &key)) {
-		struct kdbus_item *it = KDBUS_ITEM_NEXT(q.cmd.items);
-
-		it->type = KDBUS_ITEM_MATCH_KEYS;
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
-		it->data64[0] = key;
-		q.cmd.size += KDBUS_ITEM_SIZE(sizeof(uint64_t));
-	}
-	r = kdbus_cmd_match_add(c->conn, &q.cmd);
+	bool keyed = kdbus_conn_is_userspace(c->conn) && match_key_of_rule(m->rule, &key);
+	r = kclient_match_bloom(c->conn, m->cookie, mask, BLOOM_DEFAULT_SIZE, keyed ? &key : NULL, keyed ? 1 : 0);
 	if (r < 0)
 		return r;
 
@@ -89,28 +74,15 @@ static int client_match_install(Client *c, ClientMatch *m) {
 		return 0;
 	m->noc = true;
 	c->n_noc_rules++;
-	static const uint64_t name_types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_REMOVE, KDBUS_ITEM_NAME_CHANGE };
+	static const KclientNotifyType name_types[] = { KCLIENT_NAME_ADD, KCLIENT_NAME_REMOVE, KCLIENT_NAME_CHANGE };
 	for (size_t i = 0; i < ELEMENTSOF(name_types); i++) {
-		memset(&q, 0, sizeof(q));
-		q.cmd.cookie = m->cookie;
-		q.cmd.items[0].type = name_types[i];
-		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
-		q.cmd.items[0].name_change.old_id.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.items[0].name_change.new_id.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
-		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		r = kclient_match_name_change(c->conn, m->cookie, name_types[i], KDBUS_MATCH_ID_ANY, KDBUS_MATCH_ID_ANY);
 		if (r < 0)
 			return r;
 	}
-	static const uint64_t id_types[] = { KDBUS_ITEM_ID_ADD, KDBUS_ITEM_ID_REMOVE };
+	static const KclientNotifyType id_types[] = { KCLIENT_ID_ADD, KCLIENT_ID_REMOVE };
 	for (size_t i = 0; i < ELEMENTSOF(id_types); i++) {
-		memset(&q, 0, sizeof(q));
-		q.cmd.cookie = m->cookie;
-		q.cmd.items[0].type = id_types[i];
-		q.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
-		q.cmd.items[0].id_change.id = KDBUS_MATCH_ID_ANY;
-		q.cmd.size = sizeof(q.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
-		r = kdbus_cmd_match_add(c->conn, &q.cmd);
+		r = kclient_match_id_change(c->conn, m->cookie, id_types[i], KDBUS_MATCH_ID_ANY);
 		if (r < 0)
 			return r;
 	}

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
@@ -107,37 +108,36 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 
 /* a kernel message: notifications become dbus1 signals or errors */
 void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
-	struct kdbus_item *it;
+	const struct kdbus_item *cursor = NULL;
+	KclientNotify nt;
 	uint8_t *msg;
 	size_t len;
 
-	KDBUS_ITEM_FOREACH(it, m, items) {
-		switch (it->type) {
-		case KDBUS_ITEM_NAME_ADD:
-		case KDBUS_ITEM_NAME_REMOVE:
-		case KDBUS_ITEM_NAME_CHANGE: {
-			const struct kdbus_notify_name_change *nc = &it->name_change;
-			client_name_change(c, nc->name, nc->old_id.id, nc->new_id.id,
-					   nc->old_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
-					   nc->new_id.flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR));
+	while (kclient_notify_next(m, &cursor, &nt)) {
+		switch (nt.type) {
+		case KCLIENT_NAME_ADD:
+		case KCLIENT_NAME_REMOVE:
+		case KCLIENT_NAME_CHANGE:
+			client_name_change(c, nt.name, nt.old_id, nt.new_id,
+					   nt.old_flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
+					   nt.new_flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR));
 			break;
-		}
-		case KDBUS_ITEM_ID_ADD:
-		case KDBUS_ITEM_ID_REMOVE: {
+		case KCLIENT_ID_ADD:
+		case KCLIENT_ID_REMOVE: {
 			const uint64_t hidden = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER;
-			uint64_t id = it->id_change.id;
-			if (id == c->id || (it->id_change.flags & hidden) || bus_is_internal_id(c->bus, id))
+			uint64_t id = nt.id;
+			if (id == c->id || (nt.flags & hidden) || bus_is_internal_id(c->bus, id))
 				break;
 			/* the driver shows monitors a new connection after its Hello */
-			if (it->type == KDBUS_ITEM_ID_ADD && c->state == CLIENT_MONITOR)
+			if (nt.type == KCLIENT_ID_ADD && c->state == CLIENT_MONITOR)
 				break;
-			if (it->type == KDBUS_ITEM_ID_ADD)
+			if (nt.type == KCLIENT_ID_ADD)
 				client_name_change(c, NULL, 0, id, false, false);
 			else
 				client_name_change(c, NULL, id, 0, false, false);
 			break;
 		}
-		case KDBUS_ITEM_REPLY_TIMEOUT:
+		case KCLIENT_REPLY_TIMEOUT:
 			/* a monitor sees the requester's trackers end: the
 			 * requester's client shows it the NoReply */
 			if (c->state == CLIENT_MONITOR)
@@ -148,7 +148,7 @@ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 				client_queue_owned(c, msg, len);
 			}
 			break;
-		case KDBUS_ITEM_REPLY_DEAD:
+		case KCLIENT_REPLY_DEAD:
 			/* a failed activation already answered this call */
 			if (c->state == CLIENT_MONITOR ||
 			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
@@ -159,8 +159,6 @@ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 				driver_capture(c->bus->driver, msg, len);
 				client_queue_owned(c, msg, len);
 			}
-			break;
-		default:
 			break;
 		}
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
@@ -122,39 +123,39 @@ static void client_policy_message(const WireHeader *h, const char *sender, Polic
 	};
 }
 
+typedef struct NameList {
+	char **l;
+	size_t n;
+} NameList;
+
+static int name_list_add(const char *name, uint64_t flags, void *userdata) {
+	NameList *nl = userdata;
+	char **l = realloc(nl->l, (nl->n + 2) * sizeof(char *));
+
+	if (!l)
+		return -ENOMEM;
+	nl->l = l;
+	if (!(l[nl->n] = strdup(name)))
+		return -ENOMEM;
+	l[++nl->n] = NULL;
+	return 0;
+}
+
 /* the names the policy sees for connection @id: its unique name and every
  * name it owns or waits for; NULL when the policy names none or on failure */
 static char **client_policy_names_query(Client *via, uint64_t id) {
-	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = id, .attach_flags = KDBUS_ATTACH_NAMES };
-	struct kdbus_item *it;
-	char **l = NULL;
-	size_t n = 0;
+	NameList nl = {};
 
-	l = calloc(2, sizeof(char *));
-	if (!l)
+	nl.l = calloc(2, sizeof(char *));
+	if (!nl.l)
 		return NULL;
-	l[0] = malloc(24);
-	if (!l[0])
-		return strv_free(l);
-	message_unique_name_format(l[0], id);
-	n = 1;
-	if (kdbus_cmd_conn_info(via->conn, &cmd) < 0)
-		return l;
-	struct kdbus_info *info = kdbus_pool_ptr(via->conn, cmd.offset);
-	KDBUS_ITEM_FOREACH(it, info, items) {
-		if (it->type != KDBUS_ITEM_OWNED_NAME || (it->name.flags & KDBUS_NAME_ACTIVATOR))
-			continue;
-		char **nl = realloc(l, (n + 2) * sizeof(char *));
-		if (!nl)
-			break;
-		l = nl;
-		if (!(l[n] = strdup(it->name.name)))
-			break;
-		l[++n] = NULL;
-	}
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
-	(void) kdbus_cmd_free(via->conn, &f);
-	return l;
+	nl.l[0] = malloc(24);
+	if (!nl.l[0])
+		return strv_free(nl.l);
+	message_unique_name_format(nl.l[0], id);
+	nl.n = 1;
+	(void) kclient_conn_names(via->conn, id, KDBUS_NAME_ACTIVATOR, name_list_add, &nl);
+	return nl.l;
 }
 
 /* client_policy_names(): a client's list is kept on it while no name
@@ -293,6 +294,11 @@ static void client_log_name_lost(Client *c) {
 		log_security("%s", text);
 }
 
+static int client_log_owned_name_lost(const char *name, uint64_t flags, void *userdata) {
+	client_log_name_lost(userdata);
+	return 0;
+}
+
 /*
  * dbus-daemon sends NameLost for every name a connection owns, its unique
  * name too (the last: the first it had), when it disconnects, becomes a
@@ -301,20 +307,11 @@ static void client_log_name_lost(Client *c) {
  * do for a policy that lets everything in.
  */
 void client_log_names_lost(Client *c) {
-	struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = c->id, .attach_flags = KDBUS_ATTACH_NAMES };
-	struct kdbus_item *it;
-
 	if (c->state != CLIENT_ACTIVE || !c->policy || policy_snapshot_receives_all(c->policy))
 		return;
-	if (c->own_names_watched && c->conn && kdbus_cmd_conn_info(c->conn, &cmd) >= 0) {
-		struct kdbus_info *info = kdbus_pool_ptr(c->conn, cmd.offset);
-		KDBUS_ITEM_FOREACH(it, info, items)
-			if (it->type == KDBUS_ITEM_OWNED_NAME &&
-			    !(it->name.flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE)))
-				client_log_name_lost(c);
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd.offset };
-		(void) kdbus_cmd_free(c->conn, &f);
-	}
+	if (c->own_names_watched && c->conn)
+		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE,
+					  client_log_owned_name_lost, c);
 	client_log_name_lost(c);
 }
 

@@ -36,6 +36,7 @@
 
 #include "compat/auth.h"
 #include "compat/bloom.h"
+#include "compat/kdbus-client.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
@@ -264,11 +265,6 @@ int client_check_limits(Client *c, uint32_t serial) {
 
 int client_register(Client *c) {
 	Bus *bus = c->bus;
-	struct {
-		struct kdbus_cmd_hello cmd;
-		uint8_t items[4096];
-	} h = {};
-	struct kdbus_item *it = h.cmd.items;
 	uint64_t pool = bus->limits.max_outgoing_bytes;
 	int r;
 
@@ -279,48 +275,18 @@ int client_register(Client *c) {
 	pool = pool > (1ULL << 40) ? (1ULL << 40) : pool;
 	pool = ALIGN_TO(pool, (uint64_t) 4096);
 
-	h.cmd.flags = c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0;
-	h.cmd.attach_flags_send = _KDBUS_ATTACH_ALL;
-	h.cmd.attach_flags_recv = 0;
-	h.cmd.pool_size = pool;
-
-	it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
-	it->type = KDBUS_ITEM_CREDS;
-	it->creds = (struct kdbus_creds) {
-		.uid = c->creds.uid, .euid = c->creds.uid, .suid = c->creds.uid, .fsuid = c->creds.uid,
-		.gid = c->creds.gid, .egid = c->creds.gid, .sgid = c->creds.gid, .fsgid = c->creds.gid,
+	KclientIdentity identity = {
+		.uid = c->creds.uid,
+		.gid = c->creds.gid,
+		.have_pid = c->creds.have_pid,
+		.pid = c->creds.pid,
+		.groups = c->creds.groups,
+		.n_groups = c->creds.n_groups,
+		.label = c->creds.label,
 	};
-	it = KDBUS_ITEM_NEXT(it);
-	if (c->creds.have_pid) {
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
-		it->type = KDBUS_ITEM_PIDS;
-		it->pids = (struct kdbus_pids) { .pid = c->creds.pid, .tid = c->creds.pid };
-		it = KDBUS_ITEM_NEXT(it);
-	}
-	if (c->creds.n_groups > 0 && c->creds.n_groups <= 256) {
-		it->size = KDBUS_ITEM_HEADER_SIZE + c->creds.n_groups * sizeof(uint64_t);
-		it->type = KDBUS_ITEM_AUXGROUPS;
-		for (size_t i = 0; i < c->creds.n_groups; i++)
-			it->data64[i] = c->creds.groups[i];
-		it = KDBUS_ITEM_NEXT(it);
-	}
-	if (c->creds.label && strlen(c->creds.label) < 1024) {
-		size_t l = strlen(c->creds.label);
-		it->size = KDBUS_ITEM_HEADER_SIZE + l + 1;
-		it->type = KDBUS_ITEM_SECLABEL;
-		memcpy(it->str, c->creds.label, l + 1);
-		it = KDBUS_ITEM_NEXT(it);
-	}
-	h.cmd.size = (uint8_t *) it - (uint8_t *) &h.cmd;
-
-	r = kdbus_cmd_hello(bus->kbus, &h.cmd, &c->conn);
+	r = kclient_hello(bus->kbus, c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0, pool, &identity, &c->conn, &c->id);
 	if (r < 0)
 		return r;
-	if (h.cmd.offset) {
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.cmd.offset };
-		(void) kdbus_cmd_free(c->conn, &f);
-	}
-	c->id = h.cmd.id;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);
 	/* dbus-daemon's dbus_connection_set_max_received_size() and
 	 * _unix_fds(): what the client sent and is not yet written to every
@@ -354,12 +320,8 @@ int client_register(Client *c) {
  * and goodbye cost four MATCH_ADDs and their removal less.
  */
 int client_watch_own_names(Client *c) {
-	struct {
-		struct kdbus_cmd_match cmd;
-		uint8_t items[256];	/* one item; room for the whole union */
-	} mt;
-	static const uint64_t types[] = { KDBUS_ITEM_NAME_ADD, KDBUS_ITEM_NAME_CHANGE, KDBUS_ITEM_NAME_CHANGE,
-					  KDBUS_ITEM_NAME_REMOVE };
+	static const KclientNotifyType types[] = { KCLIENT_NAME_ADD, KCLIENT_NAME_CHANGE, KCLIENT_NAME_CHANGE,
+						   KCLIENT_NAME_REMOVE };
 	int r;
 
 	if (c->own_names_watched)
@@ -367,21 +329,13 @@ int client_watch_own_names(Client *c) {
 	if (!c->conn)
 		return -ENOTCONN;
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
-		memset(&mt, 0, sizeof(mt));
-		mt.cmd.size = sizeof(mt.cmd) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change));
-		mt.cmd.cookie = 0;	/* cookie 0: the client's own-name matches */
-		struct kdbus_item *it = (struct kdbus_item *) mt.items;
 		bool own_is_new = (i == 0 || i == 1);
 
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
-		it->type = types[i];
-		it->name_change.old_id.id = own_is_new ? KDBUS_MATCH_ID_ANY : c->id;
-		it->name_change.new_id.id = own_is_new ? c->id : KDBUS_MATCH_ID_ANY;
-		r = kdbus_cmd_match_add(c->conn, &mt.cmd);
+		/* cookie 0: the client's own-name matches */
+		r = kclient_match_name_change(c->conn, 0, types[i], own_is_new ? KDBUS_MATCH_ID_ANY : c->id,
+					      own_is_new ? c->id : KDBUS_MATCH_ID_ANY);
 		if (r < 0) {
-			struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 0 };
-
-			(void) kdbus_cmd_match_remove(c->conn, &rm);
+			(void) kclient_match_remove(c->conn, 0);
 			return r;
 		}
 	}
