@@ -9,11 +9,11 @@
  * with its credentials or an activator for a name, send prebuilt dbus1
  * bytes, acquire and release names, install the matches it uses, list the
  * names a connection owns, and read what it receives (the parts of a
- * message, the core's notifications).  Like the core's API, every function
- * returns 0 (or a count) on success and a negative errno on failure.
+ * message, the core's notifications).  Like the core's API, every command
+ * returns 0 on success and a negative errno on failure.
  *
  * The readers of a received message (its parts, its notifications) are on
- * the message path of every client and are inline.
+ * the message path of every client and are inline (a macro for the parts).
  */
 
 #include <stdbool.h>
@@ -262,48 +262,69 @@ static inline bool kclient_notify_next(const struct kdbus_msg *m, const struct k
 /* ---- receiving ------------------------------------------------------------ */
 
 /**
- * kclient_msg_parts() - the payload and fds of received message @m
+ * KCLIENT_MSG_PARTS() - the payload and fds of received message @m, read
+ * into the caller's lvalues
  * @conn:	the receiving connection (its pool)
- * @iov:	room for @max_iov payload slices (PAYLOAD_OFF items, in order;
- *		those beyond @max_iov are left out)
- * @ret_len:	the bytes of the slices in @iov (may be NULL)
- * @ret_first_offset: the pool offset of the first slice, 0 if none (may
- *		be NULL)
- * @ret_fds:	the message's fds (its FDS item; a message has at most one),
- *		NULL if none (may be NULL); they belong to the receiver
- * @ret_n_fds:	how many (may be NULL)
+ * @iov:	an array with room for @max_iov payload slices (PAYLOAD_OFF
+ *		items, in order; those beyond @max_iov are left out)
+ * @n_iov:	set to the number of slices put in @iov
+ * @len:	set to the bytes of those slices
+ * @first_offset: set to the pool offset of the first slice, 0 if none
+ * @fds:	set to the message's fds (its FDS item; a message has at most
+ *		one), NULL if none; they belong to the receiver
+ * @n_fds:	set to how many
  *
- * Return: the number of slices in @iov.
+ * A statement rather than a function taking pointers: on the message path
+ * (client_slice_fill()) the outputs are fields of one struct, which the
+ * compiler knows apart, so the loop costs what the hand-written one did.
+ * Elsewhere kclient_msg_read() is simpler.
  */
-static inline unsigned kclient_msg_parts(KdbusConn *conn, const struct kdbus_msg *m, struct iovec *iov,
-					 unsigned max_iov, size_t *ret_len, uint64_t *ret_first_offset,
-					 int **ret_fds, unsigned *ret_n_fds) {
-	const struct kdbus_item *it;
-	unsigned n = 0, n_fds = 0;
-	size_t len = 0;
-	uint64_t first = 0;
-	int *fds = NULL;
+#define KCLIENT_MSG_PARTS(conn_, m_, iov_, max_iov_, n_iov_, len_, first_, fds_, n_fds_)		\
+	do {												\
+		const struct kdbus_item *it_;								\
+													\
+		(n_iov_) = 0;										\
+		(len_) = 0;										\
+		(fds_) = NULL;										\
+		(n_fds_) = 0;										\
+		(first_) = 0;										\
+		KDBUS_ITEM_FOREACH(it_, (m_), items) {							\
+			if (it_->type == KDBUS_ITEM_PAYLOAD_OFF && (n_iov_) < (max_iov_)) {		\
+				if ((n_iov_) == 0)							\
+					(first_) = it_->vec.offset;					\
+				(iov_)[(n_iov_)].iov_base = kdbus_pool_ptr((conn_), it_->vec.offset);	\
+				(iov_)[(n_iov_)].iov_len = it_->vec.size;				\
+				(len_) += it_->vec.size;						\
+				(n_iov_)++;								\
+			} else if (it_->type == KDBUS_ITEM_FDS) {					\
+				(fds_) = (int *) it_->fds;						\
+				(n_fds_) = (it_->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);		\
+			}										\
+		}											\
+	} while (0)
 
-	KDBUS_ITEM_FOREACH(it, m, items) {
-		if (it->type == KDBUS_ITEM_PAYLOAD_OFF && n < max_iov) {
-			if (n == 0)
-				first = it->vec.offset;
-			iov[n].iov_base = kdbus_pool_ptr(conn, it->vec.offset);
-			iov[n].iov_len = it->vec.size;
-			len += it->vec.size;
-			n++;
-		} else if (it->type == KDBUS_ITEM_FDS) {
-			fds = (int *) it->fds;
-			n_fds = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int);
-		}
-	}
-	if (ret_len)
-		*ret_len = len;
-	if (ret_first_offset)
-		*ret_first_offset = first;
-	if (ret_fds)
-		*ret_fds = fds;
-	if (ret_n_fds)
-		*ret_n_fds = n_fds;
-	return n;
+/**
+ * struct KclientMsgParts - the first payload slice and the fds of a
+ * received message (kclient_msg_read())
+ * @payload:	the first slice ({ NULL, 0 } if none)
+ * @n_iov:	1 if there is one, else 0
+ * @len:	its size
+ * @first_offset: its pool offset, 0 if none
+ * @fds:	the message's fds, NULL if none; they belong to the receiver
+ * @n_fds:	how many
+ */
+typedef struct KclientMsgParts {
+	struct iovec payload;
+	unsigned n_iov;
+	size_t len;
+	uint64_t first_offset;
+	int *fds;
+	unsigned n_fds;
+} KclientMsgParts;
+
+/** kclient_msg_read() - KCLIENT_MSG_PARTS() of the first slice and the fds */
+static inline void kclient_msg_read(KdbusConn *conn, const struct kdbus_msg *m, KclientMsgParts *ret) {
+	ret->payload = (struct iovec) {};
+	KCLIENT_MSG_PARTS(conn, m, &ret->payload, 1u, ret->n_iov, ret->len, ret->first_offset, ret->fds,
+			  ret->n_fds);
 }

@@ -374,11 +374,13 @@ static void client_grow_sndbuf(Client *c) {
  * written).  Return: whether it has bytes to write. */
 static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint64_t offset,
 			      uint64_t *ret_payload_off) {
+	uint64_t payload_off;
+
 	o->slice = offset;
 	o->owned = NULL;
 	o->sent = 0;
-	o->n_iov = kclient_msg_parts(c->conn, m, o->iov, ELEMENTSOF(o->iov), &o->len, ret_payload_off, &o->fds,
-				     &o->n_fds);
+	KCLIENT_MSG_PARTS(c->conn, m, o->iov, ELEMENTSOF(o->iov), o->n_iov, o->len, payload_off, o->fds, o->n_fds);
+	*ret_payload_off = payload_off;
 	return o->n_iov != 0 && o->len != 0;
 }
 

@@ -2109,20 +2109,18 @@ static int driver_handle_call(DriverCall *call) {
 }
 
 static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
-	struct iovec payload = {};
-	int *fds;
-	unsigned n_fds;
+	KclientMsgParts parts;
 	int r;
 
 	Client *c = bus_find_client(d->bus, km->src_id);
 	if (!c || km->payload_type != KDBUS_PAYLOAD_DBUS)
 		return;
-	(void) kclient_msg_parts(d->conn, km, &payload, 1, NULL, NULL, &fds, &n_fds);
+	kclient_msg_read(d->conn, km, &parts);
 	/* fds sent to the driver are not used */
-	for (unsigned i = 0; i < n_fds; i++)
-		safe_close(fds[i]);
-	const uint8_t *data = payload.iov_base;
-	size_t len = payload.iov_len;
+	for (unsigned i = 0; i < parts.n_fds; i++)
+		safe_close(parts.fds[i]);
+	const uint8_t *data = parts.payload.iov_base;
+	size_t len = parts.len;
 	if (!data)
 		return;
 

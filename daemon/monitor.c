@@ -147,11 +147,10 @@ static void sink_wakeup(KdbusConn *conn, void *userdata) {
 		if (kdbus_cmd_recv(conn, &recv) < 0)
 			break;
 		struct kdbus_msg *m = kdbus_pool_ptr(conn, recv.msg.offset);
-		int *fds;
-		unsigned n_fds;
-		(void) kclient_msg_parts(conn, m, NULL, 0, NULL, NULL, &fds, &n_fds);
-		for (unsigned i = 0; i < n_fds; i++)
-			safe_close(fds[i]);
+		KclientMsgParts parts;
+		kclient_msg_read(conn, m, &parts);
+		for (unsigned i = 0; i < parts.n_fds; i++)
+			safe_close(parts.fds[i]);
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
 		(void) kdbus_cmd_free(conn, &f);
 	}
@@ -272,14 +271,14 @@ void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *d
 
 static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	Eavesdrop *e = eavesdrop_of(bus);
-	struct iovec payload = {};
-	int *fds;
-	unsigned n_fds;
+	KclientMsgParts parts;
 	WireHeader h;
 
-	(void) kclient_msg_parts(e->conn, km, &payload, 1, NULL, NULL, &fds, &n_fds);
-	const uint8_t *data = payload.iov_base;
-	size_t len = payload.iov_len;
+	kclient_msg_read(e->conn, km, &parts);
+	const uint8_t *data = parts.payload.iov_base;
+	size_t len = parts.len;
+	int *fds = parts.fds;
+	unsigned n_fds = parts.n_fds;
 	/* as dbus-daemon: neither what is sent to or by the driver nor a
 	 * refused message (sent to the sink) reaches eavesdroppers */
 	uint64_t dst_id = km->dst_id;

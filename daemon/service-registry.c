@@ -289,7 +289,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		return;
 	for (unsigned n = 0; n < 1u << 20; n++) {
 		struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
-		struct iovec payload = {};
+		KclientMsgParts parts;
 		WireHeader h;
 		bool have_header = false;
 		int r;
@@ -300,9 +300,10 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
 		uint64_t src_id = m->src_id, cookie = m->cookie;
 		bool expect_reply = m->flags & KDBUS_MSG_EXPECT_REPLY;
-		if (m->payload_type == KDBUS_PAYLOAD_DBUS &&
-		    kclient_msg_parts(a->conn, m, &payload, 1, NULL, NULL, NULL, NULL) == 1)
-			have_header = wire_header_parse(payload.iov_base, payload.iov_len, &h) >= 0;
+		if (m->payload_type == KDBUS_PAYLOAD_DBUS) {
+			kclient_msg_read(a->conn, m, &parts);
+			have_header = parts.n_iov && wire_header_parse(parts.payload.iov_base, parts.len, &h) >= 0;
+		}
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
 		(void) kdbus_cmd_free(a->conn, &f);
 

@@ -205,8 +205,8 @@ TEST(send_and_parts) {
 	size_t len = 0;
 	uint64_t first = 0;
 	int *fds = NULL;
-	unsigned n_fds = 0;
-	unsigned n = kclient_msg_parts(b, m, iov, 2, &len, &first, &fds, &n_fds);
+	unsigned n_fds = 0, n = 0;
+	KCLIENT_MSG_PARTS(b, m, iov, 2u, n, len, first, fds, n_fds);
 	check(n == 1 && len == sizeof(payload) && first != 0);
 	check(iov[0].iov_len == sizeof(payload) && memcmp(iov[0].iov_base, payload, sizeof(payload)) == 0);
 	check(kdbus_pool_ptr(b, first) == iov[0].iov_base);
@@ -214,15 +214,19 @@ TEST(send_and_parts) {
 	for (unsigned i = 0; fds && i < n_fds; i++)
 		close(fds[i]);
 	/* no room for slices: only the fds */
-	check(kclient_msg_parts(b, m, iov, 0, &len, NULL, NULL, &n_fds) == 0 && len == 0 && n_fds == 2);
+	unsigned no_room = 0;
+	KCLIENT_MSG_PARTS(b, m, iov, no_room, n, len, first, fds, n_fds);
+	check(n == 0 && len == 0 && first == 0 && n_fds == 2);
 	recv_done(b, off);
 
 	/* without fds */
 	check(kclient_send_bytes(a, id_b, NULL, 6, 0, payload, 4, NULL, 0) == 0);
 	m = recv_one(b, &off);
 	assert(m);
-	fds = (int *) 1;
-	check(kclient_msg_parts(b, m, iov, 2, &len, NULL, &fds, &n_fds) == 1 && len == 4 && !fds && n_fds == 0);
+	KclientMsgParts parts;
+	kclient_msg_read(b, m, &parts);
+	check(parts.n_iov == 1 && parts.len == 4 && parts.payload.iov_len == 4 && !parts.fds && parts.n_fds == 0);
+	check(memcmp(parts.payload.iov_base, payload, 4) == 0 && parts.first_offset);
 	recv_done(b, off);
 
 	check(kclient_send_bytes(a, id_b, NULL, 7, 0, payload, 4, p, KCLIENT_SEND_MAX_FDS + 1) == -EINVAL);
@@ -239,7 +243,8 @@ TEST(send_and_parts) {
 	m = kdbus_pool_ptr(act, off);
 	assert(m);
 	check(m->cookie == 8 && m->src_id == id_a);
-	check(kclient_msg_parts(act, m, iov, 1, &len, NULL, NULL, NULL) == 1 && len == 4);
+	kclient_msg_read(act, m, &parts);
+	check(parts.n_iov == 1 && parts.len == 4);
 	recv_done(act, off);
 	check(kclient_send_bytes(a, KDBUS_DST_ID_NAME, "org.example.Nobody", 9, 0, payload, 4, NULL, 0) < 0);
 
@@ -254,7 +259,7 @@ TEST(notifications) {
 	uint64_t id_w, id_a, off;
 	KdbusConn *w = hello(bus, &id_w), *a = hello(bus, &id_a);
 	const struct kdbus_item *cursor;
-	KclientNotify nt;
+	KclientNotify nt = {};
 
 	check(kclient_match_name_change(w, 1, KCLIENT_NAME_ADD, KDBUS_MATCH_ID_ANY, KDBUS_MATCH_ID_ANY) == 0);
 	check(kclient_match_name_change(w, 1, KCLIENT_NAME_REMOVE, KDBUS_MATCH_ID_ANY, KDBUS_MATCH_ID_ANY) == 0);
@@ -267,6 +272,9 @@ TEST(notifications) {
 	struct kdbus_msg *m = recv_one(w, &off);
 	assert(m);
 	check(m->payload_type == KDBUS_PAYLOAD_KERNEL);
+	KclientMsgParts parts;
+	kclient_msg_read(w, m, &parts);
+	check(parts.n_iov == 0 && !parts.payload.iov_base && parts.len == 0 && !parts.fds && parts.n_fds == 0);
 	cursor = NULL;
 	check(kclient_notify_next(m, &cursor, &nt));
 	check(nt.type == KCLIENT_NAME_ADD && strcmp(nt.name, "org.example.N") == 0 && nt.old_id == 0 &&
@@ -333,7 +341,7 @@ TEST(reply_dead) {
 	struct kdbus_msg *m = recv_one(a, &off);
 	assert(m);
 	const struct kdbus_item *cursor = NULL;
-	KclientNotify nt;
+	KclientNotify nt = {};
 	check(m->payload_type == KDBUS_PAYLOAD_KERNEL && m->cookie_reply == 77);
 	check(kclient_notify_next(m, &cursor, &nt) && nt.type == KCLIENT_REPLY_DEAD);
 	check(!kclient_notify_next(m, &cursor, &nt));
