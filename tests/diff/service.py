@@ -20,8 +20,8 @@ while b'\r\n' not in buf:
     buf += s.recv(4096)
 buf = buf.split(b'\r\n', 1)[1]
 D = {W.F_DESTINATION: 'org.freedesktop.DBus', W.F_PATH: '/org/freedesktop/DBus', W.F_INTERFACE: 'org.freedesktop.DBus'}
-s.sendall(W.message(W.METHOD_CALL, 1, dict(D, **{W.F_MEMBER: 'Hello'})) +
-          W.message(W.METHOD_CALL, 2, dict(D, **{W.F_MEMBER: 'RequestName'}), 'su', (name, 0)))
+s.sendall(W.message(W.METHOD_CALL, 1, {**D, W.F_MEMBER: 'Hello'}) +
+          W.message(W.METHOD_CALL, 2, {**D, W.F_MEMBER: 'RequestName'}, 'su', (name, 0)))
 serial = 2
 while True:
     n = W.msg_size(buf)
