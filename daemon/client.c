@@ -107,6 +107,18 @@ uint32_t client_next_serial(Client *c) {
 	return c->serial;
 }
 
+void client_mark_hello_done(Client *c) {
+	c->hello_done = true;
+}
+
+void client_set_wk_names_count(Client *c, uint32_t n) {
+	Bus *bus = c->bus;
+
+	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
+	c->stats_wk_names = n;
+	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }

@@ -224,6 +224,15 @@ int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userd
 /* the serial of the next message the bus originates to @c (never 0) */
 uint32_t client_next_serial(Client *c);
 
+/* client_mark_hello_done() - @c's Hello is answered (by the driver, or
+ * directly at dispatch): another Hello is an error */
+void client_mark_hello_done(Client *c);
+
+/* client_set_wk_names_count() - @c owns or is queued for @n well-known
+ * names (Debug.Stats): the bus's total and @c's peak (its unique name
+ * counted) follow */
+void client_set_wk_names_count(Client *c, uint32_t n);
+
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			      uint64_t dst_id);

@@ -100,8 +100,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		return -ENOMEM;
 	}
 
-	bus->stats_wk_names -= c->stats_wk_names;
-	c->stats_wk_names = 0;
+	client_set_wk_names_count(c, 0);
 
 	/* closing the client's connection releases its names: everyone
 	 * sees the unique name and then the others go, as with dbus-daemon */
