@@ -119,6 +119,20 @@ void client_set_wk_names_count(Client *c, uint32_t n) {
 	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
 }
 
+void client_drop_conn(Client *c) {
+	idmap_remove(&c->bus->clients_by_id, c->id);
+	c->conn = kdbus_conn_close_id_first(c->conn);
+}
+
+void client_become_monitor(Client *c, KdbusConn *mon, MatchRule **rules, size_t n) {
+	c->conn = mon;
+	c->state = CLIENT_MONITOR;
+	c->bus->n_monitors++;
+	c->monitor_rules = rules;
+	c->n_monitor_rules = n;
+	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+}
+
 bool client_is_privileged(const Client *c) {
 	return c->is_unix && (c->creds.uid == 0 || c->creds.uid == c->bus->euid);
 }
