@@ -25,7 +25,8 @@
  *   client-match.c   the client's match rules: kept, installed in the core,
  *                    checked against a message
  *   client-notify.c  the core's notifications as the driver's signals
- *   client.c         (this file) the lifecycle: accept, SASL, Hello, free
+ *   client.c         (this file) the lifecycle: accept, SASL, Hello, the
+ *                    switch to a monitor, free
  * client-internal.h declares what they share among themselves.
  */
 #include <errno.h>
