@@ -25,7 +25,8 @@
  *   client-match.c   the client's match rules: kept, installed in the core,
  *                    checked against a message
  *   client-notify.c  the core's notifications as the driver's signals
- *   client.c         (this file) the lifecycle: accept, SASL, Hello, free
+ *   client.c         (this file) the lifecycle: accept, SASL, Hello, the
+ *                    switch to a monitor, free
  * client-internal.h declares what they share among themselves.
  */
 #include <errno.h>
@@ -105,6 +106,32 @@ uint32_t client_next_serial(Client *c) {
 	if (++c->serial == 0)
 		++c->serial;
 	return c->serial;
+}
+
+void client_mark_hello_done(Client *c) {
+	c->hello_done = true;
+}
+
+void client_set_wk_names_count(Client *c, uint32_t n) {
+	Bus *bus = c->bus;
+
+	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
+	c->stats_wk_names = n;
+	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+}
+
+void client_drop_conn(Client *c) {
+	idmap_remove(&c->bus->clients_by_id, c->id);
+	c->conn = kdbus_conn_close_id_first(c->conn);
+}
+
+void client_become_monitor(Client *c, KdbusConn *mon, MatchRule **rules, size_t n) {
+	c->conn = mon;
+	c->state = CLIENT_MONITOR;
+	c->bus->n_monitors++;
+	c->monitor_rules = rules;
+	c->n_monitor_rules = n;
+	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
 }
 
 bool client_is_privileged(const Client *c) {

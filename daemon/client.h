@@ -224,6 +224,31 @@ int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userd
 /* the serial of the next message the bus originates to @c (never 0) */
 uint32_t client_next_serial(Client *c);
 
+/*
+ * client_drop_conn() - the first half of BecomeMonitor: @c's kdbus
+ * connection is closed, its unique name going before its other names
+ * (kdbus_conn_close_id_first()), and @c is no longer found by its id.  @c
+ * keeps its unique name and state, without a connection, until
+ * client_become_monitor() or client_close().
+ */
+void client_drop_conn(Client *c);
+
+/*
+ * client_become_monitor() - the second half: @c is a monitor on the
+ * connection @mon (taken) with the rules @rules[@n] (taken), counted in
+ * Bus.n_monitors (client_free() uncounts it), woken as any client.
+ */
+void client_become_monitor(Client *c, KdbusConn *mon, MatchRule **rules, size_t n);
+
+/* client_mark_hello_done() - @c's Hello is answered (by the driver, or
+ * directly at dispatch): another Hello is an error */
+void client_mark_hello_done(Client *c);
+
+/* client_set_wk_names_count() - @c owns or is queued for @n well-known
+ * names (Debug.Stats): the bus's total and @c's peak (its unique name
+ * counted) follow */
+void client_set_wk_names_count(Client *c, uint32_t n);
+
 /* whether one of @c's eavesdrop=true rules matches a unicast to someone else */
 bool client_eavesdrop_matches(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,
 			      uint64_t dst_id);

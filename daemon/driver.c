@@ -104,9 +104,7 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 	Bus *bus = d->bus;
 	uint32_t n = fresh ? 0 : stats_count_names(d, c);
 
-	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
-	c->stats_wk_names = n;
-	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+	client_set_wk_names_count(c, n);
 	stats_peak(&bus->peak_bus_names_per_conn, 1 + (uint64_t) n);
 	stats_peak(&bus->peak_bus_names, bus->n_complete + bus->stats_wk_names);
 }
@@ -504,7 +502,7 @@ static int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
 	size_t reply_len, acquired_len;
 	int r;
 
-	c->hello_done = true;
+	client_mark_hello_done(c);
 	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
 	if (r < 0)
 		return r;
@@ -551,7 +549,7 @@ int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 			return r;
 		bus_schedule_ready(d->bus, c);
 	}
-	c->hello_done = true;
+	client_mark_hello_done(c);
 	return 1;
 }
 
@@ -767,7 +765,7 @@ static int method_hello(DriverCall *call) {
 
 	if (c->hello_done)
 		return call_fail(call, DBUS_ERR("Failed"), "Already handled an Hello message");
-	c->hello_done = true;
+	client_mark_hello_done(c);
 	r = call_reply_args(call, "s", name);
 	if (r < 0)
 		return r;

@@ -100,14 +100,12 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		return -ENOMEM;
 	}
 
-	bus->stats_wk_names -= c->stats_wk_names;
-	c->stats_wk_names = 0;
+	client_set_wk_names_count(c, 0);
 
 	/* closing the client's connection releases its names: everyone
 	 * sees the unique name and then the others go, as with dbus-daemon */
 	client_log_names_lost(c);
-	idmap_remove(&bus->clients_by_id, c->id);
-	c->conn = kdbus_conn_close_id_first(c->conn);
+	client_drop_conn(c);
 
 	/* the monitor connection comes after: what it sees of its own
 	 * names going is made up below */
@@ -121,12 +119,7 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 		client_close(c, "cannot become a monitor");
 		return 0;
 	}
-	c->conn = mon;
-	c->state = CLIENT_MONITOR;
-	bus->n_monitors++;
-	c->monitor_rules = rules;
-	c->n_monitor_rules = n;
-	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
+	client_become_monitor(c, mon, rules, n);
 
 	/* as dbus-daemon: the monitor loses its unique name first, then the
 	 * others in the order it got them, and is told so */
