@@ -1341,17 +1341,22 @@ static int builder_fail(WireBuilder *b, int r) {
 }
 
 /* field @code was set (@present) or removed: its place in the header */
-static void builder_note_field(WireBuilder *b, uint8_t code, bool present) {
+static inline void builder_note_field(WireBuilder *b, uint8_t code, bool present) {
+	uint16_t bit = (uint16_t) (1u << code);
 	size_t i;
 
-	for (i = 0; i < b->n_order && b->order[i] != code; i++)
-		;
-	if (present && i == b->n_order)
+	if (present == !!(b->order_set & bit))
+		return;		/* set again: it keeps its place */
+	if (present) {
 		b->order[b->n_order++] = code;
-	else if (!present && i < b->n_order) {
-		memmove(b->order + i, b->order + i + 1, b->n_order - i - 1);
-		b->n_order--;
+		b->order_set |= bit;
+		return;
 	}
+	for (i = 0; b->order[i] != code; i++)
+		;
+	memmove(b->order + i, b->order + i + 1, b->n_order - i - 1);
+	b->n_order--;
+	b->order_set &= (uint16_t) ~bit;
 }
 
 static int builder_common_init(WireBuilder *b, uint8_t type, uint8_t flags, uint32_t serial) {
@@ -1911,8 +1916,7 @@ int wire_builder_finish(WireBuilder *b, uint8_t **ret_msg, size_t *ret_len) {
 		.n_order = b->n_order,
 	};
 	memcpy(h.order, b->order, sizeof(h.order));
-	for (size_t i = 0; i < b->n_order; i++)
-		h.fields |= (uint16_t) (1u << b->order[i]);
+	h.fields = b->order_set;
 	hlen = header_size(&h, &b->sender);
 	if (hlen + body_len > WIRE_MAX_MESSAGE_SIZE)
 		return builder_fail(b, -EMSGSIZE);

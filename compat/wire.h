@@ -360,9 +360,11 @@ typedef struct WireBuilder {
 	uint32_t unix_fds;
 	WireString path, interface, member, error_name, destination, sender;
 	/* the fields in the order they were first set, as libdbus appends
-	 * them (SIGNATURE with the first value of the body) */
+	 * them (SIGNATURE with the first value of the body); bit N of
+	 * order_set: field N is in order[] */
 	uint8_t n_order;
 	uint8_t order[WIRE_FIELD_UNIX_FDS];
+	uint16_t order_set;
 	char sig[WIRE_MAX_SIGNATURE_LEN + 1];	/* body signature, NUL-terminated */
 	uint8_t sig_len;
 	unsigned depth;
