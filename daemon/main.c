@@ -479,11 +479,17 @@ static void notify_parent(int notify_fd) {
 	close(notify_fd);
 }
 
+static void event_base_freep(struct event_base **base) {
+	if (*base)
+		event_base_free(*base);
+}
+
 int main(int argc, char **argv) {
+	/* the base is freed after the bus, whose events are on it */
+	_cleanup_(event_base_freep) struct event_base *base = NULL;
 	_cleanup_(bus_freep) Bus *bus = NULL;
 	_cleanup_free_ char *address = NULL;
 	_cleanup_free_ char *error = NULL;
-	struct event_base *base = NULL;
 	BusConfig *config = NULL;
 	Options o;
 	const char *config_file;
@@ -552,6 +558,5 @@ int main(int argc, char **argv) {
 	r = bus_run(bus);
 	(void) sd_notify(false, "STOPPING=1");
 	bus = bus_free(bus);
-	event_base_free(base);
 	return r < 0 ? 1 : 0;
 }

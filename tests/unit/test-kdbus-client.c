@@ -5,6 +5,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,11 +322,13 @@ TEST(reply_dead) {
 	static const char payload[] = "call";
 
 	/* a call expecting a reply, then the callee goes */
+	/* room for a whole struct kdbus_item (UBSan checks the member
+	 * accesses against it); the message is as long as its one item */
 	struct {
 		struct kdbus_msg msg;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec))];
+		uint8_t items[sizeof(struct kdbus_item) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec))];
 	} km = {};
-	km.msg.size = sizeof(km);
+	km.msg.size = offsetof(struct kdbus_msg, items) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
 	km.msg.flags = KDBUS_MSG_EXPECT_REPLY;
 	km.msg.payload_type = KDBUS_PAYLOAD_DBUS;
 	km.msg.dst_id = id_b;
