@@ -8,6 +8,7 @@
 
 #include "compat/kdbus-client.h"
 #include "kdbus/item.h"
+#include "util/strutil.h"
 
 _Static_assert(KCLIENT_CMD_MAX_SIZE == KDBUS_CMD_MAX_SIZE, "the core's command size limit");
 
@@ -208,6 +209,24 @@ int kclient_conn_names(KdbusConn *via, uint64_t id, uint64_t skip_flags, Kclient
 	r = kclient_info_names(kdbus_pool_ptr(via, q.offset), skip_flags, fn, userdata);
 	pool_free(via, q.offset);
 	return r;
+}
+
+typedef struct NameStrv {
+	char ***strv;
+	size_t *n;
+} NameStrv;
+
+static int name_strv_add(const char *name, uint64_t flags, void *userdata) {
+	NameStrv *ns = userdata;
+
+	(void) flags;
+	return strv_push_dup(ns->strv, ns->n, name);
+}
+
+int kclient_conn_names_strv(KdbusConn *via, uint64_t id, uint64_t skip_flags, char ***strv, size_t *n) {
+	NameStrv ns = { strv, n };
+
+	return kclient_conn_names(via, id, skip_flags, name_strv_add, &ns);
 }
 
 int kclient_list(KdbusConn *conn, uint64_t flags, const char *name, uint64_t *ret_offset, uint64_t *ret_size) {

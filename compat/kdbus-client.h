@@ -137,6 +137,14 @@ int kclient_info_names(const struct kdbus_info *info, uint64_t skip_flags, Kclie
 int kclient_conn_names(KdbusConn *via, uint64_t id, uint64_t skip_flags, KclientNameFn fn, void *userdata);
 
 /**
+ * kclient_conn_names_strv() - kclient_conn_names() appending copies of the
+ * names to the NULL-terminated list *@strv (of length *@n, if @n is given)
+ *
+ * Return: as kclient_conn_names(); -ENOMEM keeps what was appended before.
+ */
+int kclient_conn_names_strv(KdbusConn *via, uint64_t id, uint64_t skip_flags, char ***strv, size_t *n);
+
+/**
  * kclient_list() - KDBUS_CMD_LIST
  * @flags:	KDBUS_LIST_*
  * @name:	only the owner and waiters of this name, or NULL

@@ -123,39 +123,20 @@ static void client_policy_message(const WireHeader *h, const char *sender, Polic
 	};
 }
 
-typedef struct NameList {
-	char **l;
-	size_t n;
-} NameList;
-
-static int name_list_add(const char *name, uint64_t flags, void *userdata) {
-	NameList *nl = userdata;
-	char **l = realloc(nl->l, (nl->n + 2) * sizeof(char *));
-
-	if (!l)
-		return -ENOMEM;
-	nl->l = l;
-	if (!(l[nl->n] = strdup(name)))
-		return -ENOMEM;
-	l[++nl->n] = NULL;
-	return 0;
-}
-
 /* the names the policy sees for connection @id: its unique name and every
  * name it owns or waits for; NULL when the policy names none or on failure */
 static char **client_policy_names_query(Client *via, uint64_t id) {
-	NameList nl = {};
+	char **l = calloc(2, sizeof(char *));
+	size_t n = 1;
 
-	nl.l = calloc(2, sizeof(char *));
-	if (!nl.l)
+	if (!l)
 		return NULL;
-	nl.l[0] = malloc(24);
-	if (!nl.l[0])
-		return strv_free(nl.l);
-	message_unique_name_format(nl.l[0], id);
-	nl.n = 1;
-	(void) kclient_conn_names(via->conn, id, KDBUS_NAME_ACTIVATOR, name_list_add, &nl);
-	return nl.l;
+	l[0] = malloc(24);
+	if (!l[0])
+		return strv_free(l);
+	message_unique_name_format(l[0], id);
+	(void) kclient_conn_names_strv(via->conn, id, KDBUS_NAME_ACTIVATOR, &l, &n);
+	return l;
 }
 
 /* client_policy_names(): a client's list is kept on it while no name

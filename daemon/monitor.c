@@ -21,32 +21,15 @@ static int monitor_hello(Bus *bus, KdbusConn **ret) {
 			     64 * 1024 * 1024, NULL, ret, NULL);
 }
 
-typedef struct NameList {
-	char **l;
-	size_t n;
-} NameList;
-
-static int name_list_add(const char *name, uint64_t flags, void *userdata) {
-	NameList *nl = userdata;
-	char **l = realloc(nl->l, (nl->n + 2) * sizeof(char *));
-
-	if (!l)
-		return -ENOMEM;
-	nl->l = l;
-	if (!(l[nl->n] = strdup(name)))
-		return -ENOMEM;
-	l[++nl->n] = NULL;
-	return 0;
-}
-
 /* the well-known names @c owns (not those it waits for), in the order it
  * asked for them; NULL-terminated, the caller frees it */
 static char **monitor_owned_names(Client *c) {
-	NameList nl = { .l = calloc(1, sizeof(char *)) };
+	char **l = calloc(1, sizeof(char *));
+	size_t n = 0;
 
-	if (nl.l)
-		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_IN_QUEUE, name_list_add, &nl);
-	return nl.l;
+	if (l)
+		(void) kclient_conn_names_strv(c->conn, c->id, KDBUS_NAME_IN_QUEUE, &l, &n);
+	return l;
 }
 
 /*
