@@ -227,6 +227,17 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 	return r;
 }
 
+int client_send_owned(Client *c, uint8_t *msg, size_t len) {
+	int r = client_queue_owned(c, msg, len);
+
+	if (r >= 0)
+		r = client_write(c);
+	if (r < 0)
+		return r;
+	client_update_events(c);
+	return 0;
+}
+
 int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds) {
 	ClientOut o = {
 		.owned = msg,

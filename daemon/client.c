@@ -280,14 +280,7 @@ int client_check_limits(Client *c, uint32_t serial) {
 	r = driver_build_error(c, serial, DBUS_ERR("LimitsExceeded"), text, &msg, &len);
 	if (r < 0)
 		return r;
-	r = client_queue_owned(c, msg, len);
-	if (r < 0)
-		return r;
-	r = client_write(c);
-	if (r < 0)
-		return r;
-	client_update_events(c);
-	return 0;
+	return client_send_owned(c, msg, len);
 }
 
 int client_register(Client *c) {

@@ -272,6 +272,9 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 /* queue bytes the bus originates (driver replies, synthesized signals);
  * takes ownership of @msg */
 int client_queue_owned(Client *c, uint8_t *msg, size_t len);
+/* client_queue_owned(), then written out at once (answers of the bus to a
+ * client that is not served through the core: before Hello, over limits) */
+int client_send_owned(Client *c, uint8_t *msg, size_t len);
 
 /* client_monitor_queue_signal() - a signal of the driver's @msg (taken)
  * for monitor @c, if its rules take it */

@@ -245,14 +245,7 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 		return r;
 	if (!msg)
 		return 0;
-	r = client_queue_owned(c, msg, len);
-	if (r < 0)
-		return r;
-	r = client_write(c);
-	if (r < 0)
-		return r;
-	client_update_events(c);
-	return 0;
+	return client_send_owned(c, msg, len);
 }
 
 /* ---- the forward path: one message from the client to the core ------------ */
