@@ -21,86 +21,29 @@ MASK_KEYS = {'ListMemPoolUsedBytes', 'ListMemPoolCachedBytes', 'ListMemPoolAlloc
              'PeakOutgoingBytes', 'ListenerCount', 'ProcessID'}
 
 
-# ---- a reader for bodies --------------------------------------------------
+# ---- bodies ---------------------------------------------------------------
 
-def split_sig(sig):
-    out, i = [], 0
-    while i < len(sig):
-        j = sig_end(sig, i)
-        out.append(sig[i:j])
-        i = j
-    return out
-
-
-def sig_end(sig, i):
-    c = sig[i]
+def native(t, v):
+    """a value of dbuswire's reader as this probe prints it: variants as
+    (signature, value), dict arrays as dicts"""
+    c = t[0]
+    if c == 'v':
+        return (v.sig, native(v.sig, v.value))
+    if c == 'a' and t[1] == '{':
+        kt, vt = W.split_sig(t[2:-1])
+        return {k: native(vt, x) for k, x in v}
     if c == 'a':
-        return sig_end(sig, i + 1)
-    if c in '({':
-        close = ')' if c == '(' else '}'
-        i += 1
-        while sig[i] != close:
-            i = sig_end(sig, i)
-        return i + 1
-    return i + 1
-
-
-ALIGN = {'y': 1, 'b': 4, 'n': 2, 'q': 2, 'i': 4, 'u': 4, 'x': 8, 't': 8, 'd': 8, 's': 4, 'o': 4, 'g': 1,
-         'a': 4, '(': 8, '{': 8, 'v': 1, 'h': 4}
-FMT = {'y': 'B', 'b': 'I', 'n': 'h', 'q': 'H', 'i': 'i', 'u': 'I', 'x': 'q', 't': 'Q', 'd': 'd', 'h': 'I'}
-
-
-class Reader:
-    def __init__(self, data):
-        self.d, self.p = data, 0
-
-    def align(self, a):
-        self.p += (-self.p) % a
-
-    def read(self, t):
-        c = t[0]
-        self.align(ALIGN[c])
-        if c in FMT:
-            n = struct.calcsize('<' + FMT[c])
-            v = struct.unpack('<' + FMT[c], self.d[self.p:self.p + n])[0]
-            self.p += n
-            return bool(v) if c == 'b' else v
-        if c in 'so':
-            n = struct.unpack('<I', self.d[self.p:self.p + 4])[0]
-            v = self.d[self.p + 4:self.p + 4 + n].decode(errors='replace')
-            self.p += 5 + n
-            return v
-        if c == 'g':
-            n = self.d[self.p]
-            v = self.d[self.p + 1:self.p + 1 + n].decode()
-            self.p += 2 + n
-            return v
-        if c == 'v':
-            s = self.read('g')
-            return (s, self.read(s))
-        if c == 'a':
-            n = struct.unpack('<I', self.d[self.p:self.p + 4])[0]
-            self.p += 4
-            self.align(ALIGN[t[1]])
-            end = self.p + n
-            out = []
-            while self.p < end:
-                out.append(self.read(t[1:]))
-            if t[1] == '{':
-                return dict(out)
-            return out
-        if c in '({':
-            self.align(8)
-            return tuple(self.read(x) for x in split_sig(t[1:-1]))
-        raise ValueError(t)
+        return [native(t[1:], x) for x in v]
+    if c == '(':
+        return tuple(native(st, x) for st, x in zip(W.split_sig(t[1:-1]), v))
+    return v
 
 
 def decode(sig, body):
     if not sig:
         return []
-    r = Reader(body)
     try:
-        return [r.read(t) for t in split_sig(sig)]
+        return [native(t, v) for t, v in zip(W.split_sig(sig), W.unmarshal_body(sig, body))]
     except Exception as e:  # noqa: BLE001
         return ['<undecodable %s: %s>' % (sig, e)]
 
@@ -204,48 +147,22 @@ def ask(title, c, member, sig=None, body=b'', **kw):
     show(title, drain(c))
 
 
-def enc(sig, *vals):
-    b = W.Buf()
-    for t, v in zip(split_sig(sig), vals):
-        put(b, t, v)
-    return bytes(b.b)
-
-
-def put(b, t, v):
+def wire(t, v):
+    """native()'s inverse: (signature, value) variants as dbuswire's"""
     c = t[0]
-    if c in 'so':
-        b.string(v)
-    elif c == 'g':
-        b.sig(v)
-    elif c == 'u':
-        b.u32(v)
-    elif c == 'b':
-        b.u32(1 if v else 0)
-    elif c == 'y':
-        b.u8(v)
-    elif c == 'v':
-        b.sig(v[0])
-        put(b, v[0], v[1])
-    elif c == 'a':
-        b.u32(0)
-        at = len(b.b)
-        b.pad(ALIGN[t[1]])
-        start = len(b.b)
-        items = v.items() if isinstance(v, dict) else v
-        for x in items:
-            put(b, t[1:], x)
-        struct.pack_into('<I', b.b, at - 4, len(b.b) - start)
-    elif c in '({':
-        b.pad(8)
-        for tt, x in zip(split_sig(t[1:-1]), v):
-            put(b, tt, x)
-    else:
-        raise ValueError(t)
+    if c == 'v':
+        return W.Variant(v[0], wire(v[0], v[1]))
+    if c == 'a' and t[1] != '{':
+        return [wire(t[1:], x) for x in v]
+    return v
+
+
+def enc(sig, *vals):
+    return W.marshal_body(sig, [wire(t, v) for t, v in zip(W.split_sig(sig), vals)])
 
 
 sections = []
 BUS_ID = [None]
-
 
 def section(f):
     sections.append(f)
