@@ -2,6 +2,7 @@
 /*
  * bus.c - BUS_MAKE, the connection table, shutdown, BUS_CREATOR_INFO
  */
+#include <linux/capability.h>
 #include <linux/ctype.h>
 #include <linux/cred.h>
 #include <linux/random.h>
@@ -29,11 +30,16 @@ static void __kdbus_bus_free(struct kref *kref)
 {
 	struct kdbus_bus *bus = container_of(kref, struct kdbus_bus, kref);
 
+	/* every connection, name, entry and tracker holds a reference */
 	WARN_ON(!hash_empty(bus->conns));
 	WARN_ON(!hash_empty(bus->names));
 	WARN_ON(!list_empty(&bus->notify_list));
 	WARN_ON(!list_empty(&bus->replies));
 	WARN_ON(!hash_empty(bus->policy));
+	if (bus->creator) {
+		atomic_dec(&bus->creator->buses);
+		kdbus_user_unref(bus->creator);
+	}
 	put_cred(bus->creator_cred);
 	put_pid(bus->creator_pid);
 	kdbus_domain_unref(bus->domain);
@@ -47,16 +53,24 @@ struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus)
 	return NULL;
 }
 
-/* "<euid>-<name>": [A-Za-z0-9_.-], no '-' or '.' at the end, 63 at most */
-static int kdbus_bus_name_check(const char *name, size_t len)
+/*
+ * "<uid>-<name>": the creator's euid as the domain's user namespace sees
+ * it (that of the kdbusfs mount, never the caller's own: a user mapped to
+ * root in a namespace of its own is still its real uid here), then
+ * [A-Za-z0-9_.-], no '-' or '.' at the end, 63 at most.
+ */
+static int kdbus_bus_name_check(struct kdbus_domain *domain, const char *name, size_t len)
 {
 	char prefix[16];
 	size_t i, plen;
+	uid_t uid;
 
 	if (len > KDBUS_SYSNAME_MAX_LEN)
 		return -ENAMETOOLONG;
-	plen = snprintf(prefix, sizeof(prefix), "%u-",
-			from_kuid_munged(current_user_ns(), current_euid()));
+	uid = from_kuid(domain->user_ns, current_euid());
+	if (uid == (uid_t)-1)
+		return -EPERM;
+	plen = snprintf(prefix, sizeof(prefix), "%u-", uid);
 	if (len <= plen || strncmp(name, prefix, plen) != 0)
 		return -EINVAL;
 	for (i = 0; i < len; i++) {
@@ -72,96 +86,39 @@ static int kdbus_bus_name_check(const char *name, size_t len)
 }
 
 /**
- * kdbus_cmd_bus_make() - KDBUS_CMD_BUS_MAKE on a control fd
- * @domain:	the mount's domain
- * @ret:	the new bus (NULL after a negotiation)
+ * kdbus_bus_make_args_parse() - copy BUS_MAKE's command, with no lock held
  * @argp:	struct kdbus_cmd with MAKE_NAME and BLOOM_PARAMETER items
+ * @ret_items_size: the bytes of its items
  *
- * Return: 0 or a negative errno.
+ * Its return_flags are written at once: once the bus exists, the call
+ * must not fail.
+ *
+ * Return: the copy, NULL after a negotiation, or an ERR_PTR.
  */
-int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void __user *argp)
+struct kdbus_cmd *kdbus_bus_make_args_parse(void __user *argp, size_t *ret_items_size)
 {
-	const struct kdbus_item *it, *name = NULL, *bloom = NULL, *req = NULL, *recv = NULL;
 	struct kdbus_cmd *cmd;
-	struct kdbus_bus *bus = NULL;
-	size_t items_size;
-	umode_t mode;
-	int r;
 
-	*ret = NULL;
 	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd, items), BUS_MAKE_FLAGS,
-			       bus_make_items, ARRAY_SIZE(bus_make_items), &items_size);
+			       bus_make_items, ARRAY_SIZE(bus_make_items), ret_items_size);
 	if (IS_ERR_OR_NULL(cmd))
-		return PTR_ERR_OR_ZERO(cmd);
-	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
-		const struct kdbus_item **slot;
-		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
-
-		switch (it->type) {
-		case KDBUS_ITEM_MAKE_NAME:
-			slot = &name;
-			r = -EINVAL;
-			if (payload < 2 || kdbus_item_str(it)[payload - 1] != '\0' || strlen(kdbus_item_str(it)) != payload - 1)
-				goto out;
-			break;
-		case KDBUS_ITEM_BLOOM_PARAMETER:
-			slot = &bloom;
-			r = -EINVAL;
-			if (payload != sizeof(struct kdbus_bloom_parameter))
-				goto out;
-			break;
-		case KDBUS_ITEM_ATTACH_FLAGS_SEND:
-			slot = &req;
-			r = -EINVAL;
-			if (payload != sizeof(u64))
-				goto out;
-			break;
-		case KDBUS_ITEM_ATTACH_FLAGS_RECV:
-			slot = &recv;
-			r = -EINVAL;
-			if (payload != sizeof(u64))
-				goto out;
-			break;
-		default:
-			r = -EINVAL;
-			goto out;
-		}
-		r = -EEXIST;
-		if (*slot)
-			goto out;
-		*slot = it;
+		return cmd;
+	if (put_user((u64)0, &((struct kdbus_cmd __user *)argp)->return_flags)) {
+		kfree(cmd);
+		return ERR_PTR(-EFAULT);
 	}
-	r = -EBADMSG;
-	if (!name || !bloom)
-		goto out;
-	r = kdbus_bus_name_check(kdbus_item_str(name), strlen(kdbus_item_str(name)));
-	if (r < 0)
-		goto out;
-	r = -EINVAL;
-	if (bloom->bloom_parameter.size < 8 || bloom->bloom_parameter.size > KDBUS_BUS_BLOOM_MAX_SIZE ||
-	    !IS_ALIGNED(bloom->bloom_parameter.size, 8) || bloom->bloom_parameter.n_hash < 1)
-		goto out;
+	return cmd;
+}
 
-	/* the answer first: once the bus exists, the call succeeds */
-	r = -EFAULT;
-	if (put_user((u64)0, &((struct kdbus_cmd __user *)argp)->return_flags))
-		goto out;
-	r = -ENOMEM;
-	bus = kzalloc(sizeof(*bus), GFP_KERNEL);
+/* a bus with every list and lock initialised, before anything can fail */
+static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
+{
+	struct kdbus_bus *bus = kzalloc(sizeof(*bus), GFP_KERNEL_ACCOUNT);
+
 	if (!bus)
-		goto out;
+		return NULL;
 	kref_init(&bus->kref);
 	bus->domain = kdbus_domain_ref(domain);
-	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
-	bus->flags = cmd->flags;
-	bus->bloom = bloom->bloom_parameter;
-	if (req) {
-		bus->attach_req = req->data64[0];
-		r = kdbus_attach_flags_check(&bus->attach_req);
-		if (r < 0)
-			goto out;
-	}
-	generate_random_uuid(bus->id128);
 	init_rwsem(&bus->conn_lock);
 	hash_init(bus->conns);
 	INIT_HLIST_HEAD(&bus->monitors);
@@ -174,10 +131,106 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	spin_lock_init(&bus->notify_lock);
 	INIT_LIST_HEAD(&bus->notify_list);
 	mutex_init(&bus->notify_flush_lock);
-	bus->active = true;
 	bus->creator_cred = get_current_cred();
 	bus->creator_pid = get_task_pid(current, PIDTYPE_TGID);
+	return bus;
+}
 
+/**
+ * kdbus_bus_make() - KDBUS_CMD_BUS_MAKE on a control fd
+ * @domain:	the mount's domain
+ * @cmd:	the command, from kdbus_bus_make_args_parse()
+ * @items_size:	the bytes of its items
+ * @ret:	the new bus
+ *
+ * Every item is checked before anything is allocated.
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
+		   struct kdbus_bus **ret)
+{
+	const struct kdbus_item *it, *name = NULL, *bloom = NULL, *req = NULL, *recv = NULL;
+	struct kdbus_bus *bus = NULL;
+	u64 attach_req = 0, attach_recv;
+	umode_t mode;
+	int r;
+
+	*ret = NULL;
+	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		const struct kdbus_item **slot;
+		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+		r = -EINVAL;
+		switch (it->type) {
+		case KDBUS_ITEM_MAKE_NAME:
+			slot = &name;
+			if (payload < 2 || !kdbus_item_is_string(it))
+				return r;
+			break;
+		case KDBUS_ITEM_BLOOM_PARAMETER:
+			slot = &bloom;
+			if (payload != sizeof(struct kdbus_bloom_parameter))
+				return r;
+			break;
+		case KDBUS_ITEM_ATTACH_FLAGS_SEND:
+			slot = &req;
+			if (payload != sizeof(u64))
+				return r;
+			break;
+		case KDBUS_ITEM_ATTACH_FLAGS_RECV:
+			slot = &recv;
+			if (payload != sizeof(u64))
+				return r;
+			break;
+		default:
+			return r;
+		}
+		if (*slot)
+			return -EEXIST;
+		*slot = it;
+	}
+	if (!name || !bloom)
+		return -EBADMSG;
+	r = kdbus_bus_name_check(domain, kdbus_item_str(name), strlen(kdbus_item_str(name)));
+	if (r < 0)
+		return r;
+	if (bloom->bloom_parameter.size < 8 || bloom->bloom_parameter.size > KDBUS_BUS_BLOOM_MAX_SIZE ||
+	    !IS_ALIGNED(bloom->bloom_parameter.size, 8) || bloom->bloom_parameter.n_hash < 1)
+		return -EINVAL;
+	if (req) {
+		attach_req = req->data64[0];
+		if (kdbus_attach_flags_check(&attach_req) < 0)
+			return -EINVAL;
+	}
+	if (recv) {
+		attach_recv = recv->data64[0];
+		if (kdbus_attach_flags_check(&attach_recv) < 0)
+			return -EINVAL;
+	}
+
+	bus = kdbus_bus_new(domain);
+	if (!bus)
+		return -ENOMEM;
+	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
+	bus->flags = cmd->flags;
+	bus->bloom = bloom->bloom_parameter;
+	bus->attach_req = attach_req;
+	generate_random_uuid(bus->id128);
+
+	bus->creator = kdbus_user_get(domain, current_euid());
+	if (IS_ERR(bus->creator)) {
+		r = PTR_ERR(bus->creator);
+		bus->creator = NULL;
+		goto out;
+	}
+	if (atomic_inc_return(&bus->creator->buses) > KDBUS_USER_MAX_BUSES &&
+	    !capable(CAP_IPC_OWNER)) {
+		r = -EMFILE;
+		goto out;
+	}
+
+	bus->active = true;
 	mode = (cmd->flags & KDBUS_MAKE_ACCESS_WORLD) ? 0777 :
 	       (cmd->flags & KDBUS_MAKE_ACCESS_GROUP) ? 0770 : 0700;
 	bus->dir = kdbus_fs_make_bus_dir(bus, mode & 0555, mode & 0666);
@@ -191,7 +244,6 @@ int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void
 	r = 0;
 out:
 	kdbus_bus_unref(bus);
-	kfree(cmd);
 	return r;
 }
 

@@ -37,12 +37,18 @@ static void __kdbus_conn_free(struct kref *kref)
 {
 	struct kdbus_conn *conn = container_of(kref, struct kdbus_conn, kref);
 
+	/* disconnected before the last reference went: queue and names are gone */
 	WARN_ON(conn->connected);
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
 	kdbus_match_flush(conn);
 	kdbus_policy_remove_owner(conn);
 	kdbus_pool_free(conn->pool);
+	xa_destroy(&conn->quota);
+	if (conn->user) {
+		atomic_dec(&conn->user->conns);
+		kdbus_user_unref(conn->user);
+	}
 	put_cred(conn->cred);
 	kdbus_meta_fake_free(conn->fake);
 	put_pid(conn->pid);
@@ -88,61 +94,103 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	wake_up_interruptible_all(&conn->wait);
 }
 
-/* with conn->lock held: a public slice holding @data */
-int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off)
+/**
+ * kdbus_conn_slice_public() - a public slice in @conn's pool holding @data
+ * @conn:	the connection (its lock held)
+ * @data:	the answer of a command
+ * @size:	its size
+ *
+ * The slice comes with a kernel reference: the command tells userspace
+ * its offset with no lock held, then gives the reference back with
+ * kdbus_conn_slice_tell().
+ *
+ * Return: the slice, or an ERR_PTR.
+ */
+struct kdbus_slice *kdbus_conn_slice_public(struct kdbus_conn *conn, const void *data, size_t size)
 {
 	struct kdbus_slice *slice;
 	int ret;
 
 	slice = kdbus_pool_slice_alloc(conn->pool, size, false);
 	if (IS_ERR(slice))
-		return PTR_ERR(slice);
+		return slice;
 	ret = kdbus_pool_write(conn->pool, kdbus_slice_offset(slice), data, size);
 	if (ret < 0) {
-		kdbus_pool_slice_release(conn->pool, slice);
-		return ret;
+		kdbus_pool_slice_put(conn->pool, slice);
+		return ERR_PTR(ret);
 	}
-	kdbus_slice_set_public(slice, true);
-	*ret_off = kdbus_slice_offset(slice);
-	return 0;
+	kdbus_slice_publish(slice);
+	return slice;
 }
 
-/* undo kdbus_pool_write_public() when the caller cannot be told */
-static void kdbus_conn_release_offset(struct kdbus_conn *conn, u64 off)
+/**
+ * kdbus_conn_slice_tell() - the end of a command that answered in a slice
+ * @conn:	the connection (its lock not held)
+ * @slice:	the answer's slice, with the command's kernel reference
+ * @copy_result: 0 when userspace was told the offset, else its error
+ *
+ * A slice whose offset could not be written is no longer userspace's (it
+ * could not know what to FREE).  The slice is reached by the reference
+ * the command holds, never by its offset: meanwhile it may have been
+ * freed by a guess, or the offset reused.
+ *
+ * Return: @copy_result.
+ */
+int kdbus_conn_slice_tell(struct kdbus_conn *conn, struct kdbus_slice *slice, int copy_result)
 {
 	mutex_lock(&conn->lock);
-	kdbus_pool_slice_release(conn->pool, kdbus_pool_slice_find(conn->pool, off));
+	if (copy_result < 0 && kdbus_slice_is_public(slice))
+		kdbus_pool_slice_unpublish(conn->pool, slice);
+	kdbus_pool_slice_put(conn->pool, slice);
 	mutex_unlock(&conn->lock);
+	return copy_result;
 }
 
 /* ---- HELLO ---------------------------------------------------------------- */
 
 /**
- * kdbus_cmd_hello() - KDBUS_CMD_HELLO on a `bus` file
- * @bus:	the bus
+ * kdbus_hello_args_parse() - copy HELLO's command, with no lock held
  * @argp:	struct kdbus_cmd_hello
+ * @ret_items_size: the bytes of its items
  *
- * Return: the new connection, NULL after a negotiation, or an ERR_PTR.
+ * Return: the copy, NULL after a negotiation, or an ERR_PTR.
  */
-struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
+struct kdbus_cmd_hello *kdbus_hello_args_parse(void __user *argp, size_t *ret_items_size)
 {
-	struct kdbus_cmd_hello __user *uhello = argp;
+	return kdbus_args_parse(argp, sizeof(struct kdbus_cmd_hello), offsetof(struct kdbus_cmd_hello, items),
+				HELLO_FLAGS, hello_items, ARRAY_SIZE(hello_items), ret_items_size);
+}
+
+/**
+ * kdbus_hello_connect() - make the connection HELLO asks for
+ * @bus:	the bus
+ * @file:	the endpoint file: its opener's credentials are the connection's
+ * @cmd:	the command, from kdbus_hello_args_parse()
+ * @items_size:	the bytes of its items
+ *
+ * Reads and writes no user memory.  The connection is on the bus when
+ * this returns; kdbus_hello_answer() tells the caller.
+ *
+ * Return: the connection, or an ERR_PTR; -ECONNREFUSED when the bus
+ * requires attach flags the command does not send.
+ */
+struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
+				       struct kdbus_cmd_hello *cmd, size_t items_size)
+{
 	const struct kdbus_item *it, *description = NULL;
-	struct kdbus_cmd_hello *cmd;
 	const struct kdbus_item *activator_name = NULL;
 	struct kdbus_meta_fake *fake = NULL;
 	const struct cred *cred = NULL;
 	bool has_fake = false, privileged;
 	struct kdbus_conn *conn = NULL;
-	size_t items_size, n_names = 0, n_access = 0, out_size;
-	u64 send, recv, off;
+	struct kdbus_slice *slice = NULL;
+	size_t n_names = 0, n_access = 0, out_size;
+	u64 send, recv;
 	void *out_items = NULL, *p;
 	int r;
 
-	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_hello, items), HELLO_FLAGS,
-			       hello_items, ARRAY_SIZE(hello_items), &items_size);
-	if (IS_ERR_OR_NULL(cmd))
-		return ERR_CAST(cmd);
+	/* who opened the fd, as for any other file: not who uses it now */
+	privileged = file_ns_capable(file, &init_user_ns, CAP_IPC_OWNER);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		switch (it->type) {
@@ -169,7 +217,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		case KDBUS_ITEM_PID_COMM:
 			/* who a proxy stands for: privileged proxies only */
 			r = -EPERM;
-			if (!capable(CAP_IPC_OWNER))
+			if (!privileged)
 				goto out;
 			has_fake = true;
 			break;
@@ -191,7 +239,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	if (kdbus_attach_flags_check(&send) < 0 || kdbus_attach_flags_check(&recv) < 0)
 		goto out;
 	if (has_fake) {
-		fake = kdbus_meta_fake_new(cmd->items, items_size, &cred);
+		fake = kdbus_meta_fake_new(cmd->items, items_size, file->f_cred, &cred);
 		if (IS_ERR(fake)) {
 			r = PTR_ERR(fake);
 			fake = NULL;
@@ -199,10 +247,10 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		}
 	}
 	if (!cred)
-		cred = get_current_cred();
-	/* privileged: CAP_IPC_OWNER, unless it stands for somebody else;
+		cred = get_cred(file->f_cred);
+	/* a proxy that stands for somebody else is as privileged as they are;
 	 * the special roles are for privileged callers and the bus owner */
-	privileged = capable(CAP_IPC_OWNER) && (!fake || !fake->creds || uid_eq(cred->euid, GLOBAL_ROOT_UID));
+	privileged = privileged && (!fake || !fake->creds || uid_eq(cred->euid, GLOBAL_ROOT_UID));
 	if ((cmd->flags & KDBUS_HELLO_ROLES) && !privileged &&
 	    !uid_eq(cred->euid, bus->creator_cred->euid)) {
 		r = -EPERM;
@@ -219,8 +267,6 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	}
 	if (bus->attach_req & ~send) {
 		r = -ECONNREFUSED;
-		if (put_user(bus->attach_req, &uhello->attach_flags_send))
-			r = -EFAULT;
 		goto out;
 	}
 	r = -EFAULT;
@@ -228,7 +274,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		goto out;
 
 	r = -ENOMEM;
-	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL_ACCOUNT);
 	if (!conn)
 		goto out;
 	kref_init(&conn->kref);
@@ -244,6 +290,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
+	xa_init(&conn->quota);
 	init_waitqueue_head(&conn->wait);
 	conn->cred = cred;
 	cred = NULL;
@@ -252,8 +299,21 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	get_task_comm(conn->comm, current);
 	conn->pid = get_task_pid(current, PIDTYPE_TGID);
 	conn->tid = get_task_pid(current, PIDTYPE_PID);
+
+	/* the user it belongs to, and that user's connection count */
+	conn->user = kdbus_user_get(bus->domain, conn->cred->euid);
+	if (IS_ERR(conn->user)) {
+		r = PTR_ERR(conn->user);
+		conn->user = NULL;
+		goto out;
+	}
+	r = -EMFILE;
+	if (atomic_inc_return(&conn->user->conns) > KDBUS_USER_MAX_CONN && !conn->privileged)
+		goto out;
+
+	r = -ENOMEM;
 	if (description) {
-		conn->description = kstrdup(kdbus_item_str(description), GFP_KERNEL);
+		conn->description = kstrdup(kdbus_item_str(description), GFP_KERNEL_ACCOUNT);
 		if (!conn->description)
 			goto out;
 	}
@@ -264,7 +324,6 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		goto out;
 	}
 
-	/* the items of the answer: the bus's bloom parameters */
 	/* a policy holder's entries, an activator's if it brings any; they
 	 * are in place before anybody can see the connection */
 	if ((cmd->flags & KDBUS_HELLO_POLICY_HOLDER) || n_access) {
@@ -282,7 +341,7 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
 			out_size += KDBUS_ALIGN8(it->size);
 	r = -ENOMEM;
-	out_items = kzalloc(out_size, GFP_KERNEL);
+	out_items = kzalloc(out_size, GFP_KERNEL_ACCOUNT);
 	if (!out_items)
 		goto out;
 	p = kdbus_item_put(out_items, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
@@ -290,10 +349,16 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
 			p = kdbus_item_put(p, it->type, kdbus_item_str(it), it->size - KDBUS_ITEM_HEADER_SIZE);
 	mutex_lock(&conn->lock);
-	r = kdbus_pool_write_public(conn, out_items, out_size, &off);
+	slice = kdbus_conn_slice_public(conn, out_items, out_size);
+	if (!IS_ERR(slice)) {
+		cmd->offset = kdbus_slice_offset(slice);
+		kdbus_pool_slice_put(conn->pool, slice);	/* public: the caller FREEs it */
+	}
 	mutex_unlock(&conn->lock);
-	if (r < 0)
+	if (IS_ERR(slice)) {
+		r = PTR_ERR(slice);
 		goto out;
+	}
 
 	/* an activator's name is taken in the same step that makes it known */
 	if (activator_name) {
@@ -337,16 +402,9 @@ struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp)
 	cmd->attach_flags_send = bus->attach_req;
 	cmd->bus_flags = bus->flags;
 	cmd->id = conn->id;
-	cmd->offset = off;
 	cmd->items_size = out_size;
 	memcpy(cmd->id128, bus->id128, sizeof(cmd->id128));
-	if (copy_to_user(argp, cmd, sizeof(*cmd))) {
-		kdbus_conn_disconnect(conn);
-		r = -EFAULT;
-		goto out;
-	}
 	kfree(out_items);
-	kfree(cmd);
 	return conn;
 
 out:
@@ -355,8 +413,25 @@ out:
 		put_cred(cred);
 	kdbus_meta_fake_free(fake);
 	kfree(out_items);
-	kfree(cmd);
 	return ERR_PTR(r);
+}
+
+/**
+ * kdbus_hello_answer() - tell HELLO's caller, with no lock held
+ * @conn:	the new connection
+ * @argp:	struct kdbus_cmd_hello of the caller
+ * @cmd:	the answer, filled by kdbus_hello_connect()
+ *
+ * A caller that cannot be told loses the connection.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int kdbus_hello_answer(struct kdbus_conn *conn, void __user *argp, struct kdbus_cmd_hello *cmd)
+{
+	if (copy_to_user(argp, cmd, sizeof(*cmd)) == 0)
+		return 0;
+	kdbus_conn_disconnect(conn);
+	return -EFAULT;
 }
 
 int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
@@ -481,20 +556,20 @@ out:
 static int kdbus_info_reply(struct kdbus_conn *conn, struct kdbus_cmd_info __user *uinfo,
 			    const void *buf, size_t size)
 {
+	struct kdbus_slice *slice;
 	u64 off;
-	int r;
+	int r = 0;
 
 	mutex_lock(&conn->lock);
-	r = kdbus_pool_write_public(conn, buf, size, &off);
+	slice = kdbus_conn_slice_public(conn, buf, size);
 	mutex_unlock(&conn->lock);
-	if (r < 0)
-		return r;
+	if (IS_ERR(slice))
+		return PTR_ERR(slice);
+	off = kdbus_slice_offset(slice);
 	if (put_user(off, &uinfo->offset) || put_user((u64)size, &uinfo->info_size) ||
-	    put_user((u64)0, &uinfo->return_flags)) {
-		kdbus_conn_release_offset(conn, off);
-		return -EFAULT;
-	}
-	return 0;
+	    put_user((u64)0, &uinfo->return_flags))
+		r = -EFAULT;
+	return kdbus_conn_slice_tell(conn, slice, r);
 }
 
 /*
@@ -576,7 +651,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	size = sizeof(*info) + kdbus_meta_size(mask, &ms);
 	if (mask & KDBUS_ATTACH_NAMES)
 		size += kdbus_names_meta_size(target);
-	info = kzalloc(size, GFP_KERNEL);
+	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (info) {
 		void *p;
 
@@ -619,7 +694,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
 	       kdbus_meta_size(mask, &ms);
 	r = -ENOMEM;
-	info = kzalloc(size, GFP_KERNEL);
+	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!info)
 		goto out;
 	info->size = size;

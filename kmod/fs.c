@@ -6,11 +6,13 @@
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 
 #include "internal.h"
 
@@ -124,7 +126,7 @@ struct kdbus_control {
 
 static int kdbus_control_open(struct inode *inode, struct file *file)
 {
-	struct kdbus_control *c = kzalloc(sizeof(*c), GFP_KERNEL);
+	struct kdbus_control *c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 
 	if (!c)
 		return -ENOMEM;
@@ -146,25 +148,34 @@ static int kdbus_control_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* BUS_MAKE: the command is read and answered with no lock held */
 static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_control *c = file->private_data;
 	struct kdbus_bus *bus = NULL;
+	struct kdbus_cmd *make;
+	size_t items_size;
 	int ret;
 
 	if (cmd != KDBUS_CMD_BUS_MAKE)
 		return -ENOTTY;
+	if (READ_ONCE(c->used))
+		return -EBADFD;
+	make = kdbus_bus_make_args_parse((void __user *)arg, &items_size);
+	if (IS_ERR_OR_NULL(make))
+		return PTR_ERR_OR_ZERO(make);
 	mutex_lock(&c->lock);
 	if (c->used) {
 		ret = -EBADFD;
 	} else {
-		ret = kdbus_cmd_bus_make(c->domain, &bus, (void __user *)arg);
-		if (ret == 0 && bus) {
+		ret = kdbus_bus_make(c->domain, make, items_size, &bus);
+		if (ret == 0) {
 			c->bus = bus;
-			c->used = true;
+			WRITE_ONCE(c->used, true);
 		}
 	}
 	mutex_unlock(&c->lock);
+	kfree(make);
 	return ret;
 }
 
@@ -180,7 +191,8 @@ static const struct file_operations kdbus_control_fops = {
 /* ---- endpoint (`bus`) ------------------------------------------------- */
 
 struct kdbus_handle {
-	struct mutex lock;		/* serializes HELLO */
+	struct mutex lock;		/* protects hello_busy, and conn's setting */
+	bool hello_busy;		/* a HELLO is under way */
 	struct kdbus_bus *bus;
 	struct kdbus_conn *conn;	/* set once by HELLO, then constant */
 };
@@ -196,7 +208,7 @@ static int kdbus_ep_open(struct inode *inode, struct file *file)
 		return -ESHUTDOWN;
 	}
 	up_read(&bus->conn_lock);
-	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return -ENOMEM;
 	mutex_init(&h->lock);
@@ -224,37 +236,67 @@ static struct kdbus_conn *kdbus_handle_conn(struct kdbus_handle *h)
 }
 
 /*
- * A connection belongs to the process that said HELLO: another one that
- * got the fd (by fork or fd passing) can neither use it nor map its pool,
- * so the pool, the names and the fds received stay with that process.
+ * HELLO: the command is read, and answered, with no lock held; the
+ * handle is marked busy meanwhile, so that a second HELLO on the same fd
+ * fails (EBADFD) as one after it does.
  */
-static bool kdbus_conn_is_owner(struct kdbus_conn *conn)
+static long kdbus_ep_hello(struct kdbus_handle *h, struct file *file, void __user *argp)
 {
-	return conn->pid == task_tgid(current);
+	struct kdbus_cmd_hello __user *uhello = argp;
+	struct kdbus_cmd_hello *cmd;
+	struct kdbus_conn *conn = NULL;
+	size_t items_size;
+	int ret = 0;
+
+	if (kdbus_handle_conn(h) || READ_ONCE(h->hello_busy))
+		return -EBADFD;
+	cmd = kdbus_hello_args_parse(argp, &items_size);
+	if (IS_ERR_OR_NULL(cmd))
+		return PTR_ERR_OR_ZERO(cmd);
+	mutex_lock(&h->lock);
+	if (h->conn || h->hello_busy)
+		ret = -EBADFD;
+	else
+		h->hello_busy = true;
+	mutex_unlock(&h->lock);
+	if (ret < 0)
+		goto out;
+
+	conn = kdbus_hello_connect(h->bus, file, cmd, items_size);
+	if (IS_ERR(conn)) {
+		ret = PTR_ERR(conn);
+		conn = NULL;
+		/* which attach flags the bus requires */
+		if (ret == -ECONNREFUSED && put_user(h->bus->attach_req, &uhello->attach_flags_send))
+			ret = -EFAULT;
+	} else {
+		ret = kdbus_hello_answer(conn, argp, cmd);
+		if (ret < 0)
+			conn = kdbus_conn_unref(conn);
+	}
+	mutex_lock(&h->lock);
+	h->hello_busy = false;
+	if (conn)
+		smp_store_release(&h->conn, conn);
+	mutex_unlock(&h->lock);
+out:
+	kfree(cmd);
+	return ret;
 }
 
+/*
+ * A connection is its fd, as any other file: whoever has the fd (by fork
+ * or fd passing) uses the connection, whose credentials are those of the
+ * fd's opener (f_cred), captured at HELLO.
+ */
 static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_handle *h = file->private_data;
 	void __user *argp = (void __user *)arg;
 	struct kdbus_conn *conn;
 
-	if (cmd == KDBUS_CMD_HELLO) {
-		long ret = 0;
-
-		mutex_lock(&h->lock);
-		if (h->conn) {
-			ret = -EBADFD;
-		} else {
-			conn = kdbus_cmd_hello(h->bus, argp);
-			if (IS_ERR(conn))
-				ret = PTR_ERR(conn);
-			else if (conn)
-				smp_store_release(&h->conn, conn);
-		}
-		mutex_unlock(&h->lock);
-		return ret;
-	}
+	if (cmd == KDBUS_CMD_HELLO)
+		return kdbus_ep_hello(h, file, argp);
 
 	switch (cmd) {
 	case KDBUS_CMD_ENDPOINT_MAKE:
@@ -279,8 +321,6 @@ static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 	conn = kdbus_handle_conn(h);
 	if (!conn)
 		return -EBADFD;
-	if (!kdbus_conn_is_owner(conn))
-		return -EPERM;
 
 	switch (cmd) {
 	case KDBUS_CMD_BYEBYE:
@@ -328,7 +368,7 @@ static int kdbus_ep_mmap(struct file *file, struct vm_area_struct *vma)
 	struct kdbus_handle *h = file->private_data;
 	struct kdbus_conn *conn = kdbus_handle_conn(h);
 
-	if (!conn || !kdbus_conn_is_owner(conn))
+	if (!conn)
 		return -EPERM;
 	return kdbus_conn_mmap(conn, vma);
 }
@@ -358,7 +398,12 @@ struct kdbus_domain *kdbus_domain_ref(struct kdbus_domain *domain)
 
 static void __kdbus_domain_free(struct kref *kref)
 {
-	kfree(container_of(kref, struct kdbus_domain, kref));
+	struct kdbus_domain *domain = container_of(kref, struct kdbus_domain, kref);
+
+	/* every user holds a reference: none is left */
+	ida_destroy(&domain->user_ida);
+	put_user_ns(domain->user_ns);
+	kfree(domain);
 }
 
 struct kdbus_domain *kdbus_domain_unref(struct kdbus_domain *domain)
@@ -381,7 +426,13 @@ static int kdbus_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	kref_init(&domain->kref);
 	domain->sb = sb;
+	/* the namespace bus names and uids are seen in: the mount's (kdbusfs
+	 * is mounted in the initial user namespace only) */
+	domain->user_ns = get_user_ns(sb->s_user_ns);
 	atomic64_set(&domain->seqnum, 0);
+	mutex_init(&domain->user_lock);
+	hash_init(domain->users);
+	ida_init(&domain->user_ida);
 	sb->s_fs_info = domain;
 	sb->s_blocksize = PAGE_SIZE;
 	sb->s_blocksize_bits = PAGE_SHIFT;

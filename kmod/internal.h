@@ -7,8 +7,11 @@
  * `bus` file) -> pool (a shmem file the connection maps read-only) with
  * slices holding received messages and query results.
  *
- * Lock order: bus->name_lock (rwsem) -> bus->conn_lock (rwsem) ->
- * conn->lock (mutex).  Two connection locks are never held at once.
+ * Lock order: bus->name_lock (rwsem) -> bus->policy_lock (rwsem) ->
+ * bus->conn_lock (rwsem) -> conn->lock (mutex; two at once only for an
+ * activator's handover, lower address first) -> bus->reply_lock.  No lock
+ * is held while user memory is read or written (kmod/README.md, "Threat
+ * model").
  */
 #ifndef KDBUS_INTERNAL_H
 #define KDBUS_INTERNAL_H
@@ -16,6 +19,7 @@
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
+#include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -26,6 +30,7 @@
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "kdbus/kdbus.h"
 
@@ -37,22 +42,39 @@
 #define KDBUS_MSG_MAX_ITEMS		128
 #define KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE	(2 * 1024 * 1024)
 #define KDBUS_BUS_BLOOM_MAX_SIZE	4096
-#define KDBUS_CONN_MAX_MSGS		256
+#define KDBUS_CONN_MAX_MSGS		256	/* queued per sending user */
+#define KDBUS_CONN_MAX_FDS_PER_USER	16	/* fds queued per sending user */
 #define KDBUS_CONN_MAX_REQUESTS_PENDING	128
-#define KDBUS_MSG_MAX_FDS		253
 #define KDBUS_MSG_MAX_MEMFD_ITEMS	16
+#define KDBUS_USER_MAX_CONN		1024	/* connections per user and domain */
+#define KDBUS_USER_MAX_BUSES		16	/* buses per user and domain */
 
 /* one kdbusfs mount; its buses keep it (a reply timeout may still stamp a
  * message after the last fd is closed) */
 struct kdbus_domain {
 	struct kref kref;
 	struct super_block *sb;
+	struct user_namespace *user_ns;	/* of the mount: bus names, uids */
 	atomic64_t seqnum;		/* message and notification sequence */
+	struct mutex user_lock;		/* protects users */
+	DECLARE_HASHTABLE(users, 6);	/* struct kdbus_user by uid */
+	struct ida user_ida;		/* their quota ids */
+};
+
+/* a user of a domain: what it owns there, and its quota id */
+struct kdbus_user {
+	struct kref kref;
+	struct kdbus_domain *domain;
+	struct hlist_node hentry;	/* in domain->users */
+	kuid_t uid;
+	unsigned int id;		/* 1..: its slot in every connection's quota */
+	atomic_t buses, conns;
 };
 
 struct kdbus_bus {
 	struct kref kref;
 	struct kdbus_domain *domain;
+	struct kdbus_user *creator;	/* charged for the bus */
 	char name[KDBUS_SYSNAME_MAX_LEN + 1];
 	u64 flags;			/* BUS_MAKE flags */
 	u64 attach_req;			/* metadata every sender must attach */
@@ -109,11 +131,12 @@ struct kdbus_conn {
 	struct kdbus_bus *bus;
 	u64 id;
 	u64 flags;			/* HELLO flags */
-	bool privileged;		/* CAP_IPC_OWNER at HELLO */
+	bool privileged;		/* the opener had CAP_IPC_OWNER */
+	struct kdbus_user *user;	/* its own, charged for it; and its quota as a sender */
 	struct list_head policy;	/* the policy entries it installed */
 	u64 attach_send, attach_recv;
 	char *description;
-	const struct cred *cred;	/* of the opener at HELLO, or who a proxy stands for */
+	const struct cred *cred;	/* of the opener of the fd, or who a proxy stands for */
 	struct kdbus_meta_fake *fake;	/* the proxy's items, or NULL */
 	char comm[TASK_COMM_LEN];	/* of the opener, at HELLO */
 	struct pid *pid, *tid;
@@ -128,6 +151,7 @@ struct kdbus_conn {
 	unsigned int n_matches;
 	u64 lost_count;			/* broadcasts and notifications lost */
 	struct kdbus_pool *pool;
+	struct xarray quota;		/* per sending user id (0: the kernel), packed */
 	struct list_head queue;		/* of struct kdbus_queue_entry */
 	unsigned int n_msgs;
 	wait_queue_head_t wait;
@@ -142,7 +166,9 @@ struct kdbus_queue_entry {
 	struct file **files;		/* fds and memfds to install at RECV */
 	u64 *fd_pos;			/* where in the pool each one's number goes */
 	unsigned int n_files;
-	bool has_fds;			/* KDBUS_ITEM_FDS among them */
+	unsigned int n_fds;		/* of them, KDBUS_ITEM_FDS (charged to the quota) */
+	struct kdbus_user *user;	/* the sender's, charged; NULL: the kernel */
+	size_t charge;			/* bytes charged to it */
 	u64 dst_name_id;		/* sent to a name: which */
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
@@ -152,7 +178,7 @@ struct kdbus_queue_entry {
 /* a message on its way: what every receiver's copy is built from */
 struct kdbus_send_vec {
 	u64 size;
-	u64 address;			/* 0: that many NUL bytes, not stored */
+	const u8 *data;			/* in kernel memory; NULL: that many NUL bytes, not stored */
 };
 
 struct kdbus_send_memfd {
@@ -176,7 +202,8 @@ struct kdbus_staging {
 	u64 seq, monotonic_ns, realtime_ns;
 	bool count_lost;		/* a failure counts as lost for the receiver */
 	struct kdbus_reply *reply;	/* a call: its tracker, linked once queued */
-	u64 *ret_offset, *ret_size;	/* a synchronous reply: not queued, a public slice */
+	struct kdbus_reply *sync_reply;	/* the answer to a synchronous call: not
+					 * queued, a public slice handed to it */
 };
 
 struct kdbus_reply {
@@ -192,14 +219,15 @@ struct kdbus_reply {
 	wait_queue_head_t wait;		/* synchronous calls: the outcome */
 	bool done;
 	int err;
-	u64 offset, msg_size;
+	struct kdbus_slice *slice;	/* the answer, with a kernel reference */
+	u64 msg_size;
 };
 
 /* what a user message shows the match rules */
 struct kdbus_match_msg {
 	struct kdbus_conn *src;
 	u64 dst_id;
-	const struct kdbus_bloom_filter *bloom;
+	const struct kdbus_bloom_filter *bloom;	/* the bus's size, or NULL */
 };
 
 /* main.c / fs.c */
@@ -211,10 +239,19 @@ void kdbus_fs_exit(void);
 struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode);
 void kdbus_fs_remove(struct dentry *dentry);
 
+/* user.c */
+struct kdbus_user *kdbus_user_get(struct kdbus_domain *domain, kuid_t uid);
+struct kdbus_user *kdbus_user_ref(struct kdbus_user *u);
+struct kdbus_user *kdbus_user_unref(struct kdbus_user *u);
+int kdbus_conn_quota_charge(struct kdbus_conn *conn, struct kdbus_user *u, size_t size, unsigned int fds);
+void kdbus_conn_quota_uncharge(struct kdbus_conn *conn, struct kdbus_user *u, size_t size, unsigned int fds);
+
 /* bus.c */
 struct kdbus_bus *kdbus_bus_ref(struct kdbus_bus *bus);
 struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus);
-int kdbus_cmd_bus_make(struct kdbus_domain *domain, struct kdbus_bus **ret, void __user *argp);
+struct kdbus_cmd *kdbus_bus_make_args_parse(void __user *argp, size_t *ret_items_size);
+int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
+		   struct kdbus_bus **ret);
 void kdbus_bus_shutdown(struct kdbus_bus *bus);
 struct kdbus_conn *kdbus_bus_find_conn(struct kdbus_bus *bus, u64 id);
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
@@ -222,7 +259,10 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
 /* connection.c */
 struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn);
 struct kdbus_conn *kdbus_conn_unref(struct kdbus_conn *conn);
-struct kdbus_conn *kdbus_cmd_hello(struct kdbus_bus *bus, void __user *argp);
+struct kdbus_cmd_hello *kdbus_hello_args_parse(void __user *argp, size_t *ret_items_size);
+struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
+				       struct kdbus_cmd_hello *cmd, size_t items_size);
+int kdbus_hello_answer(struct kdbus_conn *conn, void __user *argp, struct kdbus_cmd_hello *cmd);
 void kdbus_conn_disconnect(struct kdbus_conn *conn);
 int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp);
@@ -236,14 +276,15 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);
 __poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait);
 int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
-int kdbus_pool_write_public(struct kdbus_conn *conn, const void *data, size_t size, u64 *ret_off);
+struct kdbus_slice *kdbus_conn_slice_public(struct kdbus_conn *conn, const void *data, size_t size);
+int kdbus_conn_slice_tell(struct kdbus_conn *conn, struct kdbus_slice *slice, int copy_result);
 /* metadata.c */
 size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m);
 void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m);
 void kdbus_meta_src_conn(struct kdbus_meta_src *m, const struct kdbus_conn *conn);
 void kdbus_meta_src_current(struct kdbus_meta_src *m, const struct kdbus_conn *conn, char *comm_buf);
 struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size_t items_size,
-					    const struct cred **ret_cred);
+					    const struct cred *opener, const struct cred **ret_cred);
 void kdbus_meta_fake_free(struct kdbus_meta_fake *fake);
 
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
@@ -265,7 +306,7 @@ void kdbus_reply_link(struct kdbus_reply *r);
 bool kdbus_reply_take(struct kdbus_reply *r);
 struct kdbus_reply *kdbus_reply_find_take(struct kdbus_conn *dst, u64 src_id, u64 cookie);
 void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to);
-void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_size);
+bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size);
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err);
 void kdbus_reply_conn_gone(struct kdbus_conn *conn);
 
@@ -289,6 +330,7 @@ void kdbus_policy_remove_owner(struct kdbus_conn *owner);
 int kdbus_policy_query_locked(struct kdbus_bus *bus, const struct cred *cred, const char *name);
 bool kdbus_policy_may_own(struct kdbus_bus *bus, bool privileged, const struct cred *cred, const char *name);
 bool kdbus_policy_may_talk(bool privileged, const struct cred *cred, struct kdbus_conn *to);
+bool kdbus_policy_may_talk_locked(bool privileged, const struct cred *cred, struct kdbus_conn *to);
 
 /* names.c */
 bool kdbus_names_policy_allows(struct kdbus_conn *conn, const struct cred *cred, int level);
@@ -311,18 +353,22 @@ bool kdbus_item_is_string(const struct kdbus_item *it);
 struct kdbus_slice;
 struct kdbus_pool *kdbus_pool_new(const char *name, size_t size);
 void kdbus_pool_free(struct kdbus_pool *pool);
-struct kdbus_slice *kdbus_pool_slice_alloc(struct kdbus_pool *pool, size_t size, bool msg_quota);
-void kdbus_pool_slice_release(struct kdbus_pool *pool, struct kdbus_slice *slice);
-struct kdbus_slice *kdbus_pool_slice_find(struct kdbus_pool *pool, size_t off);
+size_t kdbus_pool_size(const struct kdbus_pool *pool);
+size_t kdbus_pool_accounted(const struct kdbus_pool *pool);
+struct kdbus_slice *kdbus_pool_slice_alloc(struct kdbus_pool *pool, size_t size, bool accounted);
+void kdbus_pool_slice_get(struct kdbus_slice *slice);
+void kdbus_pool_slice_put(struct kdbus_pool *pool, struct kdbus_slice *slice);
+void kdbus_slice_publish(struct kdbus_slice *slice);
+void kdbus_pool_slice_unpublish(struct kdbus_pool *pool, struct kdbus_slice *slice);
+void kdbus_slice_set_queued(struct kdbus_slice *slice);
+void kdbus_pool_slice_dequeue(struct kdbus_pool *pool, struct kdbus_slice *slice);
+void kdbus_pool_slice_unaccount(struct kdbus_pool *pool, struct kdbus_slice *slice);
+struct kdbus_slice *kdbus_pool_slice_find(struct kdbus_pool *pool, u64 off);
 size_t kdbus_slice_offset(const struct kdbus_slice *slice);
 size_t kdbus_slice_size(const struct kdbus_slice *slice);
-void kdbus_slice_set_public(struct kdbus_slice *slice, bool public);
 bool kdbus_slice_is_public(const struct kdbus_slice *slice);
-void kdbus_slice_set_queued(struct kdbus_slice *slice, bool queued);
-bool kdbus_slice_is_queued(const struct kdbus_slice *slice);
 int kdbus_pool_write(struct kdbus_pool *pool, size_t off, const void *data, size_t len);
 int kdbus_pool_read(struct kdbus_pool *pool, size_t off, void *data, size_t len);
-int kdbus_pool_write_user(struct kdbus_pool *pool, size_t off, const void __user *data, size_t len);
 int kdbus_pool_mmap(struct kdbus_pool *pool, struct vm_area_struct *vma);
 
 /* item.c */

@@ -16,12 +16,16 @@
  * @min:	smallest valid size
  * @max:	largest valid size
  *
+ * The caller's memory is read here and never again: every command works
+ * on this copy.
+ *
  * Return: a kmalloc()ed copy, or ERR_PTR(-EFAULT) for an unaligned or
- * unreadable argument, -EINVAL below @min, -EMSGSIZE above @max.
+ * unreadable argument, -EINVAL below @min or when the size changed while
+ * it was copied, -EMSGSIZE above @max.
  */
 void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max)
 {
-	u64 size;
+	u64 size, *copy;
 
 	if (!IS_ALIGNED((unsigned long)argp, 8))
 		return ERR_PTR(-EFAULT);
@@ -31,7 +35,23 @@ void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max)
 		return ERR_PTR(-EINVAL);
 	if (size > max)
 		return ERR_PTR(-EMSGSIZE);
-	return memdup_user(argp, size);
+	copy = kmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!copy)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(copy, argp, size)) {
+		kfree(copy);
+		return ERR_PTR(-EFAULT);
+	}
+	/*
+	 * The size was read twice: another thread may have changed it in
+	 * between.  Only the copy is used from here on, and its size must be
+	 * the one that was checked and allocated.
+	 */
+	if (copy[0] != size) {
+		kfree(copy);
+		return ERR_PTR(-EINVAL);
+	}
+	return copy;
 }
 
 /**

@@ -131,7 +131,7 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 	}
 
 	r = -ENOMEM;
-	m = kzalloc(KDBUS_ALIGN8(sizeof(*m) + n_rules * sizeof(m->rules[0])) + data, GFP_KERNEL);
+	m = kzalloc(KDBUS_ALIGN8(sizeof(*m) + n_rules * sizeof(m->rules[0])) + data, GFP_KERNEL_ACCOUNT);
 	if (!m)
 		goto out;
 	m->cookie = cmd->cookie;

@@ -23,21 +23,39 @@ static const u64 send_items[] = { KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_CANCEL_FD };
 
 /* ---- SEND ------------------------------------------------------------------ */
 
+/* write @len bytes of kernel memory into @pool and NUL bytes up to the
+ * next 8-byte boundary: nothing a slice held before shows through */
+static int kdbus_pool_write_padded(struct kdbus_pool *pool, size_t off, const void *data, size_t len)
+{
+	static const u8 zeros[8];
+	int r;
+
+	r = kdbus_pool_write(pool, off, data, len);
+	if (r == 0 && KDBUS_ALIGN8(len) != len)
+		r = kdbus_pool_write(pool, off + len, zeros, KDBUS_ALIGN8(len) - len);
+	return r;
+}
+
 /*
  * Build a message in @dst's pool and queue it.  Layout of the slice: the
  * kdbus_msg with its items (DST_NAME, PAYLOAD_OFF per vec with offsets
  * relative to the pool, the notification of a kernel message, metadata),
- * then the data of each vec at 8-byte aligned offsets.  A broadcast that
- * cannot be queued counts as lost for @dst (reported at its next RECV).
+ * then the data of each vec at 8-byte aligned offsets.  Everything comes
+ * from kernel memory: the sender's payload was copied once, before any
+ * lock was taken.  The message is charged to its sender's user in @dst's
+ * quota until it is received.  A broadcast that cannot be queued counts
+ * as lost for @dst (reported at its next RECV).
  */
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 {
 	const struct kdbus_msg *msg = s->msg;
 	struct kdbus_conn *src = s->src;
+	struct kdbus_user *user = src ? src->user : NULL;
 	struct kdbus_queue_entry *e;
 	struct kdbus_slice *slice;
 	struct kdbus_msg *m;
 	size_t hdr_size, total, data_off, i;
+	bool charged = false;
 	u64 mask;
 	void *p;
 	int r;
@@ -58,17 +76,17 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		hdr_size += kdbus_names_meta_size(src);
 	total = KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < s->n_vecs; i++)
-		if (s->vecs[i].address)
+		if (s->vecs[i].data)
 			total += KDBUS_ALIGN8(s->vecs[i].size);
 
-	m = kzalloc(hdr_size, GFP_KERNEL);
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	m = kvzalloc(KDBUS_ALIGN8(hdr_size), GFP_KERNEL_ACCOUNT);
+	e = kzalloc(sizeof(*e), GFP_KERNEL_ACCOUNT);
 	r = -ENOMEM;
 	if (!m || !e)
 		goto out;
 	if (s->n_fds + s->n_memfds) {
 		e->files = kcalloc(s->n_fds + s->n_memfds, sizeof(*e->files) + sizeof(*e->fd_pos),
-				   GFP_KERNEL);
+				   GFP_KERNEL_ACCOUNT);
 		if (!e->files)
 			goto out;
 		e->fd_pos = (u64 *)(e->files + s->n_fds + s->n_memfds);
@@ -82,12 +100,15 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	if (s->n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD))
 		goto out_unlock;
 	r = -EOPNOTSUPP;	/* fds in the answer to a synchronous call: not yet */
-	if (s->ret_offset && s->n_fds + s->n_memfds)
+	if (s->sync_reply && s->n_fds + s->n_memfds)
 		goto out_unlock;
-	r = -ENOBUFS;
-	if (dst->n_msgs >= KDBUS_CONN_MAX_MSGS)
-		goto out_unlock;
-	slice = kdbus_pool_slice_alloc(dst->pool, total, dst != src);
+	if (!s->sync_reply) {
+		r = kdbus_conn_quota_charge(dst, user, KDBUS_ALIGN8(total), s->n_fds);
+		if (r < 0)
+			goto out_unlock;
+		charged = true;
+	}
+	slice = kdbus_pool_slice_alloc(dst->pool, total, charged);
 	if (IS_ERR(slice)) {
 		r = PTR_ERR(slice);
 		goto out_unlock;
@@ -103,14 +124,11 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	for (i = 0; i < s->n_vecs; i++) {
 		struct kdbus_vec v = { .size = s->vecs[i].size, .offset = ~0ULL };
 
-		if (s->vecs[i].address) {
+		if (s->vecs[i].data) {
 			v.offset = data_off;
-			r = kdbus_pool_write_user(dst->pool, data_off, u64_to_user_ptr(s->vecs[i].address),
-						  s->vecs[i].size);
-			if (r < 0) {
-				kdbus_pool_slice_release(dst->pool, slice);
-				goto out_unlock;
-			}
+			r = kdbus_pool_write_padded(dst->pool, data_off, s->vecs[i].data, s->vecs[i].size);
+			if (r < 0)
+				goto out_slice;
 			data_off += KDBUS_ALIGN8(s->vecs[i].size);
 		}
 		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
@@ -139,6 +157,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 						KDBUS_ITEM_HEADER_SIZE + i * sizeof(int);
 			e->files[e->n_files++] = get_file(s->fds[i]);
 		}
+		e->n_fds = s->n_fds;
 		p = (u8 *)p + KDBUS_ALIGN8(it->size);
 	}
 	if (s->notify) {
@@ -159,25 +178,28 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		if (mask & KDBUS_ATTACH_NAMES)
 			kdbus_names_meta_write(p, src);
 	}
-	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, hdr_size);
-	if (r < 0) {
-		kdbus_pool_slice_release(dst->pool, slice);
-		goto out_unlock;
-	}
+	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, KDBUS_ALIGN8(hdr_size));
+	if (r < 0)
+		goto out_slice;
 
-	if (s->ret_offset) {
-		/* the answer to a synchronous call: straight to the caller */
-		kdbus_slice_set_public(slice, true);
-		*s->ret_offset = kdbus_slice_offset(slice);
-		*s->ret_size = hdr_size;
+	if (s->sync_reply) {
+		/* the answer to a synchronous call: straight to the caller,
+		 * who gets the slice with its kernel reference */
+		kdbus_slice_publish(slice);
+		if (!kdbus_reply_complete(s->sync_reply, 0, slice, hdr_size)) {
+			kdbus_pool_slice_unpublish(dst->pool, slice);
+			kdbus_pool_slice_put(dst->pool, slice);
+		}
 		r = 0;
 		goto out_unlock;
 	}
-	kdbus_slice_set_queued(slice, true);
+	kdbus_slice_set_queued(slice);
+	kdbus_pool_slice_put(dst->pool, slice);	/* the queue entry owns it */
 	e->slice = slice;
 	e->msg_size = hdr_size;
+	e->charge = KDBUS_ALIGN8(total);
+	e->user = kdbus_user_ref(user);
 	e->priority = msg->priority;
-	e->has_fds = s->n_fds > 0;
 	e->dst_name_id = s->dst_name_id;
 	list_add_tail(&e->entry, &dst->queue);
 	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
@@ -187,16 +209,22 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	}
 	e = NULL;
 	r = 0;
+	goto out_unlock;
+
+out_slice:
+	kdbus_pool_slice_put(dst->pool, slice);
 out_unlock:
+	if (r < 0 && charged)
+		kdbus_conn_quota_uncharge(dst, user, KDBUS_ALIGN8(total), s->n_fds);
 	if (r < 0 && r != -ECONNRESET && s->count_lost)
 		dst->lost_count++;
 	mutex_unlock(&dst->lock);
-	if (r == 0 && !s->ret_offset)
+	if (r == 0 && !s->sync_reply)
 		wake_up_interruptible(&dst->wait);
 out:
 	if (e)
 		kdbus_queue_entry_free(e);
-	kfree(m);
+	kvfree(m);
 	return r;
 }
 
@@ -242,7 +270,7 @@ void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s)
 	struct kdbus_conn *mon;
 
 	copy.reply = NULL;
-	copy.ret_offset = copy.ret_size = NULL;
+	copy.sync_reply = NULL;
 	copy.count_lost = true;
 	down_read(&bus->conn_lock);
 	hlist_for_each_entry(mon, &bus->monitors, hentry) {
@@ -271,23 +299,52 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 	struct kdbus_conn *dst;
 	int i;
 
+	/* the documented order: the policy before the connection table */
+	down_read(&bus->policy_lock);
 	down_read(&bus->conn_lock);
 	hash_for_each(bus->conns, i, dst, hentry) {
 		if (dst->flags & KDBUS_HELLO_ROLES)
 			continue;
 		/* the receiver needs TALK access to the sender */
-		if (!kdbus_policy_may_talk(dst->privileged, dst->cred, s->src))
+		if (!kdbus_policy_may_talk_locked(dst->privileged, dst->cred, s->src))
 			continue;
 		if (kdbus_conn_wants(dst, mm))
 			kdbus_conn_enqueue(dst, s);
 	}
 	up_read(&bus->conn_lock);
+	up_read(&bus->policy_lock);
 }
 
 /*
- * The files of a KDBUS_ITEM_FDS: no kdbus handles and no AF_UNIX sockets
- * (O_PATH ones excepted), which could make reference cycles (EOPNOTSUPP).
+ * io_uring's files are anonymous inodes named "[io_uring]" (its fops are
+ * not exported): a ring holds references to the files registered in it
+ * and to those of its requests in flight.
  */
+static bool kdbus_file_is_io_uring(const struct file *f)
+{
+	return file_inode(f)->i_sb->s_magic == ANON_INODE_FS_MAGIC &&
+	       strcmp(f->f_path.dentry->d_name.name, "[io_uring]") == 0;
+}
+
+/*
+ * What may be passed in KDBUS_ITEM_FDS: anything but a file that can
+ * hold references to other files, which could make a reference cycle
+ * through a queue (a connection kept alive by a message queued to
+ * itself): kdbus handles, AF_UNIX sockets (their own queues carry fds;
+ * O_PATH ones are only names) and io_uring instances.  EOPNOTSUPP
+ * otherwise, as the final ABI.
+ */
+static bool kdbus_file_is_passable(struct file *f)
+{
+	struct socket *sock;
+
+	if (kdbus_file_is_kdbus(f) || kdbus_file_is_io_uring(f))
+		return false;
+	sock = (f->f_mode & FMODE_PATH) ? NULL : sock_from_file(f);
+	return !(sock && sock->sk && sock->sk->sk_family == AF_UNIX);
+}
+
+/* the files of a KDBUS_ITEM_FDS; at most KDBUS_CONN_MAX_FDS_PER_USER (EMFILE) */
 static int kdbus_send_get_fds(const struct kdbus_item *it, struct file ***ret, size_t *ret_n)
 {
 	size_t n = (it->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int), i;
@@ -295,23 +352,18 @@ static int kdbus_send_get_fds(const struct kdbus_item *it, struct file ***ret, s
 	struct file **files;
 	int r;
 
-	if (n > KDBUS_MSG_MAX_FDS)
+	if (n > KDBUS_CONN_MAX_FDS_PER_USER)
 		return -EMFILE;
-	files = kcalloc(n ? n : 1, sizeof(*files), GFP_KERNEL);
+	files = kcalloc(n ? n : 1, sizeof(*files), GFP_KERNEL_ACCOUNT);
 	if (!files)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		struct socket *sock;
-
 		r = -EBADF;
 		files[i] = fget_raw(fds[i]);
 		if (!files[i])
 			goto err;
 		r = -EOPNOTSUPP;
-		if (kdbus_file_is_kdbus(files[i]))
-			goto err_put;
-		sock = (files[i]->f_mode & FMODE_PATH) ? NULL : sock_from_file(files[i]);
-		if (sock && sock->sk && sock->sk->sk_family == AF_UNIX)
+		if (!kdbus_file_is_passable(files[i]))
 			goto err_put;
 	}
 	*ret = files;
@@ -369,17 +421,17 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 			    struct kdbus_staging *stage)
 {
 	struct kdbus_reply *reply;
-	u64 off = 0, size = 0;
 	int r;
 
 	reply = kdbus_reply_find_take(conn, dst->id, stage->msg->cookie_reply);
 	if (!reply)
 		return -EBADSLT;
 	if (reply->sync) {
-		stage->ret_offset = &off;
-		stage->ret_size = &size;
+		stage->sync_reply = reply;
 		r = kdbus_conn_enqueue(dst, stage);
-		kdbus_reply_complete(reply, r == 0 ? 0 : r == -ECOMM ? -EREMOTEIO : r, off, size);
+		stage->sync_reply = NULL;
+		if (r < 0)
+			kdbus_reply_complete(reply, r == -ECOMM ? -EREMOTEIO : r, NULL, 0);
 	} else {
 		r = kdbus_conn_enqueue(dst, stage);
 	}
@@ -388,12 +440,13 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 }
 
 /*
- * A synchronous call waits for its outcome: the answer (its slice in
- * @ret_off, @ret_size), ETIMEDOUT at the deadline, EPIPE when the callee
- * goes away or drops the call, ECONNRESET when the caller does, ECANCELED
- * when the cancel fd becomes readable, EINTR on a signal.
+ * A synchronous call waits for its outcome: the answer (its slice, with
+ * a kernel reference, in *@ret_slice), ETIMEDOUT at the deadline, EPIPE
+ * when the callee goes away or drops the call, ECONNRESET when the caller
+ * does, ECANCELED when the cancel fd becomes readable, EINTR on a signal.
  */
-static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel, u64 *ret_off, u64 *ret_size)
+static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
+			    struct kdbus_slice **ret_slice, u64 *ret_size)
 {
 	int r;
 
@@ -427,13 +480,49 @@ static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel, u64 
 		 * the outcome is theirs and comes at once */
 		mine = kdbus_reply_take(reply);
 		if (mine)
-			kdbus_reply_complete(reply, r, 0, 0);
+			kdbus_reply_complete(reply, r, NULL, 0);
 		else
 			wait_event(reply->wait, smp_load_acquire(&reply->done));
 	}
-	*ret_off = reply->offset;
+	*ret_slice = reply->slice;
+	reply->slice = NULL;
 	*ret_size = reply->msg_size;
 	return reply->err;
+}
+
+/*
+ * The payload of a message's PAYLOAD_VECs, copied from the sender's
+ * memory once, with no lock held: every receiver (monitors included) gets
+ * these bytes, and the sender's memory is not read again.
+ */
+static int kdbus_send_stage_payload(struct kdbus_send_vec *vecs, size_t n_vecs, u8 **ret_data)
+{
+	size_t size = 0, i;
+	u8 *data, *p;
+
+	for (i = 0; i < n_vecs; i++)
+		if (vecs[i].data)
+			size += vecs[i].size;
+	*ret_data = NULL;
+	if (size == 0)
+		return 0;
+	data = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!data)
+		return -ENOMEM;
+	for (i = 0, p = data; i < n_vecs; i++) {
+		const void __user *uaddr = (const void __user *)vecs[i].data;
+
+		if (!uaddr)
+			continue;
+		if (copy_from_user(p, uaddr, vecs[i].size)) {
+			kvfree(data);
+			return -EFAULT;
+		}
+		vecs[i].data = p;
+		p += vecs[i].size;
+	}
+	*ret_data = data;
+	return 0;
 }
 
 int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp)
@@ -451,6 +540,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
+	u8 *payload_data = NULL;
 	u64 payload = 0;
 	int r;
 
@@ -493,7 +583,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (r < 0)
 		goto out;
 	r = -ENOMEM;
-	vecs = kcalloc(KDBUS_MSG_MAX_ITEMS, sizeof(*vecs), GFP_KERNEL);
+	vecs = kcalloc(KDBUS_MSG_MAX_ITEMS, sizeof(*vecs), GFP_KERNEL_ACCOUNT);
 	if (!vecs)
 		goto out;
 	KDBUS_ITEMS_FOREACH(it, msg->items, items_size) {
@@ -508,14 +598,15 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			if (len != sizeof(struct kdbus_vec))
 				goto out;
 			r = -EMSGSIZE;
-			payload += it->vec.size;
 			if (it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
-			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+			    payload + it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
 				goto out;
+			payload += it->vec.size;
 			if (it->vec.size == 0)
 				break;
 			vecs[n_vecs].size = it->vec.size;
-			vecs[n_vecs].address = it->vec.address;
+			/* a user address until kdbus_send_stage_payload() */
+			vecs[n_vecs].data = (const u8 *)u64_to_user_ptr(it->vec.address);
 			n_vecs++;
 			break;
 		case KDBUS_ITEM_DST_NAME:
@@ -527,10 +618,14 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			dst_name = it;
 			break;
 		case KDBUS_ITEM_BLOOM_FILTER:
-			if (len < sizeof(struct kdbus_bloom_filter))
-				goto out;
+			/* of the bus's size, whatever the message (the match
+			 * tests read that much of every filter) */
 			r = -EEXIST;
 			if (bloom)
+				goto out;
+			r = -EDOM;
+			if (len < sizeof(struct kdbus_bloom_filter) ||
+			    len - sizeof(struct kdbus_bloom_filter) != conn->bus->bloom.size)
 				goto out;
 			bloom = it;
 			break;
@@ -549,10 +644,11 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			if (n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
 				goto out;
 			r = -EMSGSIZE;
-			payload += it->memfd.size;
-			if (it->memfd.start + it->memfd.size < it->memfd.start ||
-			    payload > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
+			if (it->memfd.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
+			    payload + it->memfd.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
+			    it->memfd.start + it->memfd.size < it->memfd.start)
 				goto out;
+			payload += it->memfd.size;
 			r = kdbus_send_get_memfd(it, &memfds[n_memfds]);
 			if (r < 0)
 				goto out;
@@ -569,10 +665,6 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			goto out;
 		r = -ENOTUNIQ;
 		if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) || n_fds)
-			goto out;
-		r = -EDOM;
-		if (bloom->size - KDBUS_ITEM_HEADER_SIZE - sizeof(struct kdbus_bloom_filter) !=
-		    conn->bus->bloom.size)
 			goto out;
 	}
 	r = -EBADMSG;
@@ -596,6 +688,10 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	}
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
+		goto out;
+	/* the last read of the sender's memory, before any lock */
+	r = kdbus_send_stage_payload(vecs, n_vecs, &payload_data);
+	if (r < 0)
 		goto out;
 
 	stage.msg = msg;
@@ -678,15 +774,18 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	up_read(&conn->bus->name_lock);
 
 	if (r == 0 && reply && reply->sync) {
-		/* the registry is not held while waiting */
+		/* the registry is not held while waiting, nor while telling */
 		struct kdbus_cmd_send __user *usend = argp;
-		u64 off = 0, size = 0;
+		struct kdbus_slice *slice = NULL;
+		u64 size = 0;
 
-		r = kdbus_reply_wait(reply, cancel, &off, &size);
-		if (r == 0 && (put_user(off, &usend->reply.offset) ||
+		r = kdbus_reply_wait(reply, cancel, &slice, &size);
+		if (r == 0 && (put_user((u64)kdbus_slice_offset(slice), &usend->reply.offset) ||
 			       put_user(size, &usend->reply.msg_size) ||
 			       put_user((u64)0, &usend->reply.return_flags)))
 			r = -EFAULT;
+		if (slice)
+			r = kdbus_conn_slice_tell(conn, slice, r);
 	}
 	if (r == 0 && put_user((u64)0, &((struct kdbus_cmd_send __user *)argp)->return_flags))
 		r = -EFAULT;
@@ -700,9 +799,9 @@ out:
 		fput(cancel);
 	kdbus_reply_unref(reply);
 	kdbus_conn_unref(dst);
+	kvfree(payload_data);
 	kfree(vecs);
 	kfree(msg);
 	kfree(cmd);
 	return r;
 }
-

@@ -152,6 +152,7 @@ void kdbus_meta_fake_free(struct kdbus_meta_fake *fake)
  * kdbus_meta_fake_new() - who a proxy's connection stands for
  * @items:	HELLO's items (CREDS, PIDS, AUXGROUPS, PID_COMM, SECLABEL are used)
  * @items_size:	their size
+ * @opener:	the credentials of the proxy's fd: the ids are in its namespace
  * @ret_cred:	the credentials to use: the caller's with the faked ids and
  *		groups
  *
@@ -159,16 +160,16 @@ void kdbus_meta_fake_free(struct kdbus_meta_fake *fake)
  * ERR_PTR (-EINVAL for ids that do not map, -ENOMEM).
  */
 struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size_t items_size,
-					    const struct cred **ret_cred)
+					    const struct cred *opener, const struct cred **ret_cred)
 {
-	struct user_namespace *ns = current_user_ns();
+	struct user_namespace *ns = opener->user_ns;
 	struct kdbus_meta_fake *fake;
 	const struct kdbus_item *it;
 	struct cred *cred;
 	int r = -ENOMEM;
 
 	*ret_cred = NULL;
-	fake = kzalloc(sizeof(*fake), GFP_KERNEL);
+	fake = kzalloc(sizeof(*fake), GFP_KERNEL_ACCOUNT);
 	cred = prepare_creds();
 	if (!fake || !cred)
 		goto fail;
@@ -235,7 +236,7 @@ struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size
 			if (!kdbus_item_is_string(it) || *slot)
 				goto fail;
 			r = -ENOMEM;
-			*slot = kstrdup(kdbus_item_str(it), GFP_KERNEL);
+			*slot = kstrdup(kdbus_item_str(it), GFP_KERNEL_ACCOUNT);
 			if (!*slot)
 				goto fail;
 			break;

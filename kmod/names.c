@@ -113,7 +113,7 @@ static struct kdbus_name_entry *kdbus_name_entry_new(struct kdbus_bus *bus, cons
 {
 	struct kdbus_name_entry *e;
 
-	e = kzalloc(sizeof(*e) + strlen(name) + 1, GFP_KERNEL);
+	e = kzalloc(sizeof(*e) + strlen(name) + 1, GFP_KERNEL_ACCOUNT);
 	if (!e)
 		return NULL;
 	strcpy(e->name, name);
@@ -126,7 +126,7 @@ static struct kdbus_name_entry *kdbus_name_entry_new(struct kdbus_bus *bus, cons
 
 static struct kdbus_name_owner *kdbus_name_owner_new(struct kdbus_conn *conn, struct kdbus_name_entry *e)
 {
-	struct kdbus_name_owner *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	struct kdbus_name_owner *o = kzalloc(sizeof(*o), GFP_KERNEL_ACCOUNT);
 
 	if (!o)
 		return NULL;
@@ -530,9 +530,9 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_cmd_list __user *ulist = argp;
 	struct kdbus_bus *bus = conn->bus;
 	struct kdbus_cmd_list *cmd;
+	struct kdbus_slice *slice;
 	size_t size;
 	u8 *buf = NULL;
-	u64 off = 0;
 	int r;
 
 	cmd = kdbus_cmd_simple(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_list, items), LIST_FLAGS);
@@ -545,7 +545,7 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 	down_read(&bus->name_lock);
 	down_read(&bus->conn_lock);
 	size = kdbus_list_all(bus, cmd->flags, NULL);
-	buf = kvzalloc(size ? size : 8, GFP_KERNEL);
+	buf = kvzalloc(size ? size : 8, GFP_KERNEL_ACCOUNT);
 	if (buf)
 		kdbus_list_all(bus, cmd->flags, buf);
 	up_read(&bus->conn_lock);
@@ -555,11 +555,17 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 		goto out;
 	/* an empty list still gets a slice: the caller FREEs what it got */
 	mutex_lock(&conn->lock);
-	r = kdbus_pool_write_public(conn, buf, size ? size : 8, &off);
+	slice = kdbus_conn_slice_public(conn, buf, size ? size : 8);
 	mutex_unlock(&conn->lock);
-	if (r == 0 && (put_user(off, &ulist->offset) || put_user((u64)size, &ulist->list_size) ||
-		       put_user((u64)0, &ulist->return_flags)))
+	if (IS_ERR(slice)) {
+		r = PTR_ERR(slice);
+		goto out;
+	}
+	r = 0;
+	if (put_user((u64)kdbus_slice_offset(slice), &ulist->offset) ||
+	    put_user((u64)size, &ulist->list_size) || put_user((u64)0, &ulist->return_flags))
 		r = -EFAULT;
+	r = kdbus_conn_slice_tell(conn, slice, r);
 out:
 	kvfree(buf);
 	kfree(cmd);

@@ -18,6 +18,14 @@
 
 #include "internal.h"
 
+/* one POLICY_ACCESS item, its id in the kernel's terms */
+struct kdbus_policy_rule {
+	u64 type;			/* KDBUS_POLICY_ACCESS_* */
+	u64 access;			/* KDBUS_POLICY_* */
+	kuid_t uid;			/* ACCESS_USER */
+	kgid_t gid;			/* ACCESS_GROUP */
+};
+
 struct kdbus_policy_entry {
 	struct hlist_node hentry;	/* in bus->policy */
 	struct list_head owner_link;	/* in the owner's conn->policy */
@@ -25,7 +33,7 @@ struct kdbus_policy_entry {
 	bool wildcard;			/* "name.*", stored without ".*" */
 	u32 hash;
 	size_t n_access;
-	struct kdbus_policy_access *access;
+	struct kdbus_policy_rule *access;
 	char name[];
 };
 
@@ -60,6 +68,27 @@ static void kdbus_policy_list_free(struct list_head *list)
 		kdbus_policy_entry_free(list_first_entry(list, struct kdbus_policy_entry, owner_link));
 }
 
+/*
+ * A POLICY_ACCESS item's id is a uid or gid of the namespace of the
+ * connection that installs it; an id that does not map there is refused
+ * (EINVAL), never truncated.
+ */
+static int kdbus_policy_rule_make(struct kdbus_policy_rule *rule, const struct kdbus_policy_access *a,
+				  struct user_namespace *ns)
+{
+	*rule = (struct kdbus_policy_rule) { .type = a->type, .access = a->access };
+	if (a->type == KDBUS_POLICY_ACCESS_WORLD)
+		return 0;
+	if (a->id >= (u64)(uid_t)-1)
+		return -EINVAL;
+	if (a->type == KDBUS_POLICY_ACCESS_USER) {
+		rule->uid = make_kuid(ns, (uid_t)a->id);
+		return uid_valid(rule->uid) ? 0 : -EINVAL;
+	}
+	rule->gid = make_kgid(ns, (gid_t)a->id);
+	return gid_valid(rule->gid) ? 0 : -EINVAL;
+}
+
 /**
  * kdbus_policy_set() - replace @owner's entries with those of @items
  * @owner:	a policy holder or an activator
@@ -78,6 +107,7 @@ int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, s
 		     size_t max_names, bool wildcards)
 {
 	struct kdbus_bus *bus = owner->bus;
+	struct user_namespace *ns = owner->cred->user_ns;
 	struct kdbus_policy_entry *cur = NULL, *e, *o;
 	const struct kdbus_item *it;
 	size_t n_names = 0;
@@ -98,7 +128,7 @@ int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, s
 			if (kdbus_name_is_valid(name, len) < 0)
 				goto fail;
 			r = -ENOMEM;
-			cur = kzalloc(sizeof(*cur) + len + 1, GFP_KERNEL);
+			cur = kzalloc(sizeof(*cur) + len + 1, GFP_KERNEL_ACCOUNT);
 			if (!cur)
 				goto fail;
 			memcpy(cur->name, name, len);
@@ -108,19 +138,22 @@ int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, s
 			list_add_tail(&cur->owner_link, &fresh);
 		} else if (it->type == KDBUS_ITEM_POLICY_ACCESS) {
 			const struct kdbus_policy_access *a = &it->policy_access;
-			struct kdbus_policy_access *v;
+			struct kdbus_policy_rule rule, *v;
 
 			r = -EINVAL;
 			if (!cur || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(*a) ||
 			    a->type < KDBUS_POLICY_ACCESS_USER || a->type > KDBUS_POLICY_ACCESS_WORLD ||
 			    a->access > KDBUS_POLICY_OWN)
 				goto fail;
+			r = kdbus_policy_rule_make(&rule, a, ns);
+			if (r < 0)
+				goto fail;
 			r = -ENOMEM;
-			v = krealloc_array(cur->access, cur->n_access + 1, sizeof(*v), GFP_KERNEL);
+			v = krealloc_array(cur->access, cur->n_access + 1, sizeof(*v), GFP_KERNEL_ACCOUNT);
 			if (!v)
 				goto fail;
 			cur->access = v;
-			cur->access[cur->n_access++] = *a;
+			cur->access[cur->n_access++] = rule;
 		}
 	}
 
@@ -185,15 +218,15 @@ static int kdbus_policy_entry_access(const struct kdbus_policy_entry *e, const s
 	size_t i;
 
 	for (i = 0; i < e->n_access; i++) {
-		const struct kdbus_policy_access *a = &e->access[i];
+		const struct kdbus_policy_rule *a = &e->access[i];
 		bool match = false;
 
 		switch (a->type) {
 		case KDBUS_POLICY_ACCESS_USER:
-			match = uid_eq(cred->euid, make_kuid(&init_user_ns, a->id));
+			match = uid_eq(cred->euid, a->uid);
 			break;
 		case KDBUS_POLICY_ACCESS_GROUP:
-			match = kdbus_cred_in_group(cred, make_kgid(&init_user_ns, a->id));
+			match = kdbus_cred_in_group(cred, a->gid);
 			break;
 		case KDBUS_POLICY_ACCESS_WORLD:
 			match = true;
@@ -243,14 +276,23 @@ bool kdbus_policy_may_own(struct kdbus_bus *bus, bool privileged, const struct c
 }
 
 /**
- * kdbus_policy_may_talk() - may a peer talk to @to
+ * kdbus_policy_may_talk_locked() - may a peer talk to @to
  * @privileged:	the peer is privileged
  * @cred:	its credentials
  * @to:		the connection it talks to
  *
- * With the name lock held for reading: the peer needs TALK to one of the
- * names @to owns or waits for, unless it is privileged or of @to's user.
+ * With the name lock and the policy lock held for reading: the peer needs
+ * TALK to one of the names @to owns or waits for, unless it is privileged
+ * or of @to's user.
  */
+bool kdbus_policy_may_talk_locked(bool privileged, const struct cred *cred, struct kdbus_conn *to)
+{
+	if (privileged || uid_eq(cred->euid, to->cred->euid))
+		return true;
+	return kdbus_names_policy_allows(to, cred, KDBUS_POLICY_TALK);
+}
+
+/* kdbus_policy_may_talk_locked(), with the name lock only */
 bool kdbus_policy_may_talk(bool privileged, const struct cred *cred, struct kdbus_conn *to)
 {
 	struct kdbus_bus *bus = to->bus;

@@ -20,7 +20,20 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *e)
 		fput(e->files[i]);
 	kfree(e->files);
 	kdbus_reply_unref(e->reply);
+	kdbus_user_unref(e->user);
 	kfree(e);
+}
+
+/*
+ * With conn->lock held: @e leaves @conn's queue (already unlinked): its
+ * charge goes back to its sender's quota and the slice loses its queue
+ * owner (it stays while userspace or a command holds it).
+ */
+static void kdbus_queue_entry_unqueue(struct kdbus_conn *conn, struct kdbus_queue_entry *e)
+{
+	kdbus_conn_quota_uncharge(conn, e->user, e->charge, e->n_fds);
+	kdbus_pool_slice_dequeue(conn->pool, e->slice);
+	e->slice = NULL;
 }
 
 /* with conn->lock held: drop every queued message */
@@ -30,7 +43,7 @@ void kdbus_conn_flush_queue(struct kdbus_conn *conn)
 
 	list_for_each_entry_safe(e, tmp, &conn->queue, entry) {
 		list_del(&e->entry);
-		kdbus_pool_slice_release(conn->pool, e->slice);
+		kdbus_queue_entry_unqueue(conn, e);
 		kdbus_queue_entry_free(e);
 	}
 	conn->n_msgs = 0;
@@ -55,7 +68,8 @@ static void kdbus_conn_unlock2(struct kdbus_conn *a, struct kdbus_conn *b)
 
 /*
  * With both locks held: copy @e's message into @to's pool (the pool
- * offsets inside it move along) and queue it there.
+ * offsets inside it move along) and queue it there, charged to its
+ * sender in @to's quota.  On failure @e is untouched.
  */
 static int kdbus_queue_entry_move(struct kdbus_conn *to, struct kdbus_conn *from,
 				  struct kdbus_queue_entry *e)
@@ -69,18 +83,20 @@ static int kdbus_queue_entry_move(struct kdbus_conn *to, struct kdbus_conn *from
 	s64 delta;
 	int r;
 
-	if (e->has_fds && !(to->flags & KDBUS_HELLO_ACCEPT_FD))
+	if (e->n_fds && !(to->flags & KDBUS_HELLO_ACCEPT_FD))
 		return -ECOMM;
-	if (to->n_msgs >= KDBUS_CONN_MAX_MSGS)
-		return -ENOBUFS;
-	buf = kvmalloc(size, GFP_KERNEL);
+	buf = kvmalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return -ENOMEM;
 	r = kdbus_pool_read(from->pool, old_off, buf, size);
 	if (r < 0)
 		goto out;
+	r = kdbus_conn_quota_charge(to, e->user, size, e->n_fds);
+	if (r < 0)
+		goto out;
 	slice = kdbus_pool_slice_alloc(to->pool, size, true);
 	if (IS_ERR(slice)) {
+		kdbus_conn_quota_uncharge(to, e->user, size, e->n_fds);
 		r = PTR_ERR(slice);
 		goto out;
 	}
@@ -91,14 +107,17 @@ static int kdbus_queue_entry_move(struct kdbus_conn *to, struct kdbus_conn *from
 			it->vec.offset += delta;
 	r = kdbus_pool_write(to->pool, kdbus_slice_offset(slice), buf, size);
 	if (r < 0) {
-		kdbus_pool_slice_release(to->pool, slice);
+		kdbus_pool_slice_put(to->pool, slice);
+		kdbus_conn_quota_uncharge(to, e->user, size, e->n_fds);
 		goto out;
 	}
 	for (i = 0; i < e->n_files; i++)
 		e->fd_pos[i] += delta;
-	kdbus_pool_slice_release(from->pool, e->slice);
-	kdbus_slice_set_queued(slice, true);
+	kdbus_queue_entry_unqueue(from, e);
+	kdbus_slice_set_queued(slice);
+	kdbus_pool_slice_put(to->pool, slice);
 	e->slice = slice;
+	e->charge = size;
 	list_add_tail(&e->entry, &to->queue);
 	WRITE_ONCE(to->n_msgs, to->n_msgs + 1);
 	if (e->reply)
@@ -140,7 +159,7 @@ void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u6
 				continue;
 			}
 			to->lost_count++;
-			kdbus_pool_slice_release(from->pool, e->slice);
+			kdbus_queue_entry_unqueue(from, e);
 			list_add_tail(&e->entry, &failed);
 		}
 	}
@@ -169,7 +188,7 @@ static int kdbus_conn_install_fds(struct kdbus_conn *conn, struct kdbus_queue_en
 	unsigned int i;
 	int *fds, r = 0;
 
-	fds = kmalloc_array(e->n_files, sizeof(*fds), GFP_KERNEL);
+	fds = kmalloc_array(e->n_files, sizeof(*fds), GFP_KERNEL_ACCOUNT);
 	if (!fds)
 		return -ENOMEM;
 	for (i = 0; i < e->n_files; i++) {
@@ -201,6 +220,7 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_cmd_recv __user *urecv = argp;
 	struct kdbus_queue_entry *e = NULL, *pos;
 	struct kdbus_reply *dead = NULL;
+	struct kdbus_slice *slice = NULL;
 	struct kdbus_cmd_recv *cmd;
 	u64 off = 0, size = 0, dropped = 0, ret_flags = 0;
 	int r = 0;
@@ -239,7 +259,8 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	off = kdbus_slice_offset(e->slice);
 	size = e->msg_size;
 	if (cmd->flags & KDBUS_RECV_PEEK) {
-		kdbus_slice_set_public(e->slice, true);
+		/* still queued: the queue keeps it, userspace may look */
+		kdbus_slice_publish(e->slice);
 		goto out_unlock;
 	}
 	list_del(&e->entry);
@@ -250,7 +271,6 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 		ret_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
 	}
 	if (cmd->flags & KDBUS_RECV_DROP) {
-		kdbus_pool_slice_release(conn->pool, e->slice);
 		off = size = 0;
 		/* a dropped call is never answered */
 		if (e->reply && kdbus_reply_take(e->reply))
@@ -258,9 +278,13 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	} else {
 		if (e->n_files && kdbus_conn_install_fds(conn, e) < 0)
 			ret_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
-		kdbus_slice_set_queued(e->slice, false);
-		kdbus_slice_set_public(e->slice, true);
+		/* userspace's now, and the command's until it told userspace */
+		slice = e->slice;
+		kdbus_pool_slice_get(slice);
+		kdbus_pool_slice_unaccount(conn->pool, slice);
+		kdbus_slice_publish(slice);
 	}
+	kdbus_queue_entry_unqueue(conn, e);
 	kdbus_queue_entry_free(e);
 out_unlock:
 	mutex_unlock(&conn->lock);
@@ -272,6 +296,8 @@ out_unlock:
 		       put_user(size, &urecv->msg.msg_size) ||
 		       put_user((u64)0, &urecv->msg.return_flags)))
 		r = -EFAULT;
+	if (slice)
+		r = kdbus_conn_slice_tell(conn, slice, r);
 	kfree(cmd);
 	return r;
 }
@@ -286,18 +312,15 @@ int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp)
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	mutex_lock(&conn->lock);
-	slice = cmd->offset <= SIZE_MAX ? kdbus_pool_slice_find(conn->pool, cmd->offset) : NULL;
-	if (!slice) {
+	/* userspace names a slice by its offset: only one it owns */
+	slice = kdbus_pool_slice_find(conn->pool, cmd->offset);
+	if (!slice)
 		r = -ENXIO;
-	} else if (!kdbus_slice_is_public(slice)) {
+	else if (!kdbus_slice_is_public(slice))
 		r = -EINVAL;
-	} else {
-		kdbus_slice_set_public(slice, false);
-		if (!kdbus_slice_is_queued(slice))
-			kdbus_pool_slice_release(conn->pool, slice);
-	}
+	else
+		kdbus_pool_slice_unpublish(conn->pool, slice);
 	mutex_unlock(&conn->lock);
 	kfree(cmd);
 	return r;
 }
-

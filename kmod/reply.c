@@ -26,7 +26,7 @@ static void kdbus_reply_timeout_work(struct work_struct *work);
 struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *src, struct kdbus_conn *dst, u64 cookie,
 				    u64 deadline_ns, bool sync)
 {
-	struct kdbus_reply *r = kzalloc(sizeof(*r), GFP_KERNEL);
+	struct kdbus_reply *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
 
 	if (!r)
 		return ERR_PTR(-ENOMEM);
@@ -143,18 +143,32 @@ void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to)
 	kdbus_conn_unref(old);
 }
 
-/* a synchronous caller learns the outcome: @err, or the reply's slice */
-void kdbus_reply_complete(struct kdbus_reply *r, int err, u64 offset, u64 msg_size)
+/**
+ * kdbus_reply_complete() - a synchronous caller learns the outcome
+ * @r:		the tracker
+ * @err:	0, or why the call failed
+ * @slice:	the answer in the caller's pool, with a kernel reference the
+ *		caller takes over (or NULL)
+ * @msg_size:	its size
+ *
+ * Return: whether this was the outcome; if another came first, @slice
+ * stays the caller's of this function.
+ */
+bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size)
 {
+	bool first;
+
 	spin_lock(&r->wait.lock);
-	if (!r->done) {
+	first = !r->done;
+	if (first) {
 		r->err = err;
-		r->offset = offset;
+		r->slice = slice;
 		r->msg_size = msg_size;
 		smp_store_release(&r->done, true);
 		wake_up_locked(&r->wait);
 	}
 	spin_unlock(&r->wait.lock);
+	return first;
 }
 
 /*
@@ -170,7 +184,7 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 	struct kdbus_conn *src = r->reply_src;
 
 	if (r->sync) {
-		kdbus_reply_complete(r, sync_err, 0, 0);
+		kdbus_reply_complete(r, sync_err, NULL, 0);
 	} else {
 		n->size = KDBUS_ITEM_HEADER_SIZE;
 		n->type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
@@ -227,7 +241,7 @@ void kdbus_reply_conn_gone(struct kdbus_conn *conn)
 	}
 	list_for_each_entry_safe(r, tmp, &mine, entry) {
 		list_del_init(&r->entry);
-		kdbus_reply_complete(r, -ECONNRESET, 0, 0);
+		kdbus_reply_complete(r, -ECONNRESET, NULL, 0);
 		kdbus_reply_unref(r);
 	}
 }

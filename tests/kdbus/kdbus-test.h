@@ -116,6 +116,7 @@ typedef struct KtMsg {
 	const int *fds;
 	size_t n_fds;
 	const uint64_t *bloom;		/* BLOOM_SIZE bytes, or NULL for zeros */
+	size_t bloom_size;		/* of the filter's data, 0: BLOOM_SIZE (at most 512) */
 	uint64_t bloom_generation;
 	bool no_bloom;			/* suppress the filter of a signal */
 	const uint64_t *keys;		/* KDBUS_ITEM_MATCH_KEYS, if n_keys */
@@ -216,7 +217,11 @@ uint64_t kt_now_ns(void);
 	X(chat) \
 	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
-	X(kernel_policy_unprivileged) X(kernel_conn_other_process) X(kernel_bus_close_under_load)
+	X(kernel_policy_unprivileged) X(kernel_conn_is_its_fd) X(kernel_bus_close_under_load) \
+	X(security_cmd_size_read_once) X(security_info_reply_fault) X(security_unicast_bloom_size) \
+	X(security_bus_name_userns) X(security_policy_id_range) X(security_copy_without_locks) \
+	X(security_bus_make_bad_attach) X(security_io_uring_fd) X(security_rlimit_fsize) \
+	X(security_user_quota)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)

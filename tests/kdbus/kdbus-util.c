@@ -132,7 +132,8 @@ int kt_send_msg(KdbusConn *conn, KtMsg *m) {
 		uint64_t items[16];
 	} s;
 	struct kdbus_item *it;
-	uint64_t zero_bloom[BLOOM_SIZE / 8] = {};
+	static const uint64_t zero_bloom[512 / 8];
+	size_t bloom_size = m->bloom_size ? m->bloom_size : BLOOM_SIZE;
 	int r;
 
 	memset(msgbuf, 0, sizeof(msgbuf));
@@ -161,10 +162,11 @@ int kt_send_msg(KdbusConn *conn, KtMsg *m) {
 	if (m->fds)
 		it = put_item(it, KDBUS_ITEM_FDS, m->fds, m->n_fds * sizeof(int));
 	if ((m->flags & KDBUS_MSG_SIGNAL) && !m->no_bloom) {
-		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + BLOOM_SIZE;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + bloom_size;
 		it->type = KDBUS_ITEM_BLOOM_FILTER;
 		it->bloom_filter.generation = m->bloom_generation;
-		memcpy(it->bloom_filter.data, m->bloom ? m->bloom : zero_bloom, BLOOM_SIZE);
+		memcpy(it->bloom_filter.data, m->bloom ? m->bloom : zero_bloom,
+		       bloom_size <= sizeof(zero_bloom) ? bloom_size : sizeof(zero_bloom));
 		it = ITEM_NEXT(it);
 	}
 	if (m->n_keys)

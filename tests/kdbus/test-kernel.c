@@ -234,8 +234,9 @@ static void stress_bad(Stress *st, const char *what, int r) {
 }
 
 static bool send_ok(int r) {
+	/* EMFILE: the sender's share of fds in flight to that receiver */
 	return r == 0 || r == -ESRCH || r == -ENXIO || r == -ECONNRESET || r == -ENOBUFS ||
-	       r == -EXFULL || r == -EMLINK || r == -EADDRNOTAVAIL;
+	       r == -EXFULL || r == -EMLINK || r == -EADDRNOTAVAIL || r == -EMFILE;
 }
 
 static const char *stress_name(unsigned i) {
@@ -564,36 +565,54 @@ int test_kernel_policy_unprivileged(Env *env) {
 	return TEST_OK;
 }
 
-/* a connection belongs to the process that said HELLO: a child that
- * inherited the fd can neither use it nor map its pool */
-int test_kernel_conn_other_process(Env *env) {
+/*
+ * A connection is its fd, as any other file: a child that inherited it
+ * sends, receives, maps the pool and owns names with it, and the
+ * connection keeps the credentials of its opener even after the child
+ * gave up its own (so a setuid program that inherits a user's connection
+ * gains nothing either).
+ */
+int test_kernel_conn_is_its_fd(Env *env) {
 	IOCTL_ONLY(env);
-	int status, fd = kdbus_conn_get_fd(env->conn);
-	uint64_t id = kdbus_conn_get_id(env->conn);
+	KdbusConn *c = kt_hello(env, 0);
+	struct kdbus_info *info;
+	uint64_t id, off;
+	int status, fd;
 	pid_t pid;
 
+	ASSERT_RETURN(c);
+	fd = kdbus_conn_get_fd(c);
+	id = kdbus_conn_get_id(c);
 	pid = fork();
 	ASSERT_RETURN(pid >= 0);
 	if (pid == 0) {
+		struct kdbus_msg *m;
 		void *p;
 
-		if (kt_send(env->conn, id, 1) != -EPERM)
+		if (setgid(65534) < 0 || setuid(65534) < 0)
 			_exit(1);
-		if (kt_recv(env->conn, NULL, NULL) != -EPERM)
+		if (kt_send(c, id, 1) != 0)
 			_exit(2);
-		if (kt_name_acquire(env->conn, "org.kt.Child", 0, NULL) != -EPERM)
+		if (kt_recv(c, &m, &off) != 0 || m->cookie != 1 || kt_free(c, off) != 0)
 			_exit(3);
-		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-		if (p != MAP_FAILED || errno != EPERM)
+		/* its opener may own any name: so may whoever has the fd */
+		if (kt_name_acquire(c, "org.kt.Child", 0, NULL) != 0)
 			_exit(4);
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(5);
 		_exit(0);
 	}
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	ASSERT_RETURN(WIFEXITED(status));
 	ASSERT_EQ(WEXITSTATUS(status), 0);
-	/* the owner still can */
+	/* what the child did is the connection's */
+	ASSERT_EQ(kt_conn_info(env->conn, 0, "org.kt.Child", 0, &info, &off), 0);
+	ASSERT_EQ(info->id, id);
+	ASSERT_EQ(kt_free(env->conn, off), 0);
 	ASSERT_EQ(kt_send(env->conn, id, 2), 0);
-	ASSERT_EQ(kt_drain(env->conn), 1);
+	ASSERT_EQ(kt_drain(c), 1);
+	kdbus_conn_close(c);
 	return TEST_OK;
 }
 

@@ -319,6 +319,24 @@ int test_quota_pool(Env *env) {
 
 	ASSERT_EQ(kt_hello_full(env->bus, &h, &c), 0);
 	id = kdbus_conn_get_id(c);
+	if (env->backend == KDBUS_BACKEND_IOCTL) {
+		/* the final ABI: half of the pool is its owner's; of the other
+		 * half a sending user gets a third of what others do not use */
+		m = KT_MSG(.dst_id = id, .cookie = 1, .vec = { big }, .vec_size = { sizeof(big) });
+		ASSERT_EQ(kt_send_msg(env->conn, &m), -ENOBUFS);
+		m.vec_size[0] = 8 * 1024;
+		ASSERT_EQ(kt_send_msg(env->conn, &m), 0);
+		ASSERT_EQ(kt_send_msg(env->conn, &m), -ENOBUFS);
+		/* small messages still pass */
+		ASSERT_EQ(kt_send(env->conn, id, 3), 0);
+		/* a received message is its receiver's: the share is back */
+		ASSERT_EQ(kt_recv(c, NULL, &off), 0);
+		ASSERT_EQ(kt_send_msg(env->conn, &m), 0);
+		ASSERT_EQ(kt_free(c, off), 0);
+		ASSERT_EQ(kt_drain(c), 2);
+		kdbus_conn_close(c);
+		return TEST_OK;
+	}
 	/* more than half of the free pool: refused */
 	m = KT_MSG(.dst_id = id, .cookie = 1, .vec = { big }, .vec_size = { sizeof(big) });
 	ASSERT_EQ(kt_send_msg(env->conn, &m), -EXFULL);
@@ -1241,6 +1259,52 @@ int test_sync_reply_ecomm(Env *env) {
 	return TEST_OK;
 }
 
+/*
+ * The final ABI: the kernel's notifications are charged to a quota of
+ * their own in the receiver (256 messages), apart from every user's: a
+ * full user share does not lose them, a full kernel share does (counted
+ * as dropped), REPLY_DEAD included.
+ */
+static int notify_quota_final(Env *env, KdbusConn *c) {
+	uint64_t id = kdbus_conn_get_id(c);
+	struct kdbus_cmd_recv r;
+	KdbusConn *d;
+
+	for (int i = 0; i < 256; i++)
+		ASSERT_EQ(kt_send(env->conn, id, i + 1), 0);
+	ASSERT_EQ(kt_send(env->conn, id, 999), -ENOBUFS);
+	kdbus_conn_close(kt_hello(env, 0));
+	ASSERT_EQ(kt_recv_flags(c, 0, 0, &r), 0);
+	ASSERT_EQ(r.dropped_msgs, 0);
+	kt_free(c, r.msg.offset);
+	ASSERT_EQ(kt_drain(c), 256);	/* 255 messages and the notification */
+
+	for (int i = 0; i < 256; i++)
+		kdbus_conn_close(kt_hello(env, 0));
+	/* the kernel's share is full: this one is dropped */
+	kdbus_conn_close(kt_hello(env, 0));
+	ASSERT_EQ(kt_recv_flags(c, 0, 0, &r), 0);
+	ASSERT_RETURN(r.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
+	ASSERT_EQ(r.dropped_msgs, 1);
+	kt_free(c, r.msg.offset);
+	ASSERT_EQ(kt_drain(c), 255);
+
+	/* reply notifications are lost the same way */
+	d = kt_hello(env, 0);
+	ASSERT_RETURN(d);
+	ASSERT_EQ(kt_drain(c), 1);	/* d's ID_ADD */
+	ASSERT_EQ(kt_call(c, kdbus_conn_get_id(d), 1, kt_now_ns() + 10000000000ULL), 0);
+	for (int i = 0; i < 256; i++)
+		kdbus_conn_close(kt_hello(env, 0));
+	kdbus_conn_close(d);	/* REPLY_DEAD does not fit */
+	ASSERT_EQ(kt_recv_flags(c, 0, 0, &r), 0);
+	ASSERT_EQ(r.dropped_msgs, 1);
+	kt_free(c, r.msg.offset);
+	ASSERT_EQ(kt_drain(c), 255);
+	kdbus_conn_close(c);
+	return TEST_OK;
+}
+
 int test_notify_quota(Env *env) {
 	KdbusConn *c = kt_hello(env, 0);
 	struct kdbus_cmd_recv r;
@@ -1249,6 +1313,8 @@ int test_notify_quota(Env *env) {
 	ASSERT_RETURN(c);
 	id = kdbus_conn_get_id(c);
 	ASSERT_EQ(kt_match_id(c, 1, KDBUS_ITEM_ID_ADD, KDBUS_MATCH_ID_ANY), 0);
+	if (env->backend == KDBUS_BACKEND_IOCTL)
+		return notify_quota_final(env, c);
 	for (int i = 0; i < 256; i++)
 		ASSERT_EQ(kt_send(env->conn, id, i + 1), 0);
 	/* the notification does not fit: counted as dropped */

@@ -20,6 +20,9 @@
 #    closes), then runs the suite again after umount, rmmod and insmod; its
 #    TAP comes back over the serial console
 #
+# VM_TESTS=<substring> runs only the suite's tests whose name contains it
+# (by hand, while working on one test).
+#
 # A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
 # status 0 when nothing failed, 1 on failure, 77 when the test cannot run
@@ -76,7 +79,8 @@ cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
 	cp "$top/kmod/unsupported-tests" "$root/kdbus/" &&
-	echo "$stress_s" > "$root/kdbus/stress-seconds" || fail "initramfs"
+	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
+	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" || fail "initramfs"
 ( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
 
 # --- boot ----------------------------------------------------------------------------
@@ -102,7 +106,7 @@ skipped=$(grep -cE '^ok .*# SKIP' "$log.txt")
 failed=$(grep -cE '^not ok ' "$log.txt")
 pass=$((pass - skipped))
 
-splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked' "$log.txt" | head -20)
+splat=$(grep -nE 'Kernel panic|Oops|BUG:|BUG [^ ]+ \(|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|(Poison|Redzone|Padding) overwritten|Object padding|Freepointer corrupt|usercopy:' "$log.txt" | head -20)
 result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
 if [ -n "$splat" ]; then
 	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
