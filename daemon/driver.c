@@ -852,15 +852,17 @@ static int method_request_name(DriverCall *call) {
 		kdbus_conn_finish_handover(c->conn);	/* nothing was handed over */
 	switch (r) {
 	case 0:
-		result = (ret_flags & KDBUS_NAME_IN_QUEUE) ? DBUS_REQUEST_NAME_REPLY_IN_QUEUE
-							   : DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+		/* the owner already: success without KDBUS_NAME_ACQUIRED */
+		if (ret_flags & KDBUS_NAME_IN_QUEUE)
+			result = DBUS_REQUEST_NAME_REPLY_IN_QUEUE;
+		else if (ret_flags & KDBUS_NAME_ACQUIRED)
+			result = DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+		else
+			result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
 		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
 			client_limit_output(c);
 			service_registry_name_taken(bus);
 		}
-		break;
-	case -EALREADY:
-		result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
 		break;
 	case -EEXIST:
 		result = DBUS_REQUEST_NAME_REPLY_EXISTS;

@@ -351,7 +351,7 @@ int kdbus_us_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret) 
 		return r < 0 ? r : 0;
 
 	if (cmd->pool_size == 0 || cmd->pool_size % page)
-		return -EFAULT;
+		return -EINVAL;
 
 	roles = cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR);
 	if (roles & (roles - 1))
@@ -583,7 +583,7 @@ int kdbus_us_byebye(KdbusConn *conn, struct kdbus_cmd *cmd) {
 	if (!kdbus_conn_is_ordinary(conn))
 		r = -EOPNOTSUPP;
 	else if (!conn->connected)
-		r = -EALREADY;
+		r = -ECONNRESET;
 	else if (!list_is_empty(&conn->queue.msgs))
 		r = -EBUSY;
 	else
@@ -698,8 +698,8 @@ int kdbus_us_recv(KdbusConn *conn, struct kdbus_cmd_recv *cmd) {
 		r = -ECONNRESET;
 		goto out;
 	}
-	if (kdbus_conn_is_policy_holder(conn) ||
-	    (kdbus_conn_is_activator(conn) && !(cmd->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP)))) {
+	/* an activator may receive what waits for its name (the final ABI) */
+	if (kdbus_conn_is_policy_holder(conn)) {
 		r = -EOPNOTSUPP;
 		goto out;
 	}
@@ -1181,7 +1181,7 @@ static int kdbus_name_cmd(KdbusConn *conn, struct kdbus_cmd *cmd, bool acquire) 
 	else if (!kdbus_conn_is_ordinary(conn))
 		r = -EOPNOTSUPP;
 	else if (!kdbus_name_is_valid(name, false))
-		r = -EINVAL;
+		r = acquire ? -EINVAL : -ESRCH;	/* an invalid name is nobody's */
 	else if (acquire) {
 		uint64_t rf = 0;
 

@@ -188,9 +188,9 @@ static int kdbus_name_update(KdbusBus *bus, KdbusNameOwner *o, uint64_t flags, u
 						 0, o->flags, e->name);
 		}
 	} else if (o == primary) {
-		/* already the owner: flags are updated, like dbus-daemon */
+		/* already the owner: flags are updated, like dbus-daemon;
+		 * success without KDBUS_NAME_ACQUIRED (the final ABI) */
 		o->flags |= KDBUS_NAME_PRIMARY;
-		r = -EALREADY;
 	} else if ((primary->flags & KDBUS_NAME_ALLOW_REPLACEMENT) &&
 		   (flags & KDBUS_NAME_REPLACE_EXISTING)) {
 		list_unlink(&o->name_link);

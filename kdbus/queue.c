@@ -121,7 +121,7 @@ int kdbus_queue_peek(KdbusQueue *q, int64_t priority, bool use_priority,
 		if (!best || e->priority < best->priority)
 			best = e;
 	if (best->priority > priority)
-		return -ENOMSG;
+		return -EAGAIN;	/* nothing at that priority (yet) */
 	*ret = best;
 	return 0;
 }

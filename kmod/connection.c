@@ -269,7 +269,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 		r = -ECONNREFUSED;
 		goto out;
 	}
-	r = -EFAULT;
+	r = -EINVAL;
 	if (cmd->pool_size == 0 || !PAGE_ALIGNED(cmd->pool_size) || cmd->pool_size > SZ_1G)
 		goto out;
 
@@ -290,6 +290,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
+	INIT_LIST_HEAD(&conn->parked_replies);
 	xa_init(&conn->quota);
 	init_waitqueue_head(&conn->wait);
 	conn->cred = cred;
@@ -324,9 +325,10 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 		goto out;
 	}
 
-	/* a policy holder's entries, an activator's if it brings any; they
-	 * are in place before anybody can see the connection */
-	if ((cmd->flags & KDBUS_HELLO_POLICY_HOLDER) || n_access) {
+	/* a policy holder's entries, an activator's (its name's, with the
+	 * access it brings, maybe none: a name somebody else's policy covers
+	 * is refused, EEXIST); in place before anybody can see the connection */
+	if (cmd->flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)) {
 		r = kdbus_policy_set(conn, cmd->items, items_size,
 				     (cmd->flags & KDBUS_HELLO_ACTIVATOR) ? 1 : 0,
 				     cmd->flags & KDBUS_HELLO_POLICY_HOLDER);
@@ -450,7 +452,7 @@ int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 	down_write(&bus->conn_lock);
 	mutex_lock(&conn->lock);
 	if (!conn->connected)
-		r = -EALREADY;
+		r = -ECONNRESET;
 	else if (conn->n_msgs > 0)
 		r = -EBUSY;
 	else

@@ -154,6 +154,7 @@ struct kdbus_conn {
 	struct xarray quota;		/* per sending user id (0: the kernel), packed */
 	struct list_head queue;		/* of struct kdbus_queue_entry */
 	unsigned int n_msgs;
+	struct list_head parked_replies;	/* its synchronous calls a signal interrupted */
 	wait_queue_head_t wait;
 };
 
@@ -221,6 +222,8 @@ struct kdbus_reply {
 	int err;
 	struct kdbus_slice *slice;	/* the answer, with a kernel reference */
 	u64 msg_size;
+	struct list_head parked_link;	/* in reply_src->parked_replies, under its lock */
+	bool parked;			/* a synchronous wait interrupted by a signal */
 };
 
 /* what a user message shows the match rules */
@@ -309,6 +312,8 @@ void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to);
 bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size);
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err);
 void kdbus_reply_conn_gone(struct kdbus_conn *conn);
+void kdbus_reply_park(struct kdbus_reply *r);
+struct kdbus_reply *kdbus_reply_resume(struct kdbus_conn *src, u64 cookie);
 
 /* match.c */
 int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp);

@@ -443,7 +443,10 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
  * A synchronous call waits for its outcome: the answer (its slice, with
  * a kernel reference, in *@ret_slice), ETIMEDOUT at the deadline, EPIPE
  * when the callee goes away or drops the call, ECONNRESET when the caller
- * does, ECANCELED when the cancel fd becomes readable, EINTR on a signal.
+ * does, ECANCELED when the cancel fd becomes readable.  A signal parks
+ * the call (kdbus_reply_park()) and gives -ERESTARTSYS: SEND is restarted
+ * with the same arguments (SA_RESTART) or returns EINTR, and a SEND of
+ * the same cookie resumes the wait.
  */
 static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
 			    struct kdbus_slice **ret_slice, u64 *ret_size)
@@ -463,8 +466,10 @@ static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
 			t = min_t(long, t, msecs_to_jiffies(10));	/* the cancel fd is polled */
 		w = wait_event_interruptible_timeout(reply->wait, smp_load_acquire(&reply->done), t);
 		if (w == -ERESTARTSYS) {
-			r = -EINTR;
-			break;
+			/* a signal: the call stays, the SEND is restarted (or
+			 * returns EINTR) and resumes the wait */
+			kdbus_reply_park(reply);
+			return -ERESTARTSYS;
 		}
 		if (smp_load_acquire(&reply->done))
 			break;
@@ -689,6 +694,14 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
+	if (cmd->flags & KDBUS_SEND_SYNC_REPLY) {
+		/* restarted after a signal: the call was sent, wait again */
+		reply = kdbus_reply_resume(conn, msg->cookie);
+		if (reply) {
+			r = 0;
+			goto wait;
+		}
+	}
 	/* the last read of the sender's memory, before any lock */
 	r = kdbus_send_stage_payload(vecs, n_vecs, &payload_data);
 	if (r < 0)
@@ -773,6 +786,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		kdbus_bus_eavesdrop(conn->bus, &stage);
 	up_read(&conn->bus->name_lock);
 
+wait:
 	if (r == 0 && reply && reply->sync) {
 		/* the registry is not held while waiting, nor while telling */
 		struct kdbus_cmd_send __user *usend = argp;

@@ -184,8 +184,11 @@ bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name)
 	return e && e->activator;
 }
 
-/* copy a name command: flags within @valid, exactly one valid NAME item */
-static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const char **ret_name)
+/* copy a name command: flags within @valid, exactly one NAME item, a
+ * valid name when @must_be_valid (a name that is not valid is nobody's:
+ * releasing it is ESRCH, as for any other unknown name) */
+static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, bool must_be_valid,
+					     const char **ret_name)
 {
 	const struct kdbus_item *it, *name = NULL;
 	struct kdbus_cmd *cmd;
@@ -206,7 +209,9 @@ static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, const
 		name = it;
 	}
 	r = -EINVAL;
-	if (!name || kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name))) < 0)
+	if (!name)
+		goto err;
+	if (must_be_valid && kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name))) < 0)
 		goto err;
 	*ret_name = kdbus_item_str(name);
 	return cmd;
@@ -267,9 +272,9 @@ static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 fla
 		nflags |= KDBUS_NAME_ACQUIRED;
 		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, e->name);
 	} else if (o == primary) {
-		/* already the owner: the flags are updated, like dbus-daemon */
+		/* already the owner: the flags are updated, like dbus-daemon;
+		 * success, without KDBUS_NAME_ACQUIRED */
 		o->flags |= KDBUS_NAME_PRIMARY;
-		r = -EALREADY;
 	} else if ((primary->flags & KDBUS_NAME_ALLOW_REPLACEMENT) &&
 		   (flags & KDBUS_NAME_REPLACE_EXISTING)) {
 		list_del_init(&o->name_link);
@@ -356,7 +361,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	u64 ret_flags = 0;
 	int r;
 
-	cmd = kdbus_name_cmd_copy(argp, NAME_ACQUIRE_FLAGS, &name);
+	cmd = kdbus_name_cmd_copy(argp, NAME_ACQUIRE_FLAGS, true, &name);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	r = -EOPNOTSUPP;
@@ -388,7 +393,7 @@ int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
 	const char *name;
 	int r = -EADDRINUSE;
 
-	cmd = kdbus_name_cmd_copy(argp, 0, &name);
+	cmd = kdbus_name_cmd_copy(argp, 0, false, &name);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	down_write(&bus->name_lock);

@@ -229,10 +229,9 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 
-	/* an activator may look at what waits for the service, and drop it;
-	 * a policy holder receives nothing */
-	if (((conn->flags & KDBUS_HELLO_ACTIVATOR) && !(cmd->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) ||
-	    (conn->flags & KDBUS_HELLO_POLICY_HOLDER)) {
+	/* an activator may look at what waits for the service, drop it or
+	 * receive it; a policy holder receives nothing */
+	if (conn->flags & KDBUS_HELLO_POLICY_HOLDER) {
 		kfree(cmd);
 		return -EOPNOTSUPP;
 	}
@@ -250,7 +249,7 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 			if (!e || pos->priority < e->priority)
 				e = pos;
 		if (e->priority > cmd->priority) {
-			r = -ENOMSG;
+			r = -EAGAIN;	/* nothing at that priority (yet) */
 			goto out_unlock;
 		}
 	} else {

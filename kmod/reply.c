@@ -39,6 +39,7 @@ struct kdbus_reply *kdbus_reply_new(struct kdbus_conn *src, struct kdbus_conn *d
 	r->sync = sync;
 	init_waitqueue_head(&r->wait);
 	INIT_DELAYED_WORK(&r->timeout_work, kdbus_reply_timeout_work);
+	INIT_LIST_HEAD(&r->parked_link);
 	return r;
 }
 
@@ -194,23 +195,99 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 	kdbus_reply_unref(r);
 }
 
+/*
+ * With the caller's lock held: a parked tracker leaves its caller's list
+ * (the list's reference is the caller's of this function now); an answer
+ * that came while it was parked and that nobody collected goes back to
+ * the pool.
+ */
+static void kdbus_reply_unpark_locked(struct kdbus_reply *r)
+{
+	struct kdbus_conn *src = r->reply_src;
+
+	list_del_init(&r->parked_link);
+	r->parked = false;
+	if (r->slice) {
+		kdbus_pool_slice_unpublish(src->pool, r->slice);
+		kdbus_pool_slice_put(src->pool, r->slice);
+		r->slice = NULL;
+	}
+}
+
 static void kdbus_reply_timeout_work(struct work_struct *work)
 {
 	struct kdbus_reply *r = container_of(to_delayed_work(work), struct kdbus_reply, timeout_work);
-	struct kdbus_bus *bus = r->reply_src->bus;
-	bool fire;
+	struct kdbus_conn *src = r->reply_src;
+	struct kdbus_bus *bus = src->bus;
+	bool fire, parked = false;
 
 	mutex_lock(&bus->reply_lock);
 	fire = r->linked;
 	if (fire) {
 		list_del_init(&r->entry);
 		r->linked = false;
-		atomic_dec(&r->reply_src->n_requests);
+		atomic_dec(&src->n_requests);
 	}
 	mutex_unlock(&bus->reply_lock);
-	if (fire)
+	if (r->sync) {
+		/* a parked synchronous call whose caller never came back */
+		if (fire)
+			kdbus_reply_complete(r, -ETIMEDOUT, NULL, 0);
+		mutex_lock(&src->lock);
+		if (r->parked) {
+			kdbus_reply_unpark_locked(r);
+			parked = true;
+		}
+		mutex_unlock(&src->lock);
+		if (parked)
+			kdbus_reply_unref(r);	/* the list's */
+	} else if (fire) {
 		kdbus_reply_notify(kdbus_reply_ref(r), true, -ETIMEDOUT);
+	}
 	kdbus_reply_unref(r);	/* the timeout's */
+}
+
+/**
+ * kdbus_reply_park() - a synchronous wait interrupted by a signal
+ * @r:		its tracker (still linked, or already answered)
+ *
+ * The tracker waits on its caller's list until the SEND is restarted
+ * (kdbus_reply_resume(), for the same cookie: the call is not sent
+ * again) or its deadline passes (then it goes silently).  Takes a
+ * reference for the list.
+ */
+void kdbus_reply_park(struct kdbus_reply *r)
+{
+	struct kdbus_conn *src = r->reply_src;
+	u64 now = ktime_get_ns();
+
+	mutex_lock(&src->lock);
+	r->parked = true;
+	list_add_tail(&r->parked_link, &src->parked_replies);
+	kdbus_reply_ref(r);	/* the list's */
+	if (queue_delayed_work(kdbus_wq, &r->timeout_work,
+			       r->deadline_ns > now ? nsecs_to_jiffies(r->deadline_ns - now) + 1 : 0))
+		kdbus_reply_ref(r);	/* the timeout's */
+	mutex_unlock(&src->lock);
+}
+
+/* the parked synchronous call of @src with @cookie, with a reference, or NULL */
+struct kdbus_reply *kdbus_reply_resume(struct kdbus_conn *src, u64 cookie)
+{
+	struct kdbus_reply *r, *found = NULL;
+
+	mutex_lock(&src->lock);
+	list_for_each_entry(r, &src->parked_replies, parked_link)
+		if (r->cookie == cookie) {
+			found = r;
+			list_del_init(&r->parked_link);
+			r->parked = false;
+			break;
+		}
+	mutex_unlock(&src->lock);
+	if (found && cancel_delayed_work(&found->timeout_work))
+		kdbus_reply_unref(found);	/* the timeout's */
+	return found;	/* with the list's reference */
 }
 
 /*
@@ -243,6 +320,20 @@ void kdbus_reply_conn_gone(struct kdbus_conn *conn)
 		list_del_init(&r->entry);
 		kdbus_reply_complete(r, -ECONNRESET, NULL, 0);
 		kdbus_reply_unref(r);
+	}
+
+	/* its parked synchronous calls will never be resumed */
+	for (;;) {
+		mutex_lock(&conn->lock);
+		r = list_first_entry_or_null(&conn->parked_replies, struct kdbus_reply, parked_link);
+		if (r)
+			kdbus_reply_unpark_locked(r);
+		mutex_unlock(&conn->lock);
+		if (!r)
+			break;
+		if (cancel_delayed_work(&r->timeout_work))
+			kdbus_reply_unref(r);	/* the timeout's */
+		kdbus_reply_unref(r);	/* the list's */
 	}
 }
 
