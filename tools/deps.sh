@@ -13,7 +13,7 @@ test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
 # with kbuild, qemu (TCG is enough), and an initramfs of busybox
-vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio"
+vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod"
 # packages that ship system.d policy files, for tests/policy-diff
 policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower systemd-container
   accountsservice rtkit wpasupplicant modemmanager"

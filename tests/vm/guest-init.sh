@@ -4,7 +4,9 @@
 # concurrency stress test (kernel_stress, /kdbus/stress-seconds long),
 # checks that umount and rmmod are refused while an fd is open (and that a
 # lazy umount completes when it closes), unloads and reloads the module,
-# runs the suite once more, validates every slab cache, and powers off.  Output goes to the
+# runs the suite once more, and then either switches to the second stage
+# (the host's root over 9p: tests/vm/guest-stage2.sh, which ends the run)
+# or validates every slab cache and powers off.  Output goes to the
 # serial console; the host reads the TAP between KDBUS-VM-BEGIN and
 # KDBUS-VM-END and the final KDBUS-VM-RESULT line.
 /bin/busybox --install -s /bin
@@ -99,6 +101,30 @@ load
 suite 3
 selftests 2
 unload
+
+# the second stage: the host's root, read-only over 9p, with an overlay on
+# tmpfs for what the guest writes; tests/vm/guest-stage2.sh of the tree
+# runs there with the first stage's status and ends the run
+if [ -f /kdbus/stage2 ]; then
+	tree=$(sed -n 1p /kdbus/stage2) work=$(sed -n 2p /kdbus/stage2)
+	for m in $(cat /kdbus/mods/order); do step "insmod $m" insmod /kdbus/mods/$m.ko; done
+	mkdir -p /host /rw /newroot
+	if step "mount the host's root" mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
+		hostroot /host &&
+	   step "tmpfs for the overlay" mount -t tmpfs -o size=1500m tmpfs /rw &&
+	   mkdir -p /rw/upper /rw/work &&
+	   step "overlay on the host's root" mount -t overlay overlay \
+		-o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work /newroot &&
+	   [ -x "/newroot$tree/tests/vm/guest-stage2.sh" ]; then
+		echo "# second stage: $tree"
+		mount --move /proc /newroot/proc
+		mount --move /sys /newroot/sys
+		mount --move /dev /newroot/dev
+		exec switch_root /newroot /bin/bash "$tree/tests/vm/guest-stage2.sh" "$status" "$tree" "$work"
+	fi
+	echo "# guest step failed: second stage"
+	status=1
+fi
 # every slab cache checked after the run: slub_debug=FZPU reports any
 # object whose redzone or poison was overwritten ("BUG <cache> ...")
 echo "# slab validation"

@@ -13,12 +13,17 @@
 #    tests/vm/guest-init.sh as /init) and boots it in qemu (TCG unless
 #    VM_ACCEL=kvm) with panic_on_warn=1 oops=panic slub_debug=FZPU
 # 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
-#    the suite on the ioctl backend twice, the concurrency stress test
+#    the suite on the ioctl backend twice, the original kdbus selftests
+#    (../shared/tools/kdbus-selftests) twice, the concurrency stress test
 #    (VM_STRESS_SECONDS, 60 s: senders, receivers, names changing hands,
 #    connections closing mid-send on both vCPUs), checks that umount and
 #    rmmod are refused while an fd is open (a lazy umount completes once it
-#    closes), then runs the suite again after umount, rmmod and insmod; its
-#    TAP comes back over the serial console
+#    closes), then runs the suite again after umount, rmmod and insmod
+# 6. second stage (VM_STAGE2=0 skips it): the guest mounts the host's root
+#    read-only over 9p (an overlay on tmpfs above it), switches to it and
+#    runs tests/vm/guest-stage2.sh there: real programs (the daemon, its
+#    clients, python) on the module, then validates every slab cache.
+#    The TAP of both stages comes back over the serial console
 #
 # VM_TESTS=<substring> runs only the suite's tests whose name contains it
 # (by hand, while working on one test).
@@ -33,6 +38,7 @@ work=${VM_WORK:-$top/build-vm}
 timeout_s=${VM_TIMEOUT:-600}
 accel=${VM_ACCEL:-tcg}
 stress_s=${VM_STRESS_SECONDS:-60}
+stage2=${VM_STAGE2:-1}
 export LC_ALL=C.UTF-8
 
 skip() { echo "# SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
@@ -45,14 +51,25 @@ kdir=/usr/src/linux-headers-$kver
 mkdir -p "$work" || fail "cannot create $work"
 
 # --- the kernel image matching the headers (same ABI number) ----------------------
+# and the modules the guest's second stage needs to mount the host's root:
+# virtio, 9p, overlayfs, in the order they load
 vmlinuz=$work/image-$kver/boot/vmlinuz-$kver
-if [ ! -f "$vmlinuz" ]; then
-	rm -rf "$work/dl" && mkdir -p "$work/dl" "$work/image-$kver"
+guest_mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci 9pnet 9pnet_virtio
+  netfs fscache 9p overlay"
+modsdir=$work/image-$kver/mods
+if [ ! -f "$vmlinuz" ] || [ ! -f "$modsdir/overlay.ko" ]; then
+	rm -rf "$work/dl" "$modsdir" && mkdir -p "$work/dl" "$work/image-$kver" "$modsdir"
 	( cd "$work/dl" && apt-get download -q "linux-image-$kver" ) > "$work/download.log" 2>&1 ||
 		skip "apt-get download linux-image-$kver failed (see $work/download.log)"
-	# only the image is needed: unpack that one file, not the 400 MB of modules
+	# only what is needed: the image and a few modules, not the 400 MB of them
 	dpkg-deb --fsys-tarfile "$work"/dl/linux-image-"$kver"_*.deb |
-		tar -x -C "$work/image-$kver" "./boot/vmlinuz-$kver" || fail "cannot unpack vmlinuz-$kver"
+		tar -x -C "$work/dl" "./boot/vmlinuz-$kver" --wildcards "./lib/modules/$kver/kernel/*.ko" ||
+		fail "cannot unpack linux-image-$kver"
+	mkdir -p "$work/image-$kver/boot" && mv "$work/dl/boot/vmlinuz-$kver" "$vmlinuz" || fail "no vmlinuz"
+	for m in $guest_mods; do
+		f=$(find "$work/dl/lib/modules" -name "$m.ko" | head -1)
+		[ -n "$f" ] && cp "$f" "$modsdir/" || fail "no $m.ko in linux-image-$kver"
+	done
 	rm -rf "$work/dl"
 fi
 
@@ -101,6 +118,9 @@ cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
 	cp "$top/kmod/unsupported-tests" "$top/kmod/unsupported-selftests" "$root/kdbus/" &&
+	mkdir -p "$root/kdbus/mods" && cp "$modsdir"/*.ko "$root/kdbus/mods/" &&
+	echo $guest_mods > "$root/kdbus/mods/order" &&
+	{ [ "$stage2" = 0 ] || printf '%s\n%s\n' "$top" "$work" > "$root/kdbus/stage2"; } &&
 	{ [ -z "$have_selftests" ] || cp "$work/selftests/kdbus-test" "$root/kdbus/kdbus-selftest"; } &&
 	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
 	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" || fail "initramfs"
@@ -113,8 +133,12 @@ cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug
   init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
   rdinit=/init"
 start=$(date +%s.%N)
-timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 512 -display none -monitor none \
-	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
+# the host's root, read-only, for the second stage (an overlay on tmpfs
+# makes it writable in the guest; nothing goes back to the host)
+hostroot=
+[ "$stage2" = 0 ] || hostroot="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 2048 -display none -monitor none \
+	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" $hostroot \
 	-append "$(echo $cmdline)" < /dev/null > "$work/qemu.log" 2>&1
 qrc=$?
 end=$(date +%s.%N)

@@ -1,0 +1,46 @@
+#!/bin/bash
+# tests/vm/guest-stage2.sh STAGE1-STATUS TREE WORK: the second stage of the
+# VM test (tests/vm/run.sh), run as PID 1 of the guest on the host's root
+# (read-only over 9p, an overlay on tmpfs above it), so that real programs
+# run on kdbus.ko: the daemon, its clients, python.  TREE is the source
+# tree, WORK the VM step's work directory (the module built there).  Prints
+# TAP ("ok - ..." / "not ok - ...") between the first stage's lines and
+# the KDBUS-VM-END and KDBUS-VM-RESULT lines, validates every slab cache
+# and powers the guest off.
+status=${1:-1}
+tree=${2:?tree}
+work=${3:?work}
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C.UTF-8 HOME=/root TMPDIR=/tmp
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; status=1; }
+check() { # DESCRIPTION COMMAND...: one TAP line
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /run/user/0 && chmod 700 /run/user/0
+check "stage 2: the module loads from the host's tree" insmod "$work/src/kmod/kdbus.ko"
+check "stage 2: kdbusfs mounted" mount -t kdbusfs kdbusfs /sys/fs/kdbus
+
+# the conformance suite once more, from the host's root this time
+echo "# stage 2: suite"
+KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP="$tree/kmod/unsupported-tests" "$work/test-kdbus" > /tmp/suite.tap 2>&1
+rc=$?
+sed 's/^ok \([0-9]*\) - /ok - stage 2 suite: /; s/^not ok \([0-9]*\) - /not ok - stage 2 suite: /' /tmp/suite.tap
+[ $rc = 0 ] || { echo "# stage 2: suite exited $rc"; status=1; }
+
+check "stage 2: umount kdbusfs" umount /sys/fs/kdbus
+check "stage 2: rmmod" rmmod kdbus
+
+echo "# slab validation"
+for v in /sys/kernel/slab/*/validate; do echo 1 > "$v" 2> /dev/null; done
+echo "# slab validation done"
+echo "KDBUS-VM-END"
+echo "KDBUS-VM-RESULT: status=$status uptime=$(cut -d' ' -f1 /proc/uptime) taint=$(cat /proc/sys/kernel/tainted)"
+sync
+echo o > /proc/sysrq-trigger
+sleep 10
