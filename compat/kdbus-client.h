@@ -274,7 +274,9 @@ static inline bool kclient_notify_next(const struct kdbus_msg *m, const struct k
  * into the caller's lvalues
  * @conn:	the receiving connection (its pool)
  * @iov:	an array with room for @max_iov payload slices (PAYLOAD_OFF
- *		items, in order; those beyond @max_iov are left out)
+ *		items, in order, one where they follow each other in the pool
+ *		as the kernel lays out the vecs of a message sent in pieces;
+ *		those beyond @max_iov are left out)
  * @n_iov:	set to the number of slices put in @iov
  * @len:	set to the bytes of those slices
  * @first_offset: set to the pool offset of the first slice, 0 if none
@@ -297,7 +299,14 @@ static inline bool kclient_notify_next(const struct kdbus_msg *m, const struct k
 		(n_fds_) = 0;										\
 		(first_) = 0;										\
 		KDBUS_ITEM_FOREACH(it_, (m_), items) {							\
-			if (it_->type == KDBUS_ITEM_PAYLOAD_OFF && (n_iov_) < (max_iov_)) {		\
+			if (it_->type == KDBUS_ITEM_PAYLOAD_OFF && (n_iov_) > 0 &&			\
+			    (uint8_t *) (iov_)[(n_iov_) - 1].iov_base + (iov_)[(n_iov_) - 1].iov_len ==	\
+			    (uint8_t *) kdbus_pool_ptr((conn_), it_->vec.offset)) {			\
+				/* right after the previous one in the pool (the kernel	\
+				 * puts each vec apart, 8-aligned): one slice */		\
+				(iov_)[(n_iov_) - 1].iov_len += it_->vec.size;			\
+				(len_) += it_->vec.size;						\
+			} else if (it_->type == KDBUS_ITEM_PAYLOAD_OFF && (n_iov_) < (max_iov_)) {	\
 				if ((n_iov_) == 0)							\
 					(first_) = it_->vec.offset;					\
 				(iov_)[(n_iov_)].iov_base = kdbus_pool_ptr((conn_), it_->vec.offset);	\

@@ -706,13 +706,64 @@ fail:
 	(void) kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
 }
 
+/* ---- the bus on kdbus.ko: its connections' fds in the event loop ------------ */
+
+static void bus_on_kdbus_fd(evutil_socket_t fd, short what, void *userdata) {
+	kdbus_conn_fd_ready(userdata);
+}
+
+/* edge-triggered: a wakeup when a message comes; a first one at once, for
+ * what was queued before the watch */
+static void *bus_fd_watch_add(void *userdata, int fd, KdbusConn *conn) {
+	Bus *bus = userdata;
+	struct event *ev = event_new(bus->base, fd, EV_READ | EV_PERSIST | EV_ET, bus_on_kdbus_fd, conn);
+
+	if (!ev)
+		return NULL;
+	if (event_add(ev, NULL) < 0) {
+		event_free(ev);
+		return NULL;
+	}
+	event_active(ev, EV_READ, 1);
+	return ev;
+}
+
+static void bus_fd_watch_remove(void *userdata, void *handle) {
+	event_free(handle);
+}
+
+/*
+ * The bus: the in-process core, or with <kdbus/> (--kdbus) a bus on
+ * kdbusfs, "<euid>-busbridge-<pid>", whose connections the event loop
+ * watches.
+ */
 static int bus_make_kdbus(Bus *bus) {
+	KdbusBackend backend = bus->config->kdbus ? KDBUS_BACKEND_IOCTL : KDBUS_BACKEND_USERSPACE;
 	char name[64];
+	int r;
 
 	bus->creator_uid = bus->euid = geteuid();
+	if (backend == KDBUS_BACKEND_IOCTL && !kdbus_kernel_available()) {
+		log_error("Cannot create the bus on kdbus: /sys/fs/kdbus/control does not exist "
+			  "(load kdbus.ko and mount kdbusfs on /sys/fs/kdbus)");
+		return -ENOENT;
+	}
 	snprintf(name, sizeof(name), "%u-busbridge-%d", (unsigned) geteuid(), (int) getpid());
-	return kclient_bus_make(KDBUS_BACKEND_USERSPACE, name, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH,
-				KDBUS_MAKE_ACCESS_WORLD, &bus->kbus);
+	r = kclient_bus_make(backend, name, BLOOM_DEFAULT_SIZE, BLOOM_DEFAULT_N_HASH, KDBUS_MAKE_ACCESS_WORLD,
+			     &bus->kbus);
+	if (r < 0)
+		return r;
+	kdbus_bus_set_fd_watch(bus->kbus, &(KdbusFdWatch) {
+		.add = bus_fd_watch_add,
+		.remove = bus_fd_watch_remove,
+		.userdata = bus,
+	});
+	return 0;
+}
+
+/* a setting the kernel's bus does not have (EOPNOTSUPP there): fine */
+static int bus_kernel_may_lack(int r) {
+	return r == -EOPNOTSUPP ? 0 : r;
 }
 
 static void bus_read_machine_id(Bus *bus) {
@@ -730,19 +781,22 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	int r;
 
 	bus = calloc(1, sizeof(*bus));
-	if (!bus)
+	if (!bus) {
+		bus_config_free(config);
 		return -ENOMEM;
+	}
+	/* the configuration is the bus's from here on, whatever happens */
+	bus->config = config;
+	bus->reserve_fd = -1;
+	bus->base = base;
+	list_init(&bus->clients);
+	list_init(&bus->ready);
 	r = client_rbuf_pool_new(bus);
 	if (r < 0)
 		return r;
 	r = client_header_cache_new(bus);
 	if (r < 0)
 		return r;
-	bus->reserve_fd = -1;
-	bus->base = base;
-	list_init(&bus->clients);
-	list_init(&bus->ready);
-	bus->config = config;
 	bus->is_system = config->type && streq(config->type, "system");
 	bus->allow_anonymous = config->allow_anonymous;
 	bus->auth_mechanisms = config->auth && config->auth[0] ? config->auth : NULL;
@@ -760,13 +814,13 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	r = bus_make_kdbus(bus);
 	if (r < 0)
 		return log_error_errno(r, "Cannot create the bus: %m");
-	r = bus_apply_limits(bus);
+	r = bus_kernel_may_lack(bus_apply_limits(bus));
 	if (r < 0)
 		return r;
 	kdbus_bus_set_timer(bus->kbus, bus_set_timer, bus);
 	/* dbus-daemon's XML policy is enforced by the daemon; the core lets
 	 * what no policy entry covers through */
-	r = kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
+	r = bus_kernel_may_lack(kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN));
 	if (r < 0)
 		return r;
 	/* dbus1 signals may carry fds (the ioctl backend refuses them:

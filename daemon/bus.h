@@ -132,6 +132,7 @@ static inline void stats_peak(uint32_t *peak, uint64_t v) {
 		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
 }
 
+/* bus_new() - the bus of @config, which it takes (and frees if it fails) */
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);
 Bus *bus_free(Bus *bus);
 int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address, char **ret_error);

@@ -41,13 +41,14 @@ typedef struct Options {
 	bool nopidfile;
 	bool systemd_activation;
 	bool introspect;
+	bool kdbus;		/* --kdbus: the bus on kdbus.ko, as <kdbus/> */
 	int syslog;		/* -1 unset, 0 no, 1 yes, 2 only */
 } Options;
 
 static void usage(FILE *f) {
 	fputs("busbridged [--version] [--session] [--system] [--config-file=FILE] [--print-address[=DESCRIPTOR]] "
 	      "[--print-pid[=DESCRIPTOR]] [--introspect] [--address=ADDRESS] [--nopidfile] [--nosyslog] [--syslog] "
-	      "[--syslog-only] [--nofork] [--fork] [--systemd-activation]\n",
+	      "[--syslog-only] [--nofork] [--fork] [--systemd-activation] [--kdbus]\n",
 	      f);
 }
 
@@ -142,6 +143,8 @@ static int parse_args(int argc, char **argv, Options *o) {
 			o->systemd_activation = true;
 		} else if (OPT("--introspect")) {
 			o->introspect = true;
+		} else if (OPT("--kdbus")) {
+			o->kdbus = true;
 		} else if (OPT("--nosyslog")) {
 			o->syslog = 0;
 		} else if (OPT("--syslog")) {
@@ -525,6 +528,8 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	setup_log(&o, config);
+	if (o.kdbus)
+		config->kdbus = true;
 
 	base = event_base_new();
 	if (!base)
@@ -532,7 +537,7 @@ int main(int argc, char **argv) {
 
 	r = bus_new(&bus, base, config, config_file);
 	if (r < 0) {
-		bus_config_free(config);
+		/* bus_new() freed the configuration */
 		start_failed("%s", strerror(-r));
 		return 1;
 	}

@@ -150,6 +150,26 @@ typedef struct KdbusLimits {
 typedef void (*KdbusWakeupFn)(KdbusConn *conn, void *userdata);
 typedef void (*KdbusTimerFn)(KdbusBus *bus, uint64_t deadline_ns, void *userdata);
 
+/**
+ * struct KdbusFdWatch - the caller's event loop, for the ioctl backend
+ * @add:	watch @fd for POLLIN, edge-triggered, and call
+ *		kdbus_conn_fd_ready(@conn) when it fires; returns a handle for
+ *		@remove, or NULL when it cannot
+ * @remove:	stop the watch @add returned
+ * @userdata:	their first argument
+ *
+ * On the ioctl backend a connection's wakeup callback
+ * (kdbus_conn_set_wakeup()) is driven by its fd: the backend asks the
+ * caller's loop to watch the fd while a callback is set.  A wakeup may
+ * then come for each message queued rather than only when the queue stops
+ * being empty: callbacks must take spurious wakeups.
+ */
+typedef struct KdbusFdWatch {
+	void *(*add)(void *userdata, int fd, KdbusConn *conn);
+	void (*remove)(void *userdata, void *handle);
+	void *userdata;
+} KdbusFdWatch;
+
 /* ---- bus owner ("control fd") ------------------------------------------ */
 
 /**
@@ -285,11 +305,29 @@ KdbusConn *kdbus_conn_close(KdbusConn *conn);
 KdbusConn *kdbus_conn_close_id_first(KdbusConn *conn);
 
 /**
- * kdbus_conn_set_wakeup() - the POLLIN callback of a userspace connection
- * (see "wakeups").  No-op on the ioctl backend, where kdbus_conn_get_fd()
- * is polled instead.
+ * kdbus_conn_set_wakeup() - the POLLIN callback of a connection (see
+ * "wakeups"); NULL removes it.  On the ioctl backend the connection's fd
+ * is watched meanwhile through the bus's KdbusFdWatch, if it has one
+ * (kdbus_bus_set_fd_watch()); without one, kdbus_conn_get_fd() is the
+ * caller's to poll.
  */
 void kdbus_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata);
+
+/** kdbus_kernel_available() - whether kdbusfs is mounted (/sys/fs/kdbus/control). */
+bool kdbus_kernel_available(void);
+
+/**
+ * kdbus_bus_set_fd_watch() - the event loop that watches the fds of the
+ * bus's connections (ioctl backend; a no-op on the userspace core, whose
+ * wakeups need none).  Set it before the first kdbus_conn_set_wakeup().
+ */
+void kdbus_bus_set_fd_watch(KdbusBus *bus, const KdbusFdWatch *watch);
+
+/**
+ * kdbus_conn_fd_ready() - the connection's fd became readable: its
+ * wakeup callback runs (ioctl backend; called by the KdbusFdWatch).
+ */
+void kdbus_conn_fd_ready(KdbusConn *conn);
 
 /** kdbus_conn_get_fd() - the fd to poll (ioctl backend), -1 otherwise. */
 int kdbus_conn_get_fd(KdbusConn *conn);

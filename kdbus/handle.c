@@ -85,8 +85,26 @@ KdbusConn *kdbus_conn_close_id_first(KdbusConn *conn) {
 }
 
 void kdbus_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata) {
-	if (conn && !IS_IOCTL(conn))
+	if (!conn)
+		return;
+	if (IS_IOCTL(conn))
+		kdbus_ioctl_conn_set_wakeup(conn, fn, userdata);
+	else
 		kdbus_us_conn_set_wakeup(conn, fn, userdata);
+}
+
+bool kdbus_kernel_available(void) {
+	return kdbus_ioctl_available();
+}
+
+void kdbus_bus_set_fd_watch(KdbusBus *bus, const KdbusFdWatch *watch) {
+	if (bus && bus_backend(bus) == KDBUS_BACKEND_IOCTL)
+		kdbus_ioctl_bus_set_fd_watch(bus, watch);
+}
+
+void kdbus_conn_fd_ready(KdbusConn *conn) {
+	if (conn && IS_IOCTL(conn))
+		kdbus_ioctl_conn_fd_ready(conn);
 }
 
 int kdbus_conn_get_fd(KdbusConn *conn) {

@@ -21,6 +21,7 @@ typedef struct KdbusIoctlBus {
 	KdbusBackend backend;
 	int fd;
 	char *path;		/* /sys/fs/kdbus/<name>/bus */
+	KdbusFdWatch watch;	/* the caller's event loop, or none */
 } KdbusIoctlBus;
 
 typedef struct KdbusIoctlConn {
@@ -29,6 +30,10 @@ typedef struct KdbusIoctlConn {
 	uint8_t *pool;
 	size_t pool_size;
 	uint64_t id;
+	KdbusFdWatch fd_watch;	/* the bus's, as of HELLO */
+	KdbusWakeupFn wakeup;
+	void *wakeup_userdata;
+	void *watch;		/* the event loop's handle while a wakeup is set */
 } KdbusIoctlConn;
 
 static KdbusIoctlBus *to_bus(KdbusBus *b) {
@@ -117,6 +122,7 @@ int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **re
 		return -ENOMEM;
 	}
 	c->backend = KDBUS_BACKEND_IOCTL;
+	c->fd_watch = b->watch;
 	c->fd = TAKE_FD(fd);
 	c->pool = pool;
 	c->pool_size = cmd->pool_size;
@@ -128,6 +134,7 @@ int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **re
 void kdbus_ioctl_conn_close(KdbusConn *conn) {
 	KdbusIoctlConn *c = to_conn(conn);
 
+	kdbus_ioctl_conn_set_wakeup(conn, NULL, NULL);
 	if (c->pool)
 		munmap(c->pool, c->pool_size);
 	safe_close(c->fd);
@@ -150,6 +157,32 @@ bool kdbus_ioctl_conn_has_messages(KdbusConn *conn) {
 
 void *kdbus_ioctl_pool_ptr(KdbusConn *conn, uint64_t offset) {
 	return to_conn(conn)->pool + offset;
+}
+
+void kdbus_ioctl_bus_set_fd_watch(KdbusBus *bus, const KdbusFdWatch *watch) {
+	to_bus(bus)->watch = watch ? *watch : (KdbusFdWatch) {};
+}
+
+/* the fd is watched exactly while a wakeup callback is set */
+void kdbus_ioctl_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata) {
+	KdbusIoctlConn *c = to_conn(conn);
+	const KdbusFdWatch *w = &c->fd_watch;
+
+	c->wakeup = fn;
+	c->wakeup_userdata = userdata;
+	if (fn && !c->watch && w->add)
+		c->watch = w->add(w->userdata, c->fd, conn);
+	else if (!fn && c->watch) {
+		w->remove(w->userdata, c->watch);
+		c->watch = NULL;
+	}
+}
+
+void kdbus_ioctl_conn_fd_ready(KdbusConn *conn) {
+	KdbusIoctlConn *c = to_conn(conn);
+
+	if (c->wakeup)
+		c->wakeup(conn, c->wakeup_userdata);
 }
 
 int kdbus_ioctl_cmd(KdbusConn *conn, unsigned long request, void *arg) {

@@ -25,6 +25,9 @@ int kdbus_ioctl_conn_get_fd(KdbusConn *conn);
 uint64_t kdbus_ioctl_conn_get_id(KdbusConn *conn);
 bool kdbus_ioctl_conn_has_messages(KdbusConn *conn);
 void *kdbus_ioctl_pool_ptr(KdbusConn *conn, uint64_t offset);
+void kdbus_ioctl_bus_set_fd_watch(KdbusBus *bus, const KdbusFdWatch *watch);
+void kdbus_ioctl_conn_set_wakeup(KdbusConn *conn, KdbusWakeupFn fn, void *userdata);
+void kdbus_ioctl_conn_fd_ready(KdbusConn *conn);
 
 /**
  * kdbus_ioctl_cmd() - issue @request with @arg on the connection's fd

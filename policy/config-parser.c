@@ -127,6 +127,7 @@ typedef enum ElementType {
 	ELEMENT_STANDARD_SYSTEM_SERVICEDIRS,
 	ELEMENT_ALLOW_ANONYMOUS,
 	ELEMENT_APPARMOR,
+	ELEMENT_KDBUS,
 	_ELEMENT_MAX,
 } ElementType;
 
@@ -155,6 +156,7 @@ static const char *const element_names[_ELEMENT_MAX] = {
 	[ELEMENT_STANDARD_SYSTEM_SERVICEDIRS] = "standard_system_servicedirs",
 	[ELEMENT_ALLOW_ANONYMOUS] = "allow_anonymous",
 	[ELEMENT_APPARMOR] = "apparmor",
+	[ELEMENT_KDBUS] = "kdbus",
 };
 
 static ElementType element_from_name(const char *name) {
@@ -1166,6 +1168,9 @@ static int start_plain_element(Parser *p, ElementType t, const char *name, const
 	case ELEMENT_KEEP_UMASK:
 		p->cfg->keep_umask = true;
 		break;
+	case ELEMENT_KDBUS:
+		p->cfg->kdbus = true;
+		break;
 	case ELEMENT_ALLOW_ANONYMOUS:
 		p->cfg->allow_anonymous = true;
 		break;
@@ -1274,6 +1279,7 @@ static int start_busconfig_child(Parser *p, const char *name, const XML_Char **a
 	case ELEMENT_FORK:
 	case ELEMENT_SYSLOG:
 	case ELEMENT_KEEP_UMASK:
+	case ELEMENT_KDBUS:
 	case ELEMENT_ALLOW_ANONYMOUS:
 	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
 	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
@@ -1339,6 +1345,7 @@ static bool element_takes_no_text(ElementType t) {
 	case ELEMENT_FORK:
 	case ELEMENT_SYSLOG:
 	case ELEMENT_KEEP_UMASK:
+	case ELEMENT_KDBUS:
 	case ELEMENT_STANDARD_SESSION_SERVICEDIRS:
 	case ELEMENT_STANDARD_SYSTEM_SERVICEDIRS:
 	case ELEMENT_ALLOW_ANONYMOUS:

@@ -285,6 +285,7 @@ int config_merge_included(BusConfig *parent, BusConfig *child) {
 	take_string(&parent->servicehelper, &child->servicehelper);
 	parent->fork |= child->fork;
 	parent->keep_umask |= child->keep_umask;
+	parent->kdbus |= child->kdbus;
 	parent->allow_anonymous |= child->allow_anonymous;
 	/* as dbus-daemon: <syslog/> in an included file is not merged */
 

@@ -196,6 +196,7 @@ struct BusConfig {
 	char *servicehelper;            /* made absolute against the file's dir */
 	bool fork;
 	bool keep_umask;
+	bool kdbus;                     /* <kdbus/> (busbridge's): the bus on kdbus.ko */
 	bool syslog;                    /* as dbus-daemon: only from the top-level file */
 	bool allow_anonymous;
 	BusConfigApparmorMode apparmor_mode;

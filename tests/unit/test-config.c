@@ -138,7 +138,7 @@ static void test_defaults(void) {
 	assert(c->limits.max_connections_per_container == 8);
 
 	assert(!c->type && !c->user && !c->pidfile && !c->servicehelper);
-	assert(!c->fork && !c->keep_umask && !c->syslog && !c->allow_anonymous);
+	assert(!c->fork && !c->keep_umask && !c->syslog && !c->allow_anonymous && !c->kdbus);
 	assert(c->apparmor_mode == BUS_CONFIG_APPARMOR_ENABLED);
 	assert(c->listen && streq(c->listen[0], "unix:tmpdir=/tmp") && !c->listen[1]);
 	assert(!c->auth && c->n_servicedirs == 0 && c->n_policies == 0);
@@ -230,7 +230,7 @@ static void test_limits(void) {
 static void test_elements(void) {
 	_cleanup_(bus_config_freep) BusConfig *c = NULL;
 
-	assert(load_snippet("<type>session</type><user>nobody</user><fork/><keep_umask/><syslog/>"
+	assert(load_snippet("<type>session</type><user>nobody</user><fork/><keep_umask/><syslog/><kdbus/>"
 			    "<allow_anonymous/><pidfile>/run/x.pid</pidfile><auth>EXTERNAL</auth>"
 			    "<auth>ANONYMOUS</auth><listen>tcp:host=localhost</listen>"
 			    "<servicehelper>helper</servicehelper><apparmor mode=\"required\"/>"
@@ -239,7 +239,7 @@ static void test_elements(void) {
 			    "</selinux>", &c, NULL) == 0);
 	assert(streq(c->type, "session"));
 	assert(streq(c->user, "nobody"));
-	assert(c->fork && c->keep_umask && c->syslog && c->allow_anonymous);
+	assert(c->fork && c->keep_umask && c->syslog && c->allow_anonymous && c->kdbus);
 	assert(streq(c->pidfile, "/run/x.pid"));
 	assert(streq(c->auth[0], "EXTERNAL") && streq(c->auth[1], "ANONYMOUS") && !c->auth[2]);
 	assert(streq(c->listen[0], "unix:tmpdir=/tmp") && streq(c->listen[1], "tcp:host=localhost"));
@@ -290,6 +290,8 @@ static void test_elements(void) {
 	expect_snippet("<fork> \n\t</fork>", true);
 	expect_snippet("<fork a=\"b\"/>", false);
 	expect_snippet("<keep_umask>x</keep_umask>", false);
+	expect_snippet("<kdbus>x</kdbus>", false);
+	expect_snippet("<kdbus a=\"b\"/>", false);
 	expect_snippet("<syslog>x</syslog>", false);
 	expect_snippet("<allow_anonymous>x</allow_anonymous>", false);
 	expect_snippet("<standard_session_servicedirs>x</standard_session_servicedirs>", false);

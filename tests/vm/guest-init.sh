@@ -89,24 +89,30 @@ selftests() { # RUN: the original kdbus selftests, as root, in TAP; the
 	sleep 1
 }
 echo "KDBUS-VM-BEGIN $(cut -d' ' -f1 /proc/uptime)"
-load
-suite 1
-selftests 1
-suite 2
-echo "# stress"
-KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
-teardown
-unload
-load
-suite 3
-selftests 2
-unload
+if [ -f /kdbus/quick ]; then
+	echo "# quick run: the first stage's tests are not run"
+else
+	load
+	suite 1
+	selftests 1
+	suite 2
+	echo "# stress"
+	KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 ||
+		status=1
+	teardown
+	unload
+	load
+	suite 3
+	selftests 2
+	unload
+fi
 
 # the second stage: the host's root, read-only over 9p, with an overlay on
 # tmpfs for what the guest writes; tests/vm/guest-stage2.sh of the tree
 # runs there with the first stage's status and ends the run
 if [ -f /kdbus/stage2 ]; then
-	tree=$(sed -n 1p /kdbus/stage2) work=$(sed -n 2p /kdbus/stage2)
+	tree=$(sed -n 1p /kdbus/stage2) work=$(sed -n 2p /kdbus/stage2) only=$(sed -n 3p /kdbus/stage2)
+	script=$(sed -n 4p /kdbus/stage2)
 	for m in $(cat /kdbus/mods/order); do step "insmod $m" insmod /kdbus/mods/$m.ko; done
 	mkdir -p /host /rw /newroot
 	if step "mount the host's root" mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
@@ -120,7 +126,7 @@ if [ -f /kdbus/stage2 ]; then
 		mount --move /proc /newroot/proc
 		mount --move /sys /newroot/sys
 		mount --move /dev /newroot/dev
-		exec switch_root /newroot /bin/bash "$tree/tests/vm/guest-stage2.sh" "$status" "$tree" "$work"
+		exec switch_root /newroot /bin/bash "$tree/tests/vm/guest-stage2.sh" "$status" "$tree" "$work" "$only" "$script"
 	fi
 	echo "# guest step failed: second stage"
 	status=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/vm/guest-stage2.sh STAGE1-STATUS TREE WORK: the second stage of the
+# tests/vm/guest-stage2.sh STAGE1-STATUS TREE WORK [ONLY [SCRIPT]]: the second stage of the
 # VM test (tests/vm/run.sh), run as PID 1 of the guest on the host's root
 # (read-only over 9p, an overlay on tmpfs above it), so that real programs
 # run on kdbus.ko: the daemon, its clients, python.  TREE is the source
@@ -10,6 +10,8 @@
 status=${1:-1}
 tree=${2:?tree}
 work=${3:?work}
+only=${4:-.}		# the integration tests to run (a regex, ONLY= of tests/integration/run.sh)
+script=${5:-}		# a host script to run first (VM_SCRIPT, by hand)
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C.UTF-8 HOME=/root TMPDIR=/tmp
 
@@ -32,6 +34,30 @@ KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP="$tree/kmod/unsupported-tests" "$work/t
 rc=$?
 sed 's/^ok \([0-9]*\) - /ok - stage 2 suite: /; s/^not ok \([0-9]*\) - /not ok - stage 2 suite: /' /tmp/suite.tap
 [ $rc = 0 ] || { echo "# stage 2: suite exited $rc"; status=1; }
+
+if [ -n "$script" ]; then
+	echo "# stage 2: $script"
+	bash "$script" 2>&1 | sed 's/^/# script: /'
+fi
+
+# busbridged on the kernel bus (built in the tree's build/ by
+# tools/run-tests.sh): the real-client integration tests against it
+daemon=$tree/build/daemon/busbridged
+if [ -x "$daemon" ]; then
+	# its log goes on after the test harness's (shown on failure)
+	printf '#!/bin/sh\nexec %s --kdbus "$@" 2>>/tmp/busbridged-kdbus.log\n' "$daemon" > /tmp/busbridged-kdbus
+	chmod 755 /tmp/busbridged-kdbus
+	echo "# stage 2: integration tests, busbridged --kdbus"
+	ONLY=$only timeout -k 10 900 "$tree/tests/integration/run.sh" /tmp/busbridged-kdbus \
+		> /tmp/integration.log 2>&1
+	rc=$?
+	sed -n 's/^  \(not ok\|ok\) [0-9]* *-* */\1 - kdbus integration: /p' /tmp/integration.log
+	grep -E '^(# test-|not ok - )' /tmp/integration.log | sed 's/^not ok - /# /; s/^/# /'
+	echo "# stage 2: integration: $(tail -n 1 /tmp/integration.log) (exit $rc)"
+	[ $rc = 0 ] || { status=1; tail -n 60 /tmp/busbridged-kdbus.log | sed 's/^/# busbridged: /'; }
+else
+	echo "# stage 2: no $daemon (build the tree first): busbridged --kdbus not run"
+fi
 
 check "stage 2: umount kdbusfs" umount /sys/fs/kdbus
 check "stage 2: rmmod" rmmod kdbus
