@@ -41,7 +41,7 @@ static void __kdbus_bus_free(struct kref *kref)
 		kdbus_user_unref(bus->creator);
 	}
 	put_cred(bus->creator_cred);
-	put_pid(bus->creator_pid);
+	kdbus_meta_proc_release(&bus->creator_meta);
 	kdbus_domain_unref(bus->domain);
 	kfree(bus);
 }
@@ -132,7 +132,6 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
 	INIT_LIST_HEAD(&bus->notify_list);
 	mutex_init(&bus->notify_flush_lock);
 	bus->creator_cred = get_current_cred();
-	bus->creator_pid = get_task_pid(current, PIDTYPE_TGID);
 	return bus;
 }
 
@@ -141,6 +140,8 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
  * @domain:	the mount's domain
  * @cmd:	the command, from kdbus_bus_make_args_parse()
  * @items_size:	the bytes of its items
+ * @creator:	the caller's metadata, collected before any lock: the bus
+ *		takes it over when it is made
  * @ret:	the new bus
  *
  * Every item is checked before anything is allocated.
@@ -148,7 +149,7 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
  * Return: 0 or a negative errno.
  */
 int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
-		   struct kdbus_bus **ret)
+		   struct kdbus_meta_proc *creator, struct kdbus_bus **ret)
 {
 	const struct kdbus_item *it, *name = NULL, *bloom = NULL, *req = NULL, *recv = NULL;
 	struct kdbus_bus *bus = NULL;
@@ -212,6 +213,8 @@ int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t it
 	bus = kdbus_bus_new(domain);
 	if (!bus)
 		return -ENOMEM;
+	bus->creator_meta = *creator;
+	memset(creator, 0, sizeof(*creator));
 	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
 	bus->flags = cmd->flags;
 	bus->bloom = bloom->bloom_parameter;

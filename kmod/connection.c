@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/fs_struct.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -49,10 +50,14 @@ static void __kdbus_conn_free(struct kref *kref)
 		atomic_dec(&conn->user->conns);
 		kdbus_user_unref(conn->user);
 	}
+	kdbus_meta_recv_account(conn->bus, conn->attach_recv, 0);
 	put_cred(conn->cred);
 	kdbus_meta_fake_free(conn->fake);
+	kdbus_meta_proc_release(&conn->meta);
 	put_pid(conn->pid);
-	put_pid(conn->tid);
+	if (conn->root.mnt)
+		path_put(&conn->root);
+	kfree(conn->cgroup_root);
 	kfree(conn->description);
 	kdbus_bus_unref(conn->bus);
 	kfree(conn);
@@ -168,8 +173,9 @@ struct kdbus_cmd_hello *kdbus_hello_args_parse(void __user *argp, size_t *ret_it
  * @cmd:	the command, from kdbus_hello_args_parse()
  * @items_size:	the bytes of its items
  *
- * Reads and writes no user memory.  The connection is on the bus when
- * this returns; kdbus_hello_answer() tells the caller.
+ * Reads and writes no user memory but the caller's own command line
+ * (metadata, before any lock).  The connection is on the bus when this
+ * returns; kdbus_hello_answer() tells the caller.
  *
  * Return: the connection, or an ERR_PTR; -ECONNREFUSED when the bus
  * requires attach flags the command does not send.
@@ -282,6 +288,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	conn->flags = cmd->flags;
 	conn->attach_send = send;
 	conn->attach_recv = recv;
+	kdbus_meta_recv_account(bus, 0, recv);
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
@@ -297,9 +304,17 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	cred = NULL;
 	conn->fake = fake;
 	fake = NULL;
-	get_task_comm(conn->comm, current);
+	/* who it is for CONN_INFO, and how it reads others' metadata: its
+	 * process as of now, collected before any lock */
+	if (!conn->fake) {
+		kdbus_meta_proc_collect(&conn->meta, _KDBUS_ATTACH_ALL);
+		/* its credentials are its fd's, whoever says HELLO */
+		put_cred(conn->meta.cred);
+		conn->meta.cred = get_cred(conn->cred);
+	}
 	conn->pid = get_task_pid(current, PIDTYPE_TGID);
-	conn->tid = get_task_pid(current, PIDTYPE_PID);
+	get_fs_root(current->fs, &conn->root);
+	conn->cgroup_root = kdbus_meta_cgroup_root();
 
 	/* the user it belongs to, and that user's connection count */
 	conn->user = kdbus_user_get(bus->domain, conn->cred->euid);
@@ -546,7 +561,7 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	if (send)
 		WRITE_ONCE(conn->attach_send, send_flags);
 	if (recv)
-		WRITE_ONCE(conn->attach_recv, recv_flags);
+		kdbus_meta_recv_account(conn->bus, xchg(&conn->attach_recv, recv_flags), recv_flags);
 	r = 0;
 out:
 	kfree(cmd);
@@ -648,9 +663,11 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		up_read(&conn->bus->name_lock);
 		goto out;
 	}
+	/* what the caller asks for of what the target shows, as of its
+	 * HELLO, translated into the caller's namespaces */
 	mask &= READ_ONCE(target->attach_send);
 	kdbus_meta_src_conn(&ms, target);
-	size = sizeof(*info) + kdbus_meta_size(mask, &ms);
+	size = sizeof(*info) + kdbus_meta_size(mask, &ms, conn);
 	if (mask & KDBUS_ATTACH_NAMES)
 		size += kdbus_names_meta_size(target);
 	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
@@ -660,7 +677,7 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		info->size = size;
 		info->id = target->id;
 		info->flags = target->flags;
-		p = kdbus_meta_write(info->items, mask, &ms);
+		p = kdbus_meta_write(info->items, mask, &ms, conn);
 		if (mask & KDBUS_ATTACH_NAMES)
 			kdbus_names_meta_write(p, target);
 	}
@@ -679,7 +696,7 @@ out:
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_bus *bus = conn->bus;
-	struct kdbus_meta_src ms = { .cred = bus->creator_cred, .pid = bus->creator_pid };
+	struct kdbus_meta_src ms = { .proc = &bus->creator_meta };
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_info *info = NULL;
 	size_t size, name_len = strlen(bus->name) + 1;
@@ -693,8 +710,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
-	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
-	       kdbus_meta_size(mask, &ms);
+	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) + kdbus_meta_size(mask, &ms, conn);
 	r = -ENOMEM;
 	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!info)
@@ -703,7 +719,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	info->id = 0;
 	info->flags = bus->flags;
 	p = kdbus_item_put(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
-	kdbus_meta_write(p, mask, &ms);
+	kdbus_meta_write(p, mask, &ms, conn);
 	r = kdbus_info_reply(conn, argp, info, size);
 out:
 	kfree(info);

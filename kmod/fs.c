@@ -152,6 +152,7 @@ static int kdbus_control_release(struct inode *inode, struct file *file)
 static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_control *c = file->private_data;
+	struct kdbus_meta_proc creator = {};
 	struct kdbus_bus *bus = NULL;
 	struct kdbus_cmd *make;
 	size_t items_size;
@@ -164,17 +165,20 @@ static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned lo
 	make = kdbus_bus_make_args_parse((void __user *)arg, &items_size);
 	if (IS_ERR_OR_NULL(make))
 		return PTR_ERR_OR_ZERO(make);
+	/* BUS_CREATOR_INFO's metadata, read before the control fd's lock */
+	kdbus_meta_proc_collect(&creator, _KDBUS_ATTACH_ALL);
 	mutex_lock(&c->lock);
 	if (c->used) {
 		ret = -EBADFD;
 	} else {
-		ret = kdbus_bus_make(c->domain, make, items_size, &bus);
+		ret = kdbus_bus_make(c->domain, make, items_size, &creator, &bus);
 		if (ret == 0) {
 			c->bus = bus;
 			WRITE_ONCE(c->used, true);
 		}
 	}
 	mutex_unlock(&c->lock);
+	kdbus_meta_proc_release(&creator);
 	kfree(make);
 	return ret;
 }

@@ -23,6 +23,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/path.h>
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
@@ -48,6 +49,17 @@
 #define KDBUS_MSG_MAX_MEMFD_ITEMS	16
 #define KDBUS_USER_MAX_CONN		1024	/* connections per user and domain */
 #define KDBUS_USER_MAX_BUSES		16	/* buses per user and domain */
+#define KDBUS_META_BITS			14	/* KDBUS_ATTACH_* bits */
+#define KDBUS_META_CMDLINE_MAX		4096	/* bytes of a CMDLINE item */
+
+/* metadata every receiver may have, whatever the sender allows */
+#define KDBUS_ATTACH_IMPLICIT	(KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | \
+				 KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_NAMES |		      \
+				 KDBUS_ATTACH_CONN_DESCRIPTION)
+/* what a process's /proc shows */
+#define KDBUS_ATTACH_PROC	(KDBUS_ATTACH_TID_COMM | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_EXE |   \
+				 KDBUS_ATTACH_CMDLINE | KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS |    \
+				 KDBUS_ATTACH_SECLABEL | KDBUS_ATTACH_AUDIT)
 
 /* one kdbusfs mount; its buses keep it (a reply timeout may still stamp a
  * message after the last fd is closed) */
@@ -69,6 +81,23 @@ struct kdbus_user {
 	kuid_t uid;
 	unsigned int id;		/* 1..: its slot in every connection's quota */
 	atomic_t buses, conns;
+};
+
+/* what a process shows, collected once into kernel memory (metadata.c) */
+struct kdbus_meta_proc {
+	u64 valid;			/* the KDBUS_ATTACH_* items collected */
+	const struct cred *cred;	/* CREDS, AUXGROUPS, CAPS */
+	struct pid *tgid, *pid, *ppid;	/* PIDS */
+	char tid_comm[TASK_COMM_LEN];
+	char pid_comm[TASK_COMM_LEN];
+	char *exe;			/* EXE: its path as @root sees it */
+	struct path root;		/* the process's root directory, with @exe */
+	char *cmdline;			/* CMDLINE: the arguments, NUL-separated */
+	size_t cmdline_len;		/* with the last NUL */
+	char *cgroup;			/* CGROUP: in the default hierarchy, from its root */
+	char *seclabel;			/* SECLABEL: the LSM's label of the process */
+	kuid_t loginuid;		/* AUDIT */
+	unsigned int sessionid;
 };
 
 struct kdbus_bus {
@@ -101,9 +130,12 @@ struct kdbus_bus {
 	struct list_head notify_list;	/* notifications not yet delivered */
 	struct mutex notify_flush_lock;	/* delivers them in order */
 
+	/* per metadata item, the connections that receive it */
+	atomic_t attach_recv_count[KDBUS_META_BITS];
+
 	/* the creator, as captured at BUS_MAKE */
 	const struct cred *creator_cred;
-	struct pid *creator_pid;
+	struct kdbus_meta_proc creator_meta;
 	struct dentry *dir;		/* <domain>/<name>, pinned until shutdown */
 };
 
@@ -112,17 +144,18 @@ struct kdbus_pool;
 /* what a proxy's connection says about who it stands for */
 struct kdbus_meta_fake {
 	bool creds, pids, groups;	/* creds and groups are in conn->cred */
-	struct kdbus_pids pids_v;
+	struct kdbus_pids pids_v;	/* as given, numbers of @pid_ns */
+	struct pid_namespace *pid_ns;	/* the proxy's (its conn->pid holds it) */
+	struct pid *tgid, *pid, *ppid;	/* the same processes, where they existed */
 	char *pid_comm;
 	char *seclabel;
 };
 
 /* whose metadata an item list shows */
 struct kdbus_meta_src {
-	const struct cred *cred;
-	struct pid *pid, *tid;		/* NULL: none (a proxy's, or the bus creator's tid) */
-	const char *comm;
-	const struct kdbus_meta_fake *fake;	/* NULL: real */
+	const struct kdbus_meta_proc *proc;	/* a process's, or NULL */
+	const struct kdbus_meta_fake *fake;	/* who a proxy stands for, or NULL */
+	const struct cred *fake_cred;	/* the proxy's: the faked ids and groups */
 	const char *description;
 };
 
@@ -138,8 +171,10 @@ struct kdbus_conn {
 	char *description;
 	const struct cred *cred;	/* of the opener of the fd, or who a proxy stands for */
 	struct kdbus_meta_fake *fake;	/* the proxy's items, or NULL */
-	char comm[TASK_COMM_LEN];	/* of the opener, at HELLO */
-	struct pid *pid, *tid;
+	struct kdbus_meta_proc meta;	/* the process that said HELLO (none for a proxy) */
+	struct pid *pid;		/* that process: the pid namespace it reads in */
+	struct path root;		/* its root directory: EXE items are relative to it */
+	char *cgroup_root;		/* the root of its cgroup namespace (NULL: unknown) */
 	struct hlist_node hentry;	/* in bus->conns or bus->monitors, under bus->conn_lock */
 	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
 	unsigned int n_names;
@@ -254,7 +289,7 @@ struct kdbus_bus *kdbus_bus_ref(struct kdbus_bus *bus);
 struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus);
 struct kdbus_cmd *kdbus_bus_make_args_parse(void __user *argp, size_t *ret_items_size);
 int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
-		   struct kdbus_bus **ret);
+		   struct kdbus_meta_proc *creator, struct kdbus_bus **ret);
 void kdbus_bus_shutdown(struct kdbus_bus *bus);
 struct kdbus_conn *kdbus_bus_find_conn(struct kdbus_bus *bus, u64 id);
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
@@ -282,10 +317,18 @@ int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
 struct kdbus_slice *kdbus_conn_slice_public(struct kdbus_conn *conn, const void *data, size_t size);
 int kdbus_conn_slice_tell(struct kdbus_conn *conn, struct kdbus_slice *slice, int copy_result);
 /* metadata.c */
-size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m);
-void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m);
+void kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what);
+void kdbus_meta_proc_release(struct kdbus_meta_proc *mp);
+char *kdbus_meta_cgroup_root(void);
+u64 kdbus_meta_collect_mask(struct kdbus_bus *bus);
+void kdbus_meta_recv_account(struct kdbus_bus *bus, u64 old, u64 new);
 void kdbus_meta_src_conn(struct kdbus_meta_src *m, const struct kdbus_conn *conn);
-void kdbus_meta_src_current(struct kdbus_meta_src *m, const struct kdbus_conn *conn, char *comm_buf);
+void kdbus_meta_src_send(struct kdbus_meta_src *m, const struct kdbus_conn *conn,
+			 const struct kdbus_meta_proc *mp);
+u64 kdbus_meta_msg_mask(const struct kdbus_conn *src, const struct kdbus_meta_src *m,
+			const struct kdbus_conn *dst);
+size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m, const struct kdbus_conn *reader);
+void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const struct kdbus_conn *reader);
 struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size_t items_size,
 					    const struct cred *opener, const struct cred **ret_cred);
 void kdbus_meta_fake_free(struct kdbus_meta_fake *fake);

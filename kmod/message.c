@@ -60,11 +60,14 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	void *p;
 	int r;
 
-	mask = READ_ONCE(dst->attach_recv) & (src ? READ_ONCE(src->attach_send) : KDBUS_ATTACH_TIMESTAMP);
+	if (src)
+		mask = kdbus_meta_msg_mask(src, &s->meta, dst);
+	else
+		mask = READ_ONCE(dst->attach_recv) & KDBUS_ATTACH_TIMESTAMP;
 	hdr_size = sizeof(*m) + s->n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
 		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0);
 	if (src)
-		hdr_size += kdbus_meta_size(mask, &s->meta);
+		hdr_size += kdbus_meta_size(mask, &s->meta, dst);
 	if (s->dst_name)
 		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
 	if (s->notify)
@@ -174,7 +177,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
 	if (src) {
-		p = kdbus_meta_write(p, mask, &s->meta);
+		p = kdbus_meta_write(p, mask, &s->meta, dst);
 		if (mask & KDBUS_ATTACH_NAMES)
 			kdbus_names_meta_write(p, src);
 	}
@@ -540,8 +543,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct kdbus_reply *reply = NULL;
 	struct file *cancel = NULL, **fds = NULL;
 	struct kdbus_send_memfd memfds[KDBUS_MSG_MAX_MEMFD_ITEMS] = {};
+	struct kdbus_meta_proc meta = {};
 	size_t n_fds = 0, n_memfds = 0, i;
-	char comm[TASK_COMM_LEN];
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
@@ -702,10 +705,13 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			goto wait;
 		}
 	}
-	/* the last read of the sender's memory, before any lock */
+	/* the last reads of the sender's memory, before any lock: the
+	 * payload, and its metadata that some receiver of the bus may get */
 	r = kdbus_send_stage_payload(vecs, n_vecs, &payload_data);
 	if (r < 0)
 		goto out;
+	if (!conn->fake)
+		kdbus_meta_proc_collect(&meta, kdbus_meta_collect_mask(conn->bus));
 
 	stage.msg = msg;
 	stage.src = conn;
@@ -716,7 +722,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	stage.n_fds = n_fds;
 	stage.memfds = memfds;
 	stage.n_memfds = n_memfds;
-	kdbus_meta_src_current(&stage.meta, conn, comm);
+	kdbus_meta_src_send(&stage.meta, conn, &meta);
 	kdbus_staging_stamp(&stage, conn->bus);
 	mm.src = conn;
 	mm.dst_id = msg->dst_id;
@@ -813,6 +819,7 @@ out:
 		fput(cancel);
 	kdbus_reply_unref(reply);
 	kdbus_conn_unref(dst);
+	kdbus_meta_proc_release(&meta);
 	kvfree(payload_data);
 	kfree(vecs);
 	kfree(msg);
