@@ -44,7 +44,9 @@ static int kdbus_pool_write_padded(struct kdbus_pool *pool, size_t off, const vo
  * from kernel memory: the sender's payload was copied once, before any
  * lock was taken.  The message is charged to its sender's user in @dst's
  * quota until it is received.  A broadcast that cannot be queued counts
- * as lost for @dst (reported at its next RECV).
+ * as lost for @dst (reported at its next RECV).  Called with the name
+ * lock held for reading, and the policy lock too when @dst is on a custom
+ * endpoint (the OWNED_NAME items it gets are those it may see).
  */
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 {
@@ -76,7 +78,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	if (s->n_fds)
 		hdr_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
 	if (src && (mask & KDBUS_ATTACH_NAMES))
-		hdr_size += kdbus_names_meta_size(src);
+		hdr_size += kdbus_names_meta_size(src, dst);
 	total = KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < s->n_vecs; i++)
 		if (s->vecs[i].data)
@@ -179,7 +181,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	if (src) {
 		p = kdbus_meta_write(p, mask, &s->meta, dst);
 		if (mask & KDBUS_ATTACH_NAMES)
-			kdbus_names_meta_write(p, src);
+			kdbus_names_meta_write(p, src, dst);
 	}
 	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, KDBUS_ALIGN8(hdr_size));
 	if (r < 0)
@@ -309,7 +311,7 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 		if (dst->flags & KDBUS_HELLO_ROLES)
 			continue;
 		/* the receiver needs TALK access to the sender */
-		if (!kdbus_policy_may_talk_locked(dst->privileged, dst->cred, s->src))
+		if (!kdbus_conn_may_talk_locked(dst, s->src))
 			continue;
 		if (kdbus_conn_wants(dst, mm))
 			kdbus_conn_enqueue(dst, s);
@@ -550,6 +552,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	size_t items_size, n_vecs = 0, n_items = 0;
 	u8 *payload_data = NULL;
 	u64 payload = 0;
+	bool is_answer;
 	int r;
 
 	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_send, items),
@@ -694,6 +697,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (r < 0)
 			goto out;
 	}
+	is_answer = !(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply;
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
@@ -739,12 +743,17 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		goto out;
 	}
 
-	/* the registry stays still until the message is queued: a name
-	 * cannot change hands between the lookup and the delivery */
+	/* the registry and the policy stay still until the message is
+	 * queued: a name cannot change hands between the lookup and the
+	 * delivery.  What a custom endpoint does not let the sender see does
+	 * not exist for it (the answer to a call goes by its tracker). */
 	down_read(&conn->bus->name_lock);
+	down_read(&conn->bus->policy_lock);
 	if (dst_name) {
 		r = -ESRCH;
-		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name), &stage.dst_name_id);
+		if (kdbus_conn_may_see_name_locked(conn, kdbus_item_str(dst_name)))
+			dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name),
+						      &stage.dst_name_id);
 		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
 			r = -EREMCHG;
 		else if (dst && (dst->flags & KDBUS_HELLO_ACTIVATOR) && (msg->flags & KDBUS_MSG_NO_AUTO_START))
@@ -754,7 +763,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else {
 		r = -ENXIO;
 		dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
-		if (dst && !(dst->flags & KDBUS_HELLO_ROLES))
+		if (dst && !(dst->flags & KDBUS_HELLO_ROLES) &&
+		    (is_answer || kdbus_conn_may_see_locked(conn, dst)))
 			r = 0;
 	}
 	if (r < 0) {
@@ -762,12 +772,12 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else if (msg->flags & KDBUS_MSG_SIGNAL) {
 		/* a unicast signal is dropped silently unless the receiver matches
 		 * it and may talk to the sender, as for broadcasts */
-		if (kdbus_policy_may_talk(dst->privileged, dst->cred, conn) && kdbus_conn_wants(dst, &mm))
+		if (kdbus_conn_may_talk_locked(dst, conn) && kdbus_conn_wants(dst, &mm))
 			r = kdbus_conn_enqueue(dst, &stage);
-	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
+	} else if (is_answer) {
 		/* an answer to a call needs no policy: the tracker is the permission */
 		r = kdbus_send_reply(conn, dst, &stage);
-	} else if (!kdbus_policy_may_talk(conn->privileged, conn->cred, dst)) {
+	} else if (!kdbus_conn_may_talk_locked(conn, dst)) {
 		r = -EPERM;
 	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
 		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {
@@ -790,6 +800,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	}
 	if (r == 0)
 		kdbus_bus_eavesdrop(conn->bus, &stage);
+	up_read(&conn->bus->policy_lock);
 	up_read(&conn->bus->name_lock);
 
 wait:

@@ -222,7 +222,8 @@ uint64_t kt_now_ns(void);
 	X(security_cmd_size_read_once) X(security_info_reply_fault) X(security_unicast_bloom_size) \
 	X(security_bus_name_userns) X(security_policy_id_range) X(security_copy_without_locks) \
 	X(security_bus_make_bad_attach) X(security_io_uring_fd) X(security_rlimit_fsize) \
-	X(security_user_quota) X(security_cmdline_without_locks)
+	X(security_user_quota) X(security_cmdline_without_locks) \
+	X(endpoint_make) X(endpoint_see) X(endpoint_rights) X(endpoint_close)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)
