@@ -234,6 +234,8 @@ struct kdbus_queue_entry {
 	unsigned int n_fds;		/* of them, KDBUS_ITEM_FDS (charged to the quota) */
 	struct kdbus_user *user;	/* the sender's, charged; NULL: the kernel */
 	size_t charge;			/* bytes charged to it */
+	bool holds_request;		/* a REPLY_TIMEOUT or REPLY_DEAD: the call's slot
+					 * in the receiver's n_requests, until received */
 	u64 dst_name_id;		/* sent to a name: which */
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
@@ -266,6 +268,7 @@ struct kdbus_staging {
 	struct kdbus_meta_src meta;	/* the sender's, at send time */
 	u64 seq, monotonic_ns, realtime_ns;
 	bool count_lost;		/* a failure counts as lost for the receiver */
+	bool holds_request;		/* the entry takes over a pending call's slot */
 	struct kdbus_reply *reply;	/* a call: its tracker, linked once queued */
 	struct kdbus_reply *sync_reply;	/* the answer to a synchronous call: not
 					 * queued, a public slice handed to it */
@@ -369,8 +372,8 @@ void kdbus_meta_fake_free(struct kdbus_meta_fake *fake);
 
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
 void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);
-void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
-			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
+int kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			      u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
 void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s);
 int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
 

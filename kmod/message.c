@@ -206,6 +206,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	e->user = kdbus_user_ref(user);
 	e->priority = msg->priority;
 	e->dst_name_id = s->dst_name_id;
+	e->holds_request = s->holds_request;
 	list_add_tail(&e->entry, &dst->queue);
 	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
 	if (s->reply) {
@@ -243,9 +244,9 @@ void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus)
 
 /* a kernel message with @notify, to @dst if its matches want it (or
  * unconditionally for a unicast notification or a monitor); a lost one is
- * counted */
-void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
-			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
+ * counted.  Return: 0 when it was queued. */
+int kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			      u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
 {
 	struct kdbus_msg msg = {
 		.dst_id = dst_id,
@@ -263,8 +264,7 @@ void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *
 		wanted = kdbus_match_kernel(dst, notify);
 		mutex_unlock(&dst->lock);
 	}
-	if (wanted)
-		kdbus_conn_enqueue(dst, &s);
+	return wanted ? kdbus_conn_enqueue(dst, &s) : -ENOMSG;
 }
 
 /* with the name lock held for reading: a copy of a message for every
@@ -296,8 +296,25 @@ static bool kdbus_conn_wants(struct kdbus_conn *dst, const struct kdbus_match_ms
 	return wanted;
 }
 
-/* with the name lock held for reading: a signal to every connection whose
- * matches want it, the sender included */
+/* with the name and policy locks held for reading: @s to @dst, if @dst
+ * may talk to the sender and its matches want it */
+static void kdbus_bus_broadcast_one(struct kdbus_conn *dst, const struct kdbus_staging *s,
+				    const struct kdbus_match_msg *mm)
+{
+	if (dst->flags & KDBUS_HELLO_ROLES)
+		return;
+	/* the receiver needs TALK access to the sender */
+	if (!kdbus_conn_may_talk_locked(dst, s->src))
+		return;
+	if (kdbus_conn_wants(dst, mm))
+		kdbus_conn_enqueue(dst, s);
+}
+
+/*
+ * With the name lock held for reading: a signal to every connection whose
+ * matches want it, the sender first (it sees its own signal before any
+ * reaction to it can be queued; monitors have theirs already).
+ */
 static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_staging *s,
 				const struct kdbus_match_msg *mm)
 {
@@ -307,15 +324,11 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 	/* the documented order: the policy before the connection table */
 	down_read(&bus->policy_lock);
 	down_read(&bus->conn_lock);
-	hash_for_each(bus->conns, i, dst, hentry) {
-		if (dst->flags & KDBUS_HELLO_ROLES)
-			continue;
-		/* the receiver needs TALK access to the sender */
-		if (!kdbus_conn_may_talk_locked(dst, s->src))
-			continue;
-		if (kdbus_conn_wants(dst, mm))
-			kdbus_conn_enqueue(dst, s);
-	}
+	if (!hlist_unhashed(&s->src->hentry))
+		kdbus_bus_broadcast_one(s->src, s, mm);
+	hash_for_each(bus->conns, i, dst, hentry)
+		if (dst != s->src)
+			kdbus_bus_broadcast_one(dst, s, mm);
 	up_read(&bus->conn_lock);
 	up_read(&bus->policy_lock);
 }
@@ -736,8 +749,9 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		/* the sender does not learn who got it or who lost it */
 		stage.count_lost = true;
 		down_read(&conn->bus->name_lock);
-		kdbus_bus_broadcast(conn->bus, &stage, &mm);
+		/* monitors first: none sees a reaction before its cause */
 		kdbus_bus_eavesdrop(conn->bus, &stage);
+		kdbus_bus_broadcast(conn->bus, &stage, &mm);
 		up_read(&conn->bus->name_lock);
 		r = 0;
 		goto out;

@@ -215,7 +215,8 @@ uint64_t kt_now_ns(void);
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(quota_inflight) X(quota_inflight_sender_gone) \
 	X(chat) \
-	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
+	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_reply_slot_until_received) \
+	X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
 	X(kernel_policy_unprivileged) X(kernel_conn_is_its_fd) X(kernel_metadata_at_send) \
 	X(kernel_bus_close_under_load) \

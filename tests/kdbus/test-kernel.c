@@ -68,6 +68,43 @@ int test_kernel_reply_timeout(Env *env) {
 	return TEST_OK;
 }
 
+/*
+ * A caller has at most 128 calls whose outcome it does not know: a call
+ * that timed out keeps its slot until the caller has received its
+ * REPLY_TIMEOUT, however long ago the deadline passed.
+ */
+int test_kernel_reply_slot_until_received(Env *env) {
+	IOCTL_ONLY(env);
+	KdbusConn *c = kt_hello(env, 0);
+	struct kdbus_msg *m;
+	uint64_t off, id, deadline = kt_now_ns() + 50000000ULL;
+	unsigned i;
+
+	ASSERT_RETURN(c);
+	id = kdbus_conn_get_id(c);
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(kt_call(env->conn, id, i + 1, deadline), 0);
+	while (kt_now_ns() < deadline + 300000000ULL)
+		usleep(10000);
+	/* every deadline has passed, no outcome was received */
+	ASSERT_EQ(kt_call(env->conn, id, 1000, kt_now_ns() + 10000000000ULL), -EMLINK);
+	ASSERT_EQ(kt_recv(env->conn, &m, &off), 0);
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_REPLY_TIMEOUT, 0));
+	ASSERT_EQ(kt_free(env->conn, off), 0);
+	ASSERT_EQ(kt_call(env->conn, id, 1001, kt_now_ns() + 10000000000ULL), 0);
+	ASSERT_EQ(kt_call(env->conn, id, 1002, kt_now_ns() + 10000000000ULL), -EMLINK);
+	/* the callee goes: its REPLY_DEAD holds the slot in its turn */
+	kdbus_conn_close(c);
+	c = kt_hello(env, 0);
+	ASSERT_RETURN(c);
+	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 1003, kt_now_ns() + 10000000000ULL), -EMLINK);
+	ASSERT_EQ(kt_drain(env->conn), 128);
+	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 1004, kt_now_ns() + 10000000000ULL), 0);
+	kdbus_conn_close(c);
+	ASSERT_EQ(kt_drain(env->conn), 1);
+	return TEST_OK;
+}
+
 /* what a process sent stays in the receiver's pool after it exited */
 int test_kernel_pool_survives_sender(Env *env) {
 	IOCTL_ONLY(env);
