@@ -88,6 +88,24 @@ int kdbus_ioctl_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus) {
 	return 0;
 }
 
+int kdbus_ioctl_bus_endpoint(KdbusBus *bus, const char *ep_name, KdbusBus **ret_bus) {
+	KdbusIoctlBus *b = to_bus(bus), *e;
+	size_t dir_len = strrchr(b->path, '/') - b->path;
+
+	*ret_bus = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	if (asprintf(&e->path, "%.*s/%s", (int)dir_len, b->path, ep_name) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->backend = KDBUS_BACKEND_IOCTL;
+	e->fd = -1;
+	*ret_bus = (KdbusBus *)(void *)e;
+	return 0;
+}
+
 void kdbus_ioctl_bus_close(KdbusBus *bus) {
 	KdbusIoctlBus *b = to_bus(bus);
 

@@ -36,5 +36,17 @@ void kdbus_ioctl_conn_fd_ready(KdbusConn *conn);
  */
 int kdbus_ioctl_cmd(KdbusConn *conn, unsigned long request, void *arg);
 
+/**
+ * kdbus_ioctl_bus_endpoint() - a handle of one of @bus's custom endpoints
+ * @bus:	a bus of this backend
+ * @ep_name:	the endpoint's name ("<uid>-<name>", made with
+ *		KDBUS_CMD_ENDPOINT_MAKE on the bus's `bus` file)
+ * @ret_bus:	a handle whose HELLOs go to that endpoint; it owns nothing
+ *		(kdbus_bus_close() only frees it)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kdbus_ioctl_bus_endpoint(KdbusBus *bus, const char *ep_name, KdbusBus **ret_bus);
+
 /** kdbus_ioctl_available() - whether /sys/fs/kdbus/control exists. */
 int kdbus_ioctl_available(void);

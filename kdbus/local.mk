@@ -31,7 +31,8 @@ tests_kdbus_test_kdbus_SOURCES = \
 	tests/kdbus/test-quota.c \
 	tests/kdbus/test-activator.c \
 	tests/kdbus/test-kernel.c \
-	tests/kdbus/test-security.c
+	tests/kdbus/test-security.c \
+	tests/kdbus/test-endpoint.c
 tests_kdbus_test_kdbus_LDADD = kdbus/libkdbus.a
 # the kernel module (built with Kbuild by tests/vm/run.sh, not by make)
 EXTRA_DIST += kmod

@@ -56,7 +56,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		return -ENOBUFS;
 
 	if (s->src)
-		mask = s->src->attach_send & dst->attach_recv;
+		mask = kdbus_meta_msg_mask(s->src, dst);
 	else
 		mask = dst->attach_recv & KDBUS_ATTACH_TIMESTAMP;
 	if (mask & KDBUS_ATTACH_TIMESTAMP)

@@ -173,7 +173,7 @@ int kdbus_meta_init_proc(KdbusMeta *m) {
 		_cleanup_free_ char *lc = read_line("/proc/sys/kernel/cap_last_cap");
 		unsigned last = lc ? (unsigned)atoi(lc) : 40;
 		unsigned words = last / 32 + 1;
-		size_t sz = sizeof(struct kdbus_caps) + 4 * words * sizeof(uint32_t);
+		size_t sz = offsetof(struct kdbus_caps, caps) + 4 * words * sizeof(uint32_t);
 
 		if (words <= 2 && syscall(SYS_capget, &hdr, data) == 0 && (caps = calloc(1, sz))) {
 			caps->last_cap = last;
@@ -361,6 +361,17 @@ void *kdbus_meta_write(void *p, const KdbusMeta *m, const KdbusConn *names,
 		}
 	}
 	return q;
+}
+
+uint64_t kdbus_meta_msg_mask(const KdbusConn *src, const KdbusConn *dst) {
+	uint64_t allowed = src->attach_send | KDBUS_ATTACH_IMPLICIT;
+	const struct kdbus_creds *c = &src->meta.creds;
+	uint64_t euid = dst->meta.creds.euid;
+
+	if ((dst->attach_recv & ~allowed) &&
+	    (dst->privileged || (euid == c->uid && euid == c->euid && euid == c->suid)))
+		allowed |= KDBUS_ATTACH_PROC;
+	return dst->attach_recv & allowed;
 }
 
 bool kdbus_meta_in_group(const KdbusMeta *m, uint64_t gid) {

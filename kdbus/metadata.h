@@ -86,6 +86,30 @@ size_t kdbus_meta_size(const KdbusMeta *m, const KdbusConn *names, uint64_t mask
 void *kdbus_meta_write(void *p, const KdbusMeta *m, const KdbusConn *names,
 		       uint64_t mask, const struct kdbus_timestamp *ts);
 
+/* metadata every receiver may have, whatever the sender allows */
+#define KDBUS_ATTACH_IMPLICIT	(KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | \
+				 KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_NAMES | KDBUS_ATTACH_CONN_DESCRIPTION)
+/* what a process's /proc shows */
+#define KDBUS_ATTACH_PROC	(KDBUS_ATTACH_TID_COMM | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_EXE | \
+				 KDBUS_ATTACH_CMDLINE | KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS | \
+				 KDBUS_ATTACH_SECLABEL | KDBUS_ATTACH_AUDIT)
+
+/**
+ * kdbus_meta_msg_mask() - the metadata items a message carries to @dst
+ * @src:	the sender
+ * @dst:	the receiver
+ *
+ * As the final kdbus: of what @dst receives (attach_recv), the basic
+ * items always (KDBUS_ATTACH_IMPLICIT), the others when @src allows them
+ * (attach_send) or when @dst could read them in @src's /proc anyway: it is
+ * privileged or @src's user (its euid is @src's uid, euid and suid).  The
+ * kernel module also asks that @src be visible in @dst's pid namespace;
+ * here every connection is in the daemon's.
+ *
+ * Return: the KDBUS_ATTACH_* items.
+ */
+uint64_t kdbus_meta_msg_mask(const KdbusConn *src, const KdbusConn *dst);
+
 /**
  * kdbus_meta_in_group() - whether @gid is the egid or an auxiliary group
  */

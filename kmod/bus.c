@@ -35,13 +35,14 @@ static void __kdbus_bus_free(struct kref *kref)
 	WARN_ON(!hash_empty(bus->names));
 	WARN_ON(!list_empty(&bus->notify_list));
 	WARN_ON(!list_empty(&bus->replies));
-	WARN_ON(!hash_empty(bus->policy));
+	WARN_ON(!hash_empty(bus->policy.entries));
+	WARN_ON(!list_empty(&bus->eps));
 	if (bus->creator) {
 		atomic_dec(&bus->creator->buses);
 		kdbus_user_unref(bus->creator);
 	}
 	put_cred(bus->creator_cred);
-	put_pid(bus->creator_pid);
+	kdbus_meta_proc_release(&bus->creator_meta);
 	kdbus_domain_unref(bus->domain);
 	kfree(bus);
 }
@@ -54,12 +55,13 @@ struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus)
 }
 
 /*
- * "<uid>-<name>": the creator's euid as the domain's user namespace sees
- * it (that of the kdbusfs mount, never the caller's own: a user mapped to
- * root in a namespace of its own is still its real uid here), then
- * [A-Za-z0-9_.-], no '-' or '.' at the end, 63 at most.
+ * The name of a bus or a custom endpoint, "<uid>-<name>": the caller's
+ * euid as the domain's user namespace sees it (that of the kdbusfs mount,
+ * never the caller's own: a user mapped to root in a namespace of its own
+ * is still its real uid here), then [A-Za-z0-9_.-], no '-' or '.' at the
+ * end, 63 at most (-ENAMETOOLONG); -EINVAL otherwise.
  */
-static int kdbus_bus_name_check(struct kdbus_domain *domain, const char *name, size_t len)
+int kdbus_sysname_check(struct kdbus_domain *domain, const char *name, size_t len)
 {
 	char prefix[16];
 	size_t i, plen;
@@ -125,14 +127,15 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
 	init_rwsem(&bus->name_lock);
 	hash_init(bus->names);
 	init_rwsem(&bus->policy_lock);
-	hash_init(bus->policy);
+	kdbus_policy_db_init(&bus->policy);
+	mutex_init(&bus->node_lock);
+	INIT_LIST_HEAD(&bus->eps);
 	mutex_init(&bus->reply_lock);
 	INIT_LIST_HEAD(&bus->replies);
 	spin_lock_init(&bus->notify_lock);
 	INIT_LIST_HEAD(&bus->notify_list);
 	mutex_init(&bus->notify_flush_lock);
 	bus->creator_cred = get_current_cred();
-	bus->creator_pid = get_task_pid(current, PIDTYPE_TGID);
 	return bus;
 }
 
@@ -141,6 +144,8 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
  * @domain:	the mount's domain
  * @cmd:	the command, from kdbus_bus_make_args_parse()
  * @items_size:	the bytes of its items
+ * @creator:	the caller's metadata, collected before any lock: the bus
+ *		takes it over when it is made
  * @ret:	the new bus
  *
  * Every item is checked before anything is allocated.
@@ -148,10 +153,12 @@ static struct kdbus_bus *kdbus_bus_new(struct kdbus_domain *domain)
  * Return: 0 or a negative errno.
  */
 int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
-		   struct kdbus_bus **ret)
+		   struct kdbus_meta_proc *creator, struct kdbus_bus **ret)
 {
 	const struct kdbus_item *it, *name = NULL, *bloom = NULL, *req = NULL, *recv = NULL;
 	struct kdbus_bus *bus = NULL;
+	struct dentry *dir;
+	struct kdbus_ep *ep;
 	u64 attach_req = 0, attach_recv;
 	umode_t mode;
 	int r;
@@ -192,7 +199,7 @@ int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t it
 	}
 	if (!name || !bloom)
 		return -EBADMSG;
-	r = kdbus_bus_name_check(domain, kdbus_item_str(name), strlen(kdbus_item_str(name)));
+	r = kdbus_sysname_check(domain, kdbus_item_str(name), strlen(kdbus_item_str(name)));
 	if (r < 0)
 		return r;
 	if (bloom->bloom_parameter.size < 8 || bloom->bloom_parameter.size > KDBUS_BUS_BLOOM_MAX_SIZE ||
@@ -212,6 +219,8 @@ int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t it
 	bus = kdbus_bus_new(domain);
 	if (!bus)
 		return -ENOMEM;
+	bus->creator_meta = *creator;
+	memset(creator, 0, sizeof(*creator));
 	strscpy(bus->name, kdbus_item_str(name), sizeof(bus->name));
 	bus->flags = cmd->flags;
 	bus->bloom = bloom->bloom_parameter;
@@ -230,13 +239,20 @@ int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t it
 		goto out;
 	}
 
+	r = -ENOMEM;
+	ep = kdbus_ep_new_default(bus);
+	if (!ep)
+		goto out;
 	bus->active = true;
 	mode = (cmd->flags & KDBUS_MAKE_ACCESS_WORLD) ? 0777 :
 	       (cmd->flags & KDBUS_MAKE_ACCESS_GROUP) ? 0770 : 0700;
-	bus->dir = kdbus_fs_make_bus_dir(bus, mode & 0555, mode & 0666);
-	if (IS_ERR(bus->dir)) {
-		r = PTR_ERR(bus->dir);
-		bus->dir = NULL;
+	mutex_lock(&bus->node_lock);
+	dir = kdbus_fs_make_bus_dir(bus, mode & 0555, mode & 0666, ep);
+	if (!IS_ERR(dir))
+		bus->dir = dir;
+	mutex_unlock(&bus->node_lock);
+	if (IS_ERR(dir)) {
+		r = PTR_ERR(dir);
 		goto out;
 	}
 	*ret = bus;
@@ -278,8 +294,8 @@ void kdbus_bus_shutdown(struct kdbus_bus *bus)
 		kdbus_conn_disconnect(conn);
 		kdbus_conn_unref(conn);
 	}
-	kdbus_fs_remove(bus->dir);
-	bus->dir = NULL;
+	/* its files, those of its custom endpoints too */
+	kdbus_bus_remove_nodes(bus);
 }
 
 /* a reference to the connection @id on @bus, or NULL */

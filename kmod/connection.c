@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/fs_struct.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -42,18 +43,23 @@ static void __kdbus_conn_free(struct kref *kref)
 	WARN_ON(!list_empty(&conn->queue));
 	WARN_ON(!list_empty(&conn->names));
 	kdbus_match_flush(conn);
-	kdbus_policy_remove_owner(conn);
+	kdbus_policy_remove(conn->bus, &conn->policy);
 	kdbus_pool_free(conn->pool);
 	xa_destroy(&conn->quota);
 	if (conn->user) {
 		atomic_dec(&conn->user->conns);
 		kdbus_user_unref(conn->user);
 	}
+	kdbus_meta_recv_account(conn->bus, conn->attach_recv, 0);
 	put_cred(conn->cred);
 	kdbus_meta_fake_free(conn->fake);
+	kdbus_meta_proc_release(&conn->meta);
 	put_pid(conn->pid);
-	put_pid(conn->tid);
+	if (conn->root.mnt)
+		path_put(&conn->root);
+	kfree(conn->cgroup_root);
 	kfree(conn->description);
+	kdbus_ep_unref(conn->ep);
 	kdbus_bus_unref(conn->bus);
 	kfree(conn);
 }
@@ -82,8 +88,9 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	kdbus_match_flush(conn);
 	mutex_unlock(&conn->lock);
 	/* what was sent to its names returns to their activators first */
+	kdbus_ep_remove_conn(conn);
 	kdbus_names_release_all(conn);
-	kdbus_policy_remove_owner(conn);
+	kdbus_policy_remove(bus, &conn->policy);
 	mutex_lock(&conn->lock);
 	kdbus_conn_flush_queue(conn);
 	mutex_unlock(&conn->lock);
@@ -163,25 +170,30 @@ struct kdbus_cmd_hello *kdbus_hello_args_parse(void __user *argp, size_t *ret_it
 
 /**
  * kdbus_hello_connect() - make the connection HELLO asks for
- * @bus:	the bus
+ * @ep:		the endpoint HELLO was said on
  * @file:	the endpoint file: its opener's credentials are the connection's
  * @cmd:	the command, from kdbus_hello_args_parse()
  * @items_size:	the bytes of its items
  *
- * Reads and writes no user memory.  The connection is on the bus when
- * this returns; kdbus_hello_answer() tells the caller.
+ * Reads and writes no user memory but the caller's own command line
+ * (metadata, before any lock).  The connection is on the bus when this
+ * returns; kdbus_hello_answer() tells the caller.  Through a custom
+ * endpoint nobody is privileged or the bus owner.
  *
  * Return: the connection, or an ERR_PTR; -ECONNREFUSED when the bus
- * requires attach flags the command does not send.
+ * requires attach flags the command does not send; -EOPNOTSUPP for a
+ * monitor on a custom endpoint; -ESHUTDOWN when the bus or the endpoint
+ * is gone.
  */
-struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
+struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 				       struct kdbus_cmd_hello *cmd, size_t items_size)
 {
+	struct kdbus_bus *bus = ep->bus;
 	const struct kdbus_item *it, *description = NULL;
 	const struct kdbus_item *activator_name = NULL;
 	struct kdbus_meta_fake *fake = NULL;
 	const struct cred *cred = NULL;
-	bool has_fake = false, privileged;
+	bool has_fake = false, privileged, owner;
 	struct kdbus_conn *conn = NULL;
 	struct kdbus_slice *slice = NULL;
 	size_t n_names = 0, n_access = 0, out_size;
@@ -190,7 +202,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	int r;
 
 	/* who opened the fd, as for any other file: not who uses it now */
-	privileged = file_ns_capable(file, &init_user_ns, CAP_IPC_OWNER);
+	privileged = !ep->custom && file_ns_capable(file, &init_user_ns, CAP_IPC_OWNER);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		r = -EINVAL;
 		switch (it->type) {
@@ -234,6 +246,10 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 		goto out;
 	if (!(cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)) && (n_names || n_access))
 		goto out;
+	r = -EOPNOTSUPP;
+	if ((cmd->flags & KDBUS_HELLO_MONITOR) && ep->custom)
+		goto out;
+	r = -EINVAL;
 	send = cmd->attach_flags_send;
 	recv = cmd->attach_flags_recv;
 	if (kdbus_attach_flags_check(&send) < 0 || kdbus_attach_flags_check(&recv) < 0)
@@ -251,8 +267,8 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	/* a proxy that stands for somebody else is as privileged as they are;
 	 * the special roles are for privileged callers and the bus owner */
 	privileged = privileged && (!fake || !fake->creds || uid_eq(cred->euid, GLOBAL_ROOT_UID));
-	if ((cmd->flags & KDBUS_HELLO_ROLES) && !privileged &&
-	    !uid_eq(cred->euid, bus->creator_cred->euid)) {
+	owner = !ep->custom && (privileged || uid_eq(cred->euid, bus->creator_cred->euid));
+	if ((cmd->flags & KDBUS_HELLO_ROLES) && !owner) {
 		r = -EPERM;
 		goto out;
 	}
@@ -279,14 +295,18 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 		goto out;
 	kref_init(&conn->kref);
 	conn->bus = kdbus_bus_ref(bus);
+	conn->ep = kdbus_ep_ref(ep);
+	INIT_LIST_HEAD(&conn->ep_link);
 	conn->flags = cmd->flags;
 	conn->attach_send = send;
 	conn->attach_recv = recv;
+	kdbus_meta_recv_account(bus, 0, recv);
 	INIT_HLIST_NODE(&conn->hentry);
 	INIT_LIST_HEAD(&conn->names);
 	INIT_LIST_HEAD(&conn->matches);
 	INIT_LIST_HEAD(&conn->policy);
 	conn->privileged = privileged;
+	conn->owner = owner;
 	atomic_set(&conn->n_requests, 0);
 	mutex_init(&conn->lock);
 	INIT_LIST_HEAD(&conn->queue);
@@ -297,12 +317,24 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	cred = NULL;
 	conn->fake = fake;
 	fake = NULL;
-	get_task_comm(conn->comm, current);
+	/* who it is for CONN_INFO, and how it reads others' metadata: its
+	 * process as of now, collected before any lock */
+	if (!conn->fake) {
+		kdbus_meta_proc_collect(&conn->meta, _KDBUS_ATTACH_ALL);
+		/* its credentials are its fd's, whoever says HELLO */
+		put_cred(conn->meta.cred);
+		conn->meta.cred = get_cred(conn->cred);
+	}
 	conn->pid = get_task_pid(current, PIDTYPE_TGID);
-	conn->tid = get_task_pid(current, PIDTYPE_PID);
+	get_fs_root(current->fs, &conn->root);
+	conn->cgroup_root = kdbus_meta_cgroup_root();
 
-	/* the user it belongs to, and that user's connection count */
-	conn->user = kdbus_user_get(bus->domain, conn->cred->euid);
+	/* the user it belongs to (through a custom endpoint: the
+	 * endpoint's), and that user's connection count */
+	if (ep->custom)
+		conn->user = kdbus_user_ref(ep->user);
+	else
+		conn->user = kdbus_user_get(bus->domain, conn->cred->euid);
 	if (IS_ERR(conn->user)) {
 		r = PTR_ERR(conn->user);
 		conn->user = NULL;
@@ -329,8 +361,8 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 	 * access it brings, maybe none: a name somebody else's policy covers
 	 * is refused, EEXIST); in place before anybody can see the connection */
 	if (cmd->flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)) {
-		r = kdbus_policy_set(conn, cmd->items, items_size,
-				     (cmd->flags & KDBUS_HELLO_ACTIVATOR) ? 1 : 0,
+		r = kdbus_policy_set(bus, &bus->policy, conn, &conn->policy, conn->cred->user_ns,
+				     cmd->items, items_size, (cmd->flags & KDBUS_HELLO_ACTIVATOR) ? 1 : 0,
 				     cmd->flags & KDBUS_HELLO_POLICY_HOLDER);
 		if (r < 0)
 			goto out;
@@ -372,11 +404,11 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
 		}
 	}
 	down_write(&bus->conn_lock);
-	if (!bus->active) {
+	r = bus->active ? kdbus_ep_add_conn(ep, conn) : -ESHUTDOWN;
+	if (r < 0) {
 		up_write(&bus->conn_lock);
 		if (activator_name)
 			up_write(&bus->name_lock);
-		r = -ESHUTDOWN;
 		goto out;
 	}
 	conn->id = ++bus->last_id;
@@ -537,7 +569,8 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 		r = -EOPNOTSUPP;
 		if (send || recv)
 			goto out;
-		r = policy ? kdbus_policy_set(conn, cmd->items, items_size, 0, true) : 0;
+		r = policy ? kdbus_policy_set(conn->bus, &conn->bus->policy, conn, &conn->policy,
+					      conn->cred->user_ns, cmd->items, items_size, 0, true) : 0;
 		goto out;
 	}
 	r = -EOPNOTSUPP;
@@ -546,7 +579,7 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	if (send)
 		WRITE_ONCE(conn->attach_send, send_flags);
 	if (recv)
-		WRITE_ONCE(conn->attach_recv, recv_flags);
+		kdbus_meta_recv_account(conn->bus, xchg(&conn->attach_recv, recv_flags), recv_flags);
 	r = 0;
 out:
 	kfree(cmd);
@@ -635,24 +668,32 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		goto out;
 	}
 
-	/* the names are read fresh: the registry stays still meanwhile */
+	/* the names are read fresh: the registry stays still meanwhile; what
+	 * a custom endpoint does not let the caller see does not exist */
 	down_read(&conn->bus->name_lock);
+	down_read(&conn->bus->policy_lock);
 	if (name) {
 		r = -ESRCH;
-		target = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(name), NULL);
+		if (kdbus_conn_may_see_name_locked(conn, kdbus_item_str(name)))
+			target = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(name), NULL);
 	} else {
 		r = -ENXIO;
 		target = kdbus_bus_find_conn(conn->bus, cmd->id);
+		if (target && !kdbus_conn_may_see_locked(conn, target))
+			target = kdbus_conn_unref(target);
 	}
 	if (!target) {
+		up_read(&conn->bus->policy_lock);
 		up_read(&conn->bus->name_lock);
 		goto out;
 	}
+	/* what the caller asks for of what the target shows, as of its
+	 * HELLO, translated into the caller's namespaces */
 	mask &= READ_ONCE(target->attach_send);
 	kdbus_meta_src_conn(&ms, target);
-	size = sizeof(*info) + kdbus_meta_size(mask, &ms);
+	size = sizeof(*info) + kdbus_meta_size(mask, &ms, conn);
 	if (mask & KDBUS_ATTACH_NAMES)
-		size += kdbus_names_meta_size(target);
+		size += kdbus_names_meta_size(target, conn);
 	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (info) {
 		void *p;
@@ -660,10 +701,11 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 		info->size = size;
 		info->id = target->id;
 		info->flags = target->flags;
-		p = kdbus_meta_write(info->items, mask, &ms);
+		p = kdbus_meta_write(info->items, mask, &ms, conn);
 		if (mask & KDBUS_ATTACH_NAMES)
-			kdbus_names_meta_write(p, target);
+			kdbus_names_meta_write(p, target, conn);
 	}
+	up_read(&conn->bus->policy_lock);
 	up_read(&conn->bus->name_lock);
 	r = -ENOMEM;
 	if (!info)
@@ -679,7 +721,7 @@ out:
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 {
 	struct kdbus_bus *bus = conn->bus;
-	struct kdbus_meta_src ms = { .cred = bus->creator_cred, .pid = bus->creator_pid };
+	struct kdbus_meta_src ms = { .proc = &bus->creator_meta };
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_info *info = NULL;
 	size_t size, name_len = strlen(bus->name) + 1;
@@ -693,8 +735,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
-	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
-	       kdbus_meta_size(mask, &ms);
+	size = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) + kdbus_meta_size(mask, &ms, conn);
 	r = -ENOMEM;
 	info = kzalloc(size, GFP_KERNEL_ACCOUNT);
 	if (!info)
@@ -703,7 +744,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	info->id = 0;
 	info->flags = bus->flags;
 	p = kdbus_item_put(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
-	kdbus_meta_write(p, mask, &ms);
+	kdbus_meta_write(p, mask, &ms, conn);
 	r = kdbus_info_reply(conn, argp, info, size);
 out:
 	kfree(info);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * fs.c - kdbusfs: every mount is a new domain whose root holds `control`;
- * BUS_MAKE on control creates <name>/bus.  The file operations of both
- * kinds of node dispatch the ioctls.
+ * BUS_MAKE on control creates <name>/bus, ENDPOINT_MAKE on `bus` a custom
+ * endpoint <name>/<uid>-<ep> beside it.  The file operations of both
+ * kinds of node (control, endpoint) dispatch the ioctls.
  */
 #include <linux/fs.h>
 #include <linux/fs_context.h>
@@ -45,7 +46,7 @@ static void kdbus_evict_inode(struct inode *inode)
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 	if (inode->i_fop == &kdbus_ep_fops)
-		kdbus_bus_unref(inode->i_private);
+		kdbus_ep_unref(inode->i_private);
 }
 
 static const struct super_operations kdbus_super_ops = {
@@ -78,35 +79,80 @@ static struct dentry *kdbus_node_create(struct dentry *parent, const char *name,
 	return dentry;
 }
 
-struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode)
+/**
+ * kdbus_fs_make_bus_dir() - a bus's directory, with its `bus` file
+ * @bus:	the bus (its creator owns the nodes)
+ * @dir_mode:	the directory's access mode
+ * @ep_mode:	that of `bus`
+ * @ep:		the bus's own endpoint: `bus` takes this reference
+ *
+ * Return: the directory's dentry (pinned until kdbus_fs_remove()), or an
+ * ERR_PTR; the reference on @ep is dropped on failure.
+ */
+struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode,
+				     struct kdbus_ep *ep)
 {
 	struct super_block *sb = bus->domain->sb;
 	const struct cred *cred = bus->creator_cred;
-	struct dentry *dir, *ep;
+	struct dentry *dir, *node;
 	struct inode *inode;
 
 	inode = kdbus_inode_new(sb, S_IFDIR | dir_mode, cred->fsuid, cred->fsgid);
-	if (!inode)
+	if (!inode) {
+		kdbus_ep_unref(ep);
 		return ERR_PTR(-ENOMEM);
+	}
 	dir = kdbus_node_create(sb->s_root, bus->name, inode);
 	if (IS_ERR(dir)) {
 		iput(inode);
+		kdbus_ep_unref(ep);
 		return dir;
 	}
 	inode = kdbus_inode_new(sb, S_IFREG | ep_mode, cred->fsuid, cred->fsgid);
 	if (!inode) {
+		kdbus_ep_unref(ep);
 		kdbus_fs_remove(dir);
 		return ERR_PTR(-ENOMEM);
 	}
 	inode->i_fop = &kdbus_ep_fops;
-	inode->i_private = kdbus_bus_ref(bus);
-	ep = kdbus_node_create(dir, "bus", inode);
-	if (IS_ERR(ep)) {
-		iput(inode);
+	inode->i_private = ep;
+	node = kdbus_node_create(dir, "bus", inode);
+	if (IS_ERR(node)) {
+		iput(inode);	/* drops @ep */
 		kdbus_fs_remove(dir);
-		return ep;
+		return node;
 	}
 	return dir;
+}
+
+/**
+ * kdbus_fs_make_ep_node() - a custom endpoint's file in its bus's directory
+ * @dir:	the bus's directory
+ * @ep:		the endpoint (the file takes a reference), named ep->name
+ * @mode:	its access mode
+ * @uid:	its owner
+ * @gid:	its group
+ *
+ * With bus->node_lock held.
+ *
+ * Return: its dentry (pinned until kdbus_fs_remove()), or an ERR_PTR
+ * (-EEXIST when the name is taken).
+ */
+struct dentry *kdbus_fs_make_ep_node(struct dentry *dir, struct kdbus_ep *ep, umode_t mode, kuid_t uid,
+				     kgid_t gid)
+{
+	struct inode *inode;
+	struct dentry *node;
+
+	inode = kdbus_inode_new(dir->d_sb, S_IFREG | mode, uid, gid);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	inode->i_fop = &kdbus_ep_fops;
+	inode->i_private = kdbus_ep_ref(ep);
+	node = kdbus_node_create(dir, ep->name, inode);
+	if (IS_ERR(node))
+		iput(inode);	/* drops its reference */
+	return node;
 }
 
 void kdbus_fs_remove(struct dentry *dentry)
@@ -152,6 +198,7 @@ static int kdbus_control_release(struct inode *inode, struct file *file)
 static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_control *c = file->private_data;
+	struct kdbus_meta_proc creator = {};
 	struct kdbus_bus *bus = NULL;
 	struct kdbus_cmd *make;
 	size_t items_size;
@@ -164,17 +211,20 @@ static long kdbus_control_ioctl(struct file *file, unsigned int cmd, unsigned lo
 	make = kdbus_bus_make_args_parse((void __user *)arg, &items_size);
 	if (IS_ERR_OR_NULL(make))
 		return PTR_ERR_OR_ZERO(make);
+	/* BUS_CREATOR_INFO's metadata, read before the control fd's lock */
+	kdbus_meta_proc_collect(&creator, _KDBUS_ATTACH_ALL);
 	mutex_lock(&c->lock);
 	if (c->used) {
 		ret = -EBADFD;
 	} else {
-		ret = kdbus_bus_make(c->domain, make, items_size, &bus);
+		ret = kdbus_bus_make(c->domain, make, items_size, &creator, &bus);
 		if (ret == 0) {
 			c->bus = bus;
 			WRITE_ONCE(c->used, true);
 		}
 	}
 	mutex_unlock(&c->lock);
+	kdbus_meta_proc_release(&creator);
 	kfree(make);
 	return ret;
 }
@@ -188,31 +238,42 @@ static const struct file_operations kdbus_control_fops = {
 	.llseek = noop_llseek,
 };
 
-/* ---- endpoint (`bus`) ------------------------------------------------- */
+/* ---- endpoints (`bus`, custom ones) --------------------------------------- */
 
+/*
+ * A handle of an endpoint file is set up once: HELLO makes it a
+ * connection, ENDPOINT_MAKE (on `bus`) the owner of a custom endpoint.
+ */
 struct kdbus_handle {
-	struct mutex lock;		/* protects hello_busy, and conn's setting */
-	bool hello_busy;		/* a HELLO is under way */
-	struct kdbus_bus *bus;
+	struct mutex lock;		/* protects setup_busy, and the setting of the below */
+	bool setup_busy;		/* a HELLO or ENDPOINT_MAKE is under way */
+	struct kdbus_ep *ep;		/* the endpoint it was opened on */
 	struct kdbus_conn *conn;	/* set once by HELLO, then constant */
+	struct kdbus_ep *ep_owned;	/* set once by ENDPOINT_MAKE, then constant */
 };
 
 static int kdbus_ep_open(struct inode *inode, struct file *file)
 {
-	struct kdbus_bus *bus = inode->i_private;
+	struct kdbus_ep *ep = inode->i_private;
+	struct kdbus_bus *bus = ep->bus;
 	struct kdbus_handle *h;
+	bool active;
 
 	down_read(&bus->conn_lock);
-	if (!bus->active) {
-		up_read(&bus->conn_lock);
-		return -ESHUTDOWN;
-	}
+	active = bus->active;
 	up_read(&bus->conn_lock);
+	if (active && ep->custom) {
+		mutex_lock(&ep->lock);
+		active = ep->active;
+		mutex_unlock(&ep->lock);
+	}
+	if (!active)
+		return -ESHUTDOWN;
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return -ENOMEM;
 	mutex_init(&h->lock);
-	h->bus = kdbus_bus_ref(bus);
+	h->ep = kdbus_ep_ref(ep);
 	file->private_data = h;
 	return 0;
 }
@@ -225,7 +286,11 @@ static int kdbus_ep_release(struct inode *inode, struct file *file)
 		kdbus_conn_disconnect(h->conn);
 		kdbus_conn_unref(h->conn);
 	}
-	kdbus_bus_unref(h->bus);
+	if (h->ep_owned) {
+		kdbus_ep_deactivate(h->ep_owned);
+		kdbus_ep_unref(h->ep_owned);
+	}
+	kdbus_ep_unref(h->ep);
 	kfree(h);
 	return 0;
 }
@@ -235,10 +300,45 @@ static struct kdbus_conn *kdbus_handle_conn(struct kdbus_handle *h)
 	return smp_load_acquire(&h->conn);
 }
 
+static struct kdbus_ep *kdbus_handle_ep_owned(struct kdbus_handle *h)
+{
+	return smp_load_acquire(&h->ep_owned);
+}
+
+/* a handle not yet set up is marked busy for a setup command: a second
+ * one on the same fd fails (EBADFD) as one after it does */
+static int kdbus_handle_setup_begin(struct kdbus_handle *h)
+{
+	int ret = 0;
+
+	mutex_lock(&h->lock);
+	if (h->conn || h->ep_owned || h->setup_busy)
+		ret = -EBADFD;
+	else
+		h->setup_busy = true;
+	mutex_unlock(&h->lock);
+	return ret;
+}
+
+static void kdbus_handle_setup_end(struct kdbus_handle *h, struct kdbus_conn *conn, struct kdbus_ep *ep)
+{
+	mutex_lock(&h->lock);
+	h->setup_busy = false;
+	if (conn)
+		smp_store_release(&h->conn, conn);
+	if (ep)
+		smp_store_release(&h->ep_owned, ep);
+	mutex_unlock(&h->lock);
+}
+
+static bool kdbus_handle_is_set_up(struct kdbus_handle *h)
+{
+	return kdbus_handle_conn(h) || kdbus_handle_ep_owned(h) || READ_ONCE(h->setup_busy);
+}
+
 /*
  * HELLO: the command is read, and answered, with no lock held; the
- * handle is marked busy meanwhile, so that a second HELLO on the same fd
- * fails (EBADFD) as one after it does.
+ * handle is marked busy meanwhile.
  */
 static long kdbus_ep_hello(struct kdbus_handle *h, struct file *file, void __user *argp)
 {
@@ -246,62 +346,71 @@ static long kdbus_ep_hello(struct kdbus_handle *h, struct file *file, void __use
 	struct kdbus_cmd_hello *cmd;
 	struct kdbus_conn *conn = NULL;
 	size_t items_size;
-	int ret = 0;
+	int ret;
 
-	if (kdbus_handle_conn(h) || READ_ONCE(h->hello_busy))
+	if (kdbus_handle_is_set_up(h))
 		return -EBADFD;
 	cmd = kdbus_hello_args_parse(argp, &items_size);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
-	mutex_lock(&h->lock);
-	if (h->conn || h->hello_busy)
-		ret = -EBADFD;
-	else
-		h->hello_busy = true;
-	mutex_unlock(&h->lock);
+	ret = kdbus_handle_setup_begin(h);
 	if (ret < 0)
 		goto out;
 
-	conn = kdbus_hello_connect(h->bus, file, cmd, items_size);
+	conn = kdbus_hello_connect(h->ep, file, cmd, items_size);
 	if (IS_ERR(conn)) {
 		ret = PTR_ERR(conn);
 		conn = NULL;
 		/* which attach flags the bus requires */
-		if (ret == -ECONNREFUSED && put_user(h->bus->attach_req, &uhello->attach_flags_send))
+		if (ret == -ECONNREFUSED && put_user(h->ep->bus->attach_req, &uhello->attach_flags_send))
 			ret = -EFAULT;
 	} else {
 		ret = kdbus_hello_answer(conn, argp, cmd);
 		if (ret < 0)
 			conn = kdbus_conn_unref(conn);
 	}
-	mutex_lock(&h->lock);
-	h->hello_busy = false;
-	if (conn)
-		smp_store_release(&h->conn, conn);
-	mutex_unlock(&h->lock);
+	kdbus_handle_setup_end(h, conn, NULL);
 out:
 	kfree(cmd);
+	return ret;
+}
+
+/* ENDPOINT_MAKE: the handle becomes the new endpoint's owner */
+static long kdbus_ep_make(struct kdbus_handle *h, struct file *file, void __user *argp)
+{
+	struct kdbus_ep *ep;
+	int ret;
+
+	ret = kdbus_handle_setup_begin(h);
+	if (ret < 0)
+		return ret;
+	ep = kdbus_cmd_ep_make(h->ep, file, argp);
+	ret = PTR_ERR_OR_ZERO(ep);
+	kdbus_handle_setup_end(h, NULL, IS_ERR(ep) ? NULL : ep);
 	return ret;
 }
 
 /*
  * A connection is its fd, as any other file: whoever has the fd (by fork
  * or fd passing) uses the connection, whose credentials are those of the
- * fd's opener (f_cred), captured at HELLO.
+ * fd's opener (f_cred), captured at HELLO.  So is the ownership of a
+ * custom endpoint.
  */
 static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kdbus_handle *h = file->private_data;
 	void __user *argp = (void __user *)arg;
 	struct kdbus_conn *conn;
-
-	if (cmd == KDBUS_CMD_HELLO)
-		return kdbus_ep_hello(h, file, argp);
+	struct kdbus_ep *owned;
 
 	switch (cmd) {
+	case KDBUS_CMD_HELLO:
+		return kdbus_ep_hello(h, file, argp);
 	case KDBUS_CMD_ENDPOINT_MAKE:
+		return kdbus_ep_make(h, file, argp);
 	case KDBUS_CMD_ENDPOINT_UPDATE:
-		return h->conn ? -EBADFD : -EOPNOTSUPP;
+		owned = kdbus_handle_ep_owned(h);
+		return owned ? kdbus_cmd_ep_update(owned, file, argp) : -EBADFD;
 	case KDBUS_CMD_BYEBYE:
 	case KDBUS_CMD_CONN_INFO:
 	case KDBUS_CMD_BUS_CREATOR_INFO:
@@ -345,11 +454,8 @@ static long kdbus_ep_ioctl(struct file *file, unsigned int cmd, unsigned long ar
 		return kdbus_cmd_match_add(conn, argp);
 	case KDBUS_CMD_MATCH_REMOVE:
 		return kdbus_cmd_match_remove(conn, argp);
-	case KDBUS_CMD_UPDATE:
+	default:	/* KDBUS_CMD_UPDATE */
 		return kdbus_cmd_update(conn, argp);
-	default:
-		/* not implemented yet */
-		return READ_ONCE(conn->connected) ? -EOPNOTSUPP : -ECONNRESET;
 	}
 }
 

@@ -3,15 +3,18 @@
  * internal.h - objects of the kdbus module
  *
  * domain (one per kdbusfs mount) -> bus (one per BUS_MAKE, lives as long as
- * the control fd that made it) -> connection (one per HELLO on the bus's
- * `bus` file) -> pool (a shmem file the connection maps read-only) with
- * slices holding received messages and query results.
+ * the control fd that made it) -> endpoint (the bus's `bus` file, and the
+ * custom endpoints ENDPOINT_MAKE adds, each as long as the fd that made
+ * it) -> connection (one per HELLO on an endpoint) -> pool (a shmem file
+ * the connection maps read-only) with slices holding received messages
+ * and query results.
  *
  * Lock order: bus->name_lock (rwsem) -> bus->policy_lock (rwsem) ->
- * bus->conn_lock (rwsem) -> conn->lock (mutex; two at once only for an
- * activator's handover, lower address first) -> bus->reply_lock.  No lock
- * is held while user memory is read or written (kmod/README.md, "Threat
- * model").
+ * bus->conn_lock (rwsem) -> ep->lock (mutex) -> conn->lock (mutex; two at
+ * once only for an activator's handover, lower address first) ->
+ * bus->reply_lock.  bus->node_lock (mutex) is taken with none of them,
+ * before the VFS's inode locks.  No lock is held while user memory is
+ * read or written (kmod/README.md, "Threat model").
  */
 #ifndef KDBUS_INTERNAL_H
 #define KDBUS_INTERNAL_H
@@ -23,6 +26,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/path.h>
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
@@ -48,6 +52,22 @@
 #define KDBUS_MSG_MAX_MEMFD_ITEMS	16
 #define KDBUS_USER_MAX_CONN		1024	/* connections per user and domain */
 #define KDBUS_USER_MAX_BUSES		16	/* buses per user and domain */
+#define KDBUS_META_BITS			14	/* KDBUS_ATTACH_* bits */
+#define KDBUS_META_CMDLINE_MAX		4096	/* bytes of a CMDLINE item */
+
+/* metadata every receiver may have, whatever the sender allows */
+#define KDBUS_ATTACH_IMPLICIT	(KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | \
+				 KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_NAMES |		      \
+				 KDBUS_ATTACH_CONN_DESCRIPTION)
+/* what a process's /proc shows */
+#define KDBUS_ATTACH_PROC	(KDBUS_ATTACH_TID_COMM | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_EXE |   \
+				 KDBUS_ATTACH_CMDLINE | KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS |    \
+				 KDBUS_ATTACH_SECLABEL | KDBUS_ATTACH_AUDIT)
+
+/* a policy database: entries by name (policy.c) */
+struct kdbus_policy_db {
+	DECLARE_HASHTABLE(entries, 6);	/* struct kdbus_policy_entry */
+};
 
 /* one kdbusfs mount; its buses keep it (a reply timeout may still stamp a
  * message after the last fd is closed) */
@@ -71,6 +91,23 @@ struct kdbus_user {
 	atomic_t buses, conns;
 };
 
+/* what a process shows, collected once into kernel memory (metadata.c) */
+struct kdbus_meta_proc {
+	u64 valid;			/* the KDBUS_ATTACH_* items collected */
+	const struct cred *cred;	/* CREDS, AUXGROUPS, CAPS */
+	struct pid *tgid, *pid, *ppid;	/* PIDS */
+	char tid_comm[TASK_COMM_LEN];
+	char pid_comm[TASK_COMM_LEN];
+	char *exe;			/* EXE: its path as @root sees it */
+	struct path root;		/* the process's root directory, with @exe */
+	char *cmdline;			/* CMDLINE: the arguments, NUL-separated */
+	size_t cmdline_len;		/* with the last NUL */
+	char *cgroup;			/* CGROUP: in the default hierarchy, from its root */
+	char *seclabel;			/* SECLABEL: the LSM's label of the process */
+	kuid_t loginuid;		/* AUDIT */
+	unsigned int sessionid;
+};
+
 struct kdbus_bus {
 	struct kref kref;
 	struct kdbus_domain *domain;
@@ -91,8 +128,8 @@ struct kdbus_bus {
 	DECLARE_HASHTABLE(names, 8);	/* struct kdbus_name_entry by name */
 	u64 last_name_id;
 
-	struct rw_semaphore policy_lock;	/* after the name lock */
-	DECLARE_HASHTABLE(policy, 6);	/* struct kdbus_policy_entry */
+	struct rw_semaphore policy_lock;	/* after the name lock: every policy db */
+	struct kdbus_policy_db policy;	/* the bus's */
 
 	struct mutex reply_lock;	/* after any connection lock */
 	struct list_head replies;	/* struct kdbus_reply */
@@ -101,10 +138,31 @@ struct kdbus_bus {
 	struct list_head notify_list;	/* notifications not yet delivered */
 	struct mutex notify_flush_lock;	/* delivers them in order */
 
+	/* per metadata item, the connections that receive it */
+	atomic_t attach_recv_count[KDBUS_META_BITS];
+
 	/* the creator, as captured at BUS_MAKE */
 	const struct cred *creator_cred;
-	struct pid *creator_pid;
+	struct kdbus_meta_proc creator_meta;
+	struct mutex node_lock;		/* the bus's files: the fields below */
 	struct dentry *dir;		/* <domain>/<name>, pinned until shutdown */
+	struct list_head eps;		/* custom endpoints with a file */
+};
+
+/* an entry point to a bus: its `bus` file, or a custom endpoint */
+struct kdbus_ep {
+	struct kref kref;
+	struct kdbus_bus *bus;
+	bool custom;			/* made by ENDPOINT_MAKE */
+	struct kdbus_user *user;	/* custom: its connections are accounted to it */
+	char name[KDBUS_SYSNAME_MAX_LEN + 1];
+	struct dentry *dentry;		/* custom: its file, until removed (bus->node_lock) */
+	struct list_head bus_link;	/* custom: in bus->eps (bus->node_lock) */
+	struct kdbus_policy_db policy;	/* custom: its policy (bus->policy_lock) */
+	struct list_head policy_entries;	/* the same entries, as their owner's */
+	struct mutex lock;		/* protects the below */
+	bool active;			/* false once its owner's fd is closed */
+	struct list_head conns;		/* its connections */
 };
 
 struct kdbus_pool;
@@ -112,34 +170,40 @@ struct kdbus_pool;
 /* what a proxy's connection says about who it stands for */
 struct kdbus_meta_fake {
 	bool creds, pids, groups;	/* creds and groups are in conn->cred */
-	struct kdbus_pids pids_v;
+	struct kdbus_pids pids_v;	/* as given, numbers of @pid_ns */
+	struct pid_namespace *pid_ns;	/* the proxy's (its conn->pid holds it) */
+	struct pid *tgid, *pid, *ppid;	/* the same processes, where they existed */
 	char *pid_comm;
 	char *seclabel;
 };
 
 /* whose metadata an item list shows */
 struct kdbus_meta_src {
-	const struct cred *cred;
-	struct pid *pid, *tid;		/* NULL: none (a proxy's, or the bus creator's tid) */
-	const char *comm;
-	const struct kdbus_meta_fake *fake;	/* NULL: real */
+	const struct kdbus_meta_proc *proc;	/* a process's, or NULL */
+	const struct kdbus_meta_fake *fake;	/* who a proxy stands for, or NULL */
+	const struct cred *fake_cred;	/* the proxy's: the faked ids and groups */
 	const char *description;
 };
 
 struct kdbus_conn {
 	struct kref kref;
 	struct kdbus_bus *bus;
+	struct kdbus_ep *ep;		/* the endpoint it said HELLO on */
+	struct list_head ep_link;	/* in ep->conns, under ep->lock */
 	u64 id;
 	u64 flags;			/* HELLO flags */
-	bool privileged;		/* the opener had CAP_IPC_OWNER */
+	bool privileged;		/* the opener had CAP_IPC_OWNER (never on a custom endpoint) */
+	bool owner;			/* privileged, or the bus creator's user (idem) */
 	struct kdbus_user *user;	/* its own, charged for it; and its quota as a sender */
 	struct list_head policy;	/* the policy entries it installed */
 	u64 attach_send, attach_recv;
 	char *description;
 	const struct cred *cred;	/* of the opener of the fd, or who a proxy stands for */
 	struct kdbus_meta_fake *fake;	/* the proxy's items, or NULL */
-	char comm[TASK_COMM_LEN];	/* of the opener, at HELLO */
-	struct pid *pid, *tid;
+	struct kdbus_meta_proc meta;	/* the process that said HELLO (none for a proxy) */
+	struct pid *pid;		/* that process: the pid namespace it reads in */
+	struct path root;		/* its root directory: EXE items are relative to it */
+	char *cgroup_root;		/* the root of its cgroup namespace (NULL: unknown) */
 	struct hlist_node hentry;	/* in bus->conns or bus->monitors, under bus->conn_lock */
 	struct list_head names;		/* struct kdbus_name_owner, under bus->name_lock */
 	unsigned int n_names;
@@ -170,6 +234,8 @@ struct kdbus_queue_entry {
 	unsigned int n_fds;		/* of them, KDBUS_ITEM_FDS (charged to the quota) */
 	struct kdbus_user *user;	/* the sender's, charged; NULL: the kernel */
 	size_t charge;			/* bytes charged to it */
+	bool holds_request;		/* a REPLY_TIMEOUT or REPLY_DEAD: the call's slot
+					 * in the receiver's n_requests, until received */
 	u64 dst_name_id;		/* sent to a name: which */
 	struct kdbus_slice *slice;
 	u64 msg_size;			/* the kdbus_msg with its items */
@@ -202,6 +268,7 @@ struct kdbus_staging {
 	struct kdbus_meta_src meta;	/* the sender's, at send time */
 	u64 seq, monotonic_ns, realtime_ns;
 	bool count_lost;		/* a failure counts as lost for the receiver */
+	bool holds_request;		/* the entry takes over a pending call's slot */
 	struct kdbus_reply *reply;	/* a call: its tracker, linked once queued */
 	struct kdbus_reply *sync_reply;	/* the answer to a synchronous call: not
 					 * queued, a public slice handed to it */
@@ -239,11 +306,15 @@ struct kdbus_domain *kdbus_domain_unref(struct kdbus_domain *domain);
 bool kdbus_file_is_kdbus(const struct file *f);
 int kdbus_fs_init(void);
 void kdbus_fs_exit(void);
-struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode);
+struct dentry *kdbus_fs_make_bus_dir(struct kdbus_bus *bus, umode_t dir_mode, umode_t ep_mode,
+				     struct kdbus_ep *ep);
+struct dentry *kdbus_fs_make_ep_node(struct dentry *dir, struct kdbus_ep *ep, umode_t mode, kuid_t uid,
+				     kgid_t gid);
 void kdbus_fs_remove(struct dentry *dentry);
 
 /* user.c */
 struct kdbus_user *kdbus_user_get(struct kdbus_domain *domain, kuid_t uid);
+struct kdbus_user *kdbus_user_new_anon(struct kdbus_domain *domain);
 struct kdbus_user *kdbus_user_ref(struct kdbus_user *u);
 struct kdbus_user *kdbus_user_unref(struct kdbus_user *u);
 int kdbus_conn_quota_charge(struct kdbus_conn *conn, struct kdbus_user *u, size_t size, unsigned int fds);
@@ -253,8 +324,9 @@ void kdbus_conn_quota_uncharge(struct kdbus_conn *conn, struct kdbus_user *u, si
 struct kdbus_bus *kdbus_bus_ref(struct kdbus_bus *bus);
 struct kdbus_bus *kdbus_bus_unref(struct kdbus_bus *bus);
 struct kdbus_cmd *kdbus_bus_make_args_parse(void __user *argp, size_t *ret_items_size);
+int kdbus_sysname_check(struct kdbus_domain *domain, const char *name, size_t len);
 int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t items_size,
-		   struct kdbus_bus **ret);
+		   struct kdbus_meta_proc *creator, struct kdbus_bus **ret);
 void kdbus_bus_shutdown(struct kdbus_bus *bus);
 struct kdbus_conn *kdbus_bus_find_conn(struct kdbus_bus *bus, u64 id);
 int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
@@ -263,7 +335,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp);
 struct kdbus_conn *kdbus_conn_ref(struct kdbus_conn *conn);
 struct kdbus_conn *kdbus_conn_unref(struct kdbus_conn *conn);
 struct kdbus_cmd_hello *kdbus_hello_args_parse(void __user *argp, size_t *ret_items_size);
-struct kdbus_conn *kdbus_hello_connect(struct kdbus_bus *bus, struct file *file,
+struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 				       struct kdbus_cmd_hello *cmd, size_t items_size);
 int kdbus_hello_answer(struct kdbus_conn *conn, void __user *argp, struct kdbus_cmd_hello *cmd);
 void kdbus_conn_disconnect(struct kdbus_conn *conn);
@@ -282,18 +354,26 @@ int kdbus_conn_mmap(struct kdbus_conn *conn, struct vm_area_struct *vma);
 struct kdbus_slice *kdbus_conn_slice_public(struct kdbus_conn *conn, const void *data, size_t size);
 int kdbus_conn_slice_tell(struct kdbus_conn *conn, struct kdbus_slice *slice, int copy_result);
 /* metadata.c */
-size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m);
-void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m);
+void kdbus_meta_proc_collect(struct kdbus_meta_proc *mp, u64 what);
+void kdbus_meta_proc_release(struct kdbus_meta_proc *mp);
+char *kdbus_meta_cgroup_root(void);
+u64 kdbus_meta_collect_mask(struct kdbus_bus *bus);
+void kdbus_meta_recv_account(struct kdbus_bus *bus, u64 old, u64 new);
 void kdbus_meta_src_conn(struct kdbus_meta_src *m, const struct kdbus_conn *conn);
-void kdbus_meta_src_current(struct kdbus_meta_src *m, const struct kdbus_conn *conn, char *comm_buf);
+void kdbus_meta_src_send(struct kdbus_meta_src *m, const struct kdbus_conn *conn,
+			 const struct kdbus_meta_proc *mp);
+u64 kdbus_meta_msg_mask(const struct kdbus_conn *src, const struct kdbus_meta_src *m,
+			const struct kdbus_conn *dst);
+size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m, const struct kdbus_conn *reader);
+void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const struct kdbus_conn *reader);
 struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size_t items_size,
 					    const struct cred *opener, const struct cred **ret_cred);
 void kdbus_meta_fake_free(struct kdbus_meta_fake *fake);
 
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s);
 void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus);
-void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
-			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
+int kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			      u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp);
 void kdbus_bus_eavesdrop(struct kdbus_bus *bus, const struct kdbus_staging *s);
 int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp);
 
@@ -329,16 +409,32 @@ void kdbus_notify_name_change(struct kdbus_bus *bus, u64 type, u64 old_id, u64 n
 void kdbus_notify_flush(struct kdbus_bus *bus);
 
 /* policy.c */
-int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, size_t items_size,
-		     size_t max_names, bool wildcards);
-void kdbus_policy_remove_owner(struct kdbus_conn *owner);
-int kdbus_policy_query_locked(struct kdbus_bus *bus, const struct cred *cred, const char *name);
-bool kdbus_policy_may_own(struct kdbus_bus *bus, bool privileged, const struct cred *cred, const char *name);
-bool kdbus_policy_may_talk(bool privileged, const struct cred *cred, struct kdbus_conn *to);
-bool kdbus_policy_may_talk_locked(bool privileged, const struct cred *cred, struct kdbus_conn *to);
+void kdbus_policy_db_init(struct kdbus_policy_db *db);
+int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const void *owner,
+		     struct list_head *owner_list, struct user_namespace *ns,
+		     const struct kdbus_item *items, size_t items_size, size_t max_names, bool wildcards);
+void kdbus_policy_remove(struct kdbus_bus *bus, struct list_head *owner_list);
+void kdbus_policy_list_free(struct list_head *list);
+int kdbus_policy_query_locked(const struct kdbus_policy_db *db, const struct cred *cred, const char *name);
+bool kdbus_conn_may_own(struct kdbus_conn *conn, const char *name);
+bool kdbus_conn_may_talk_locked(struct kdbus_conn *conn, struct kdbus_conn *to);
+bool kdbus_conn_may_see_name_locked(const struct kdbus_conn *conn, const char *name);
+bool kdbus_conn_may_see_locked(struct kdbus_conn *conn, struct kdbus_conn *whom);
+
+/* endpoint.c */
+struct kdbus_ep *kdbus_ep_new_default(struct kdbus_bus *bus);
+struct kdbus_ep *kdbus_ep_ref(struct kdbus_ep *ep);
+struct kdbus_ep *kdbus_ep_unref(struct kdbus_ep *ep);
+struct kdbus_ep *kdbus_cmd_ep_make(struct kdbus_ep *on, struct file *file, void __user *argp);
+int kdbus_cmd_ep_update(struct kdbus_ep *ep, struct file *file, void __user *argp);
+void kdbus_ep_deactivate(struct kdbus_ep *ep);
+int kdbus_ep_add_conn(struct kdbus_ep *ep, struct kdbus_conn *conn);
+void kdbus_ep_remove_conn(struct kdbus_conn *conn);
+void kdbus_bus_remove_nodes(struct kdbus_bus *bus);
 
 /* names.c */
-bool kdbus_names_policy_allows(struct kdbus_conn *conn, const struct cred *cred, int level);
+bool kdbus_names_policy_allows(const struct kdbus_policy_db *db, struct kdbus_conn *conn,
+			       const struct cred *cred, int level);
 bool kdbus_name_owned_by(struct kdbus_bus *bus, const char *name, struct kdbus_conn *conn);
 #define KDBUS_CONN_MAX_NAMES 256
 int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp);
@@ -349,8 +445,8 @@ struct kdbus_conn *kdbus_name_lookup_owner(struct kdbus_bus *bus, const char *na
 int kdbus_name_activator_add(struct kdbus_conn *conn, const char *name);
 bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name);
 void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u64 name_id);
-size_t kdbus_names_meta_size(struct kdbus_conn *conn);
-void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn);
+size_t kdbus_names_meta_size(struct kdbus_conn *conn, const struct kdbus_conn *reader);
+void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn, const struct kdbus_conn *reader);
 void *kdbus_item_put(void *p, u64 type, const void *data, size_t len);
 bool kdbus_item_is_string(const struct kdbus_item *it);
 

@@ -44,7 +44,9 @@ static int kdbus_pool_write_padded(struct kdbus_pool *pool, size_t off, const vo
  * from kernel memory: the sender's payload was copied once, before any
  * lock was taken.  The message is charged to its sender's user in @dst's
  * quota until it is received.  A broadcast that cannot be queued counts
- * as lost for @dst (reported at its next RECV).
+ * as lost for @dst (reported at its next RECV).  Called with the name
+ * lock held for reading, and the policy lock too when @dst is on a custom
+ * endpoint (the OWNED_NAME items it gets are those it may see).
  */
 int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 {
@@ -60,11 +62,14 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	void *p;
 	int r;
 
-	mask = READ_ONCE(dst->attach_recv) & (src ? READ_ONCE(src->attach_send) : KDBUS_ATTACH_TIMESTAMP);
+	if (src)
+		mask = kdbus_meta_msg_mask(src, &s->meta, dst);
+	else
+		mask = READ_ONCE(dst->attach_recv) & KDBUS_ATTACH_TIMESTAMP;
 	hdr_size = sizeof(*m) + s->n_vecs * KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)) +
 		   ((mask & KDBUS_ATTACH_TIMESTAMP) ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)) : 0);
 	if (src)
-		hdr_size += kdbus_meta_size(mask, &s->meta);
+		hdr_size += kdbus_meta_size(mask, &s->meta, dst);
 	if (s->dst_name)
 		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
 	if (s->notify)
@@ -73,7 +78,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	if (s->n_fds)
 		hdr_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
 	if (src && (mask & KDBUS_ATTACH_NAMES))
-		hdr_size += kdbus_names_meta_size(src);
+		hdr_size += kdbus_names_meta_size(src, dst);
 	total = KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < s->n_vecs; i++)
 		if (s->vecs[i].data)
@@ -174,9 +179,9 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
 	if (src) {
-		p = kdbus_meta_write(p, mask, &s->meta);
+		p = kdbus_meta_write(p, mask, &s->meta, dst);
 		if (mask & KDBUS_ATTACH_NAMES)
-			kdbus_names_meta_write(p, src);
+			kdbus_names_meta_write(p, src, dst);
 	}
 	r = kdbus_pool_write(dst->pool, kdbus_slice_offset(slice), m, KDBUS_ALIGN8(hdr_size));
 	if (r < 0)
@@ -201,6 +206,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	e->user = kdbus_user_ref(user);
 	e->priority = msg->priority;
 	e->dst_name_id = s->dst_name_id;
+	e->holds_request = s->holds_request;
 	list_add_tail(&e->entry, &dst->queue);
 	WRITE_ONCE(dst->n_msgs, dst->n_msgs + 1);
 	if (s->reply) {
@@ -238,9 +244,9 @@ void kdbus_staging_stamp(struct kdbus_staging *s, struct kdbus_bus *bus)
 
 /* a kernel message with @notify, to @dst if its matches want it (or
  * unconditionally for a unicast notification or a monitor); a lost one is
- * counted */
-void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
-			       u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
+ * counted.  Return: 0 when it was queued. */
+int kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *notify,
+			      u64 dst_id, u64 cookie_reply, const struct kdbus_staging *stamp)
 {
 	struct kdbus_msg msg = {
 		.dst_id = dst_id,
@@ -258,8 +264,7 @@ void kdbus_conn_enqueue_kernel(struct kdbus_conn *dst, const struct kdbus_item *
 		wanted = kdbus_match_kernel(dst, notify);
 		mutex_unlock(&dst->lock);
 	}
-	if (wanted)
-		kdbus_conn_enqueue(dst, &s);
+	return wanted ? kdbus_conn_enqueue(dst, &s) : -ENOMSG;
 }
 
 /* with the name lock held for reading: a copy of a message for every
@@ -291,8 +296,25 @@ static bool kdbus_conn_wants(struct kdbus_conn *dst, const struct kdbus_match_ms
 	return wanted;
 }
 
-/* with the name lock held for reading: a signal to every connection whose
- * matches want it, the sender included */
+/* with the name and policy locks held for reading: @s to @dst, if @dst
+ * may talk to the sender and its matches want it */
+static void kdbus_bus_broadcast_one(struct kdbus_conn *dst, const struct kdbus_staging *s,
+				    const struct kdbus_match_msg *mm)
+{
+	if (dst->flags & KDBUS_HELLO_ROLES)
+		return;
+	/* the receiver needs TALK access to the sender */
+	if (!kdbus_conn_may_talk_locked(dst, s->src))
+		return;
+	if (kdbus_conn_wants(dst, mm))
+		kdbus_conn_enqueue(dst, s);
+}
+
+/*
+ * With the name lock held for reading: a signal to every connection whose
+ * matches want it, the sender first (it sees its own signal before any
+ * reaction to it can be queued; monitors have theirs already).
+ */
 static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_staging *s,
 				const struct kdbus_match_msg *mm)
 {
@@ -302,15 +324,11 @@ static void kdbus_bus_broadcast(struct kdbus_bus *bus, const struct kdbus_stagin
 	/* the documented order: the policy before the connection table */
 	down_read(&bus->policy_lock);
 	down_read(&bus->conn_lock);
-	hash_for_each(bus->conns, i, dst, hentry) {
-		if (dst->flags & KDBUS_HELLO_ROLES)
-			continue;
-		/* the receiver needs TALK access to the sender */
-		if (!kdbus_policy_may_talk_locked(dst->privileged, dst->cred, s->src))
-			continue;
-		if (kdbus_conn_wants(dst, mm))
-			kdbus_conn_enqueue(dst, s);
-	}
+	if (!hlist_unhashed(&s->src->hentry))
+		kdbus_bus_broadcast_one(s->src, s, mm);
+	hash_for_each(bus->conns, i, dst, hentry)
+		if (dst != s->src)
+			kdbus_bus_broadcast_one(dst, s, mm);
 	up_read(&bus->conn_lock);
 	up_read(&bus->policy_lock);
 }
@@ -540,13 +558,14 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	struct kdbus_reply *reply = NULL;
 	struct file *cancel = NULL, **fds = NULL;
 	struct kdbus_send_memfd memfds[KDBUS_MSG_MAX_MEMFD_ITEMS] = {};
+	struct kdbus_meta_proc meta = {};
 	size_t n_fds = 0, n_memfds = 0, i;
-	char comm[TASK_COMM_LEN];
 	struct kdbus_cmd_send *cmd;
 	struct kdbus_msg *msg = NULL;
 	size_t items_size, n_vecs = 0, n_items = 0;
 	u8 *payload_data = NULL;
 	u64 payload = 0;
+	bool is_answer;
 	int r;
 
 	cmd = kdbus_args_parse(argp, sizeof(*cmd), offsetof(struct kdbus_cmd_send, items),
@@ -691,6 +710,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		if (r < 0)
 			goto out;
 	}
+	is_answer = !(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply;
 	r = -ECONNRESET;
 	if (!READ_ONCE(conn->connected))
 		goto out;
@@ -702,10 +722,13 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			goto wait;
 		}
 	}
-	/* the last read of the sender's memory, before any lock */
+	/* the last reads of the sender's memory, before any lock: the
+	 * payload, and its metadata that some receiver of the bus may get */
 	r = kdbus_send_stage_payload(vecs, n_vecs, &payload_data);
 	if (r < 0)
 		goto out;
+	if (!conn->fake)
+		kdbus_meta_proc_collect(&meta, kdbus_meta_collect_mask(conn->bus));
 
 	stage.msg = msg;
 	stage.src = conn;
@@ -716,7 +739,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	stage.n_fds = n_fds;
 	stage.memfds = memfds;
 	stage.n_memfds = n_memfds;
-	kdbus_meta_src_current(&stage.meta, conn, comm);
+	kdbus_meta_src_send(&stage.meta, conn, &meta);
 	kdbus_staging_stamp(&stage, conn->bus);
 	mm.src = conn;
 	mm.dst_id = msg->dst_id;
@@ -726,19 +749,25 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 		/* the sender does not learn who got it or who lost it */
 		stage.count_lost = true;
 		down_read(&conn->bus->name_lock);
-		kdbus_bus_broadcast(conn->bus, &stage, &mm);
+		/* monitors first: none sees a reaction before its cause */
 		kdbus_bus_eavesdrop(conn->bus, &stage);
+		kdbus_bus_broadcast(conn->bus, &stage, &mm);
 		up_read(&conn->bus->name_lock);
 		r = 0;
 		goto out;
 	}
 
-	/* the registry stays still until the message is queued: a name
-	 * cannot change hands between the lookup and the delivery */
+	/* the registry and the policy stay still until the message is
+	 * queued: a name cannot change hands between the lookup and the
+	 * delivery.  What a custom endpoint does not let the sender see does
+	 * not exist for it (the answer to a call goes by its tracker). */
 	down_read(&conn->bus->name_lock);
+	down_read(&conn->bus->policy_lock);
 	if (dst_name) {
 		r = -ESRCH;
-		dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name), &stage.dst_name_id);
+		if (kdbus_conn_may_see_name_locked(conn, kdbus_item_str(dst_name)))
+			dst = kdbus_name_lookup_owner(conn->bus, kdbus_item_str(dst_name),
+						      &stage.dst_name_id);
 		if (dst && msg->dst_id != KDBUS_DST_ID_NAME && msg->dst_id != dst->id)
 			r = -EREMCHG;
 		else if (dst && (dst->flags & KDBUS_HELLO_ACTIVATOR) && (msg->flags & KDBUS_MSG_NO_AUTO_START))
@@ -748,7 +777,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else {
 		r = -ENXIO;
 		dst = kdbus_bus_find_conn(conn->bus, msg->dst_id);
-		if (dst && !(dst->flags & KDBUS_HELLO_ROLES))
+		if (dst && !(dst->flags & KDBUS_HELLO_ROLES) &&
+		    (is_answer || kdbus_conn_may_see_locked(conn, dst)))
 			r = 0;
 	}
 	if (r < 0) {
@@ -756,12 +786,12 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	} else if (msg->flags & KDBUS_MSG_SIGNAL) {
 		/* a unicast signal is dropped silently unless the receiver matches
 		 * it and may talk to the sender, as for broadcasts */
-		if (kdbus_policy_may_talk(dst->privileged, dst->cred, conn) && kdbus_conn_wants(dst, &mm))
+		if (kdbus_conn_may_talk_locked(dst, conn) && kdbus_conn_wants(dst, &mm))
 			r = kdbus_conn_enqueue(dst, &stage);
-	} else if (!(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply) {
+	} else if (is_answer) {
 		/* an answer to a call needs no policy: the tracker is the permission */
 		r = kdbus_send_reply(conn, dst, &stage);
-	} else if (!kdbus_policy_may_talk(conn->privileged, conn->cred, dst)) {
+	} else if (!kdbus_conn_may_talk_locked(conn, dst)) {
 		r = -EPERM;
 	} else if (msg->flags & KDBUS_MSG_EXPECT_REPLY) {
 		if (atomic_inc_return(&conn->n_requests) > KDBUS_CONN_MAX_REQUESTS_PENDING) {
@@ -784,6 +814,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	}
 	if (r == 0)
 		kdbus_bus_eavesdrop(conn->bus, &stage);
+	up_read(&conn->bus->policy_lock);
 	up_read(&conn->bus->name_lock);
 
 wait:
@@ -813,6 +844,7 @@ out:
 		fput(cancel);
 	kdbus_reply_unref(reply);
 	kdbus_conn_unref(dst);
+	kdbus_meta_proc_release(&meta);
 	kvfree(payload_data);
 	kfree(vecs);
 	kfree(msg);

@@ -368,7 +368,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
 		goto out;
 	r = -EPERM;
-	if (!kdbus_policy_may_own(bus, conn->privileged, conn->cred, name))
+	if (!kdbus_conn_may_own(conn, name))
 		goto out;
 	down_write(&bus->name_lock);
 	if (!READ_ONCE(conn->connected))
@@ -431,31 +431,43 @@ void kdbus_names_release_all(struct kdbus_conn *conn)
 	up_write(&bus->name_lock);
 }
 
-/* with the name and policy locks held: does @cred have @level to one of
- * the names @conn owns or waits for */
-bool kdbus_names_policy_allows(struct kdbus_conn *conn, const struct cred *cred, int level)
+/* with the name and policy locks held: does @cred have @level in @db to
+ * one of the names @conn owns or waits for */
+bool kdbus_names_policy_allows(const struct kdbus_policy_db *db, struct kdbus_conn *conn,
+			       const struct cred *cred, int level)
 {
 	struct kdbus_name_owner *o;
 
 	list_for_each_entry(o, &conn->names, conn_link)
-		if (kdbus_policy_query_locked(conn->bus, cred, o->entry->name) >= level)
+		if (kdbus_policy_query_locked(db, cred, o->entry->name) >= level)
 			return true;
 	return false;
 }
 
-/* KDBUS_ATTACH_NAMES, with the name lock held: the names @conn owns */
-size_t kdbus_names_meta_size(struct kdbus_conn *conn)
+/* does @reader get @o in an OWNED_NAME item: a name @conn owns, that
+ * @reader may see */
+static bool kdbus_names_meta_shows(const struct kdbus_name_owner *o, const struct kdbus_conn *reader)
+{
+	return (o->flags & KDBUS_NAME_PRIMARY) && kdbus_conn_may_see_name_locked(reader, o->entry->name);
+}
+
+/*
+ * KDBUS_ATTACH_NAMES, with the name lock held (and the policy lock when
+ * @reader is on a custom endpoint): the names @conn owns, those @reader
+ * may see.
+ */
+size_t kdbus_names_meta_size(struct kdbus_conn *conn, const struct kdbus_conn *reader)
 {
 	struct kdbus_name_owner *o;
 	size_t size = 0;
 
 	list_for_each_entry(o, &conn->names, conn_link)
-		if (o->flags & KDBUS_NAME_PRIMARY)
+		if (kdbus_names_meta_shows(o, reader))
 			size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + strlen(o->entry->name) + 1);
 	return size;
 }
 
-void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn)
+void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn, const struct kdbus_conn *reader)
 {
 	struct kdbus_name_owner *o;
 
@@ -463,7 +475,7 @@ void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn)
 		struct kdbus_item *it = p;
 		size_t len = strlen(o->entry->name) + 1;
 
-		if (!(o->flags & KDBUS_NAME_PRIMARY))
+		if (!kdbus_names_meta_shows(o, reader))
 			continue;
 		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
 		it->type = KDBUS_ITEM_OWNED_NAME;
@@ -502,9 +514,14 @@ static size_t kdbus_list_record(u8 *p, struct kdbus_conn *c, struct kdbus_name_o
 	return size;
 }
 
-/* with the name and connection locks held; @p NULL: only the size */
-static size_t kdbus_list_all(struct kdbus_bus *bus, u64 flags, u8 *p)
+/*
+ * With the name, policy and connection locks held; @p NULL: only the
+ * size.  Through a custom endpoint, @conn lists only the names it may see,
+ * and only the peers it may see (KDBUS_LIST_UNIQUE).
+ */
+static size_t kdbus_list_all(struct kdbus_conn *conn, u64 flags, u8 *p)
 {
+	struct kdbus_bus *bus = conn->bus;
 	struct kdbus_conn *c;
 	size_t pos = 0;
 	int i;
@@ -521,10 +538,12 @@ static size_t kdbus_list_all(struct kdbus_bus *bus, u64 flags, u8 *p)
 								      !(flags & KDBUS_LIST_NAMES)) {
 				continue;
 			}
+			if (!kdbus_conn_may_see_name_locked(conn, o->entry->name))
+				continue;
 			pos += kdbus_list_record(p ? p + pos : NULL, c, o);
 			added = true;
 		}
-		if (!added && (flags & KDBUS_LIST_UNIQUE))
+		if (!added && (flags & KDBUS_LIST_UNIQUE) && kdbus_conn_may_see_locked(conn, c))
 			pos += kdbus_list_record(p ? p + pos : NULL, c, NULL);
 	}
 	return pos;
@@ -548,12 +567,14 @@ int kdbus_cmd_list(struct kdbus_conn *conn, void __user *argp)
 		goto out;
 
 	down_read(&bus->name_lock);
+	down_read(&bus->policy_lock);
 	down_read(&bus->conn_lock);
-	size = kdbus_list_all(bus, cmd->flags, NULL);
+	size = kdbus_list_all(conn, cmd->flags, NULL);
 	buf = kvzalloc(size ? size : 8, GFP_KERNEL_ACCOUNT);
 	if (buf)
-		kdbus_list_all(bus, cmd->flags, buf);
+		kdbus_list_all(conn, cmd->flags, buf);
 	up_read(&bus->conn_lock);
+	up_read(&bus->policy_lock);
 	up_read(&bus->name_lock);
 	r = -ENOMEM;
 	if (!buf)

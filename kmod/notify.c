@@ -4,7 +4,8 @@
  *
  * They are collected while the registry or the connection table is
  * locked, and delivered afterwards, in order, by kdbus_notify_flush():
- * a kernel message to every connection with a match for it.
+ * a kernel message to every connection with a match for it (of a custom
+ * endpoint, name changes only for the names it may see).
  */
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -65,6 +66,15 @@ void kdbus_notify_name_change(struct kdbus_bus *bus, u64 type, u64 old_id, u64 n
 	kdbus_notification_queue(bus, n);
 }
 
+/* does @dst get @notify: ID changes go to everybody, name changes only to
+ * those who may see the name (custom endpoints); with the policy lock held */
+static bool kdbus_notify_visible(struct kdbus_conn *dst, const struct kdbus_item *notify)
+{
+	if (notify->type == KDBUS_ITEM_ID_ADD || notify->type == KDBUS_ITEM_ID_REMOVE)
+		return true;
+	return kdbus_conn_may_see_name_locked(dst, kdbus_item_name_change_str(notify));
+}
+
 /* deliver what was collected; called with no bus or connection lock held */
 void kdbus_notify_flush(struct kdbus_bus *bus)
 {
@@ -81,12 +91,15 @@ void kdbus_notify_flush(struct kdbus_bus *bus)
 
 	list_for_each_entry_safe(n, tmp, &list, entry) {
 		kdbus_staging_stamp(&stamp, bus);
+		down_read(&bus->policy_lock);
 		down_read(&bus->conn_lock);
 		hash_for_each(bus->conns, i, dst, hentry)
-			kdbus_conn_enqueue_kernel(dst, &n->item, KDBUS_DST_ID_BROADCAST, 0, &stamp);
+			if (kdbus_notify_visible(dst, &n->item))
+				kdbus_conn_enqueue_kernel(dst, &n->item, KDBUS_DST_ID_BROADCAST, 0, &stamp);
 		hlist_for_each_entry(dst, &bus->monitors, hentry)
 			kdbus_conn_enqueue_kernel(dst, &n->item, KDBUS_DST_ID_BROADCAST, 0, &stamp);
 		up_read(&bus->conn_lock);
+		up_read(&bus->policy_lock);
 		list_del(&n->entry);
 		kfree(n);
 	}

@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * policy.c - the bus's policy database: which users and groups may SEE,
- * TALK to and OWN which names (OWN implies TALK implies SEE)
+ * policy.c - the policy databases: which users and groups may SEE, TALK
+ * to and OWN which names (OWN implies TALK implies SEE)
  *
- * Entries come from policy holders (HELLO_POLICY_HOLDER, replaced with
- * UPDATE) and from activators' POLICY_ACCESS items; each belongs to the
- * connection that installed it and goes with it.  An entry is a name or,
- * for policy holders, a wildcard "a.b.*" that covers every name below
- * a.b, at any depth (as the userspace core: our extension of kdbus's one
- * level); an exact entry wins over a wildcard, the nearest wildcard over
- * a farther one.  Privileged connections and the bus owner are not
- * bound by it; a connection may always talk to one of its own user.
+ * A bus has one: its entries come from policy holders
+ * (HELLO_POLICY_HOLDER, replaced with UPDATE) and from activators'
+ * POLICY_ACCESS items; each belongs to the connection that installed it
+ * and goes with it.  Privileged connections and the bus owner are not
+ * bound by it (OWN), nor connections of the same user (TALK).
+ *
+ * A custom endpoint has one more, its owner's (ENDPOINT_MAKE, replaced
+ * with ENDPOINT_UPDATE), that binds everybody who connects through it,
+ * privileged or not, before the bus's: what it does not grant is
+ * forbidden.  It alone has SEE entries: a connection of a custom
+ * endpoint sees a name only when its policy lets it, and a peer only
+ * when it sees one of the peer's names; what it cannot see does not
+ * exist for it (LIST, CONN_INFO, name notifications, OWNED_NAME items,
+ * destinations of SEND).
+ *
+ * An entry is a name or a wildcard "a.b.*" (policy holders and
+ * endpoints) that covers every name below a.b, at any depth (as the
+ * userspace core: our extension of kdbus's one level); an exact entry
+ * wins over a wildcard, the nearest wildcard over a farther one.  Every
+ * database of a bus is under bus->policy_lock.
  */
 #include <linux/cred.h>
 #include <linux/slab.h>
@@ -27,9 +39,9 @@ struct kdbus_policy_rule {
 };
 
 struct kdbus_policy_entry {
-	struct hlist_node hentry;	/* in bus->policy */
-	struct list_head owner_link;	/* in the owner's conn->policy */
-	struct kdbus_conn *owner;
+	struct hlist_node hentry;	/* in its database */
+	struct list_head owner_link;	/* in its owner's list */
+	const void *owner;		/* a connection, or an endpoint */
 	bool wildcard;			/* "name.*", stored without ".*" */
 	u32 hash;
 	size_t n_access;
@@ -42,13 +54,13 @@ static u32 kdbus_policy_hash(const char *name, size_t len, bool wildcard)
 	return full_name_hash(NULL, name, len) ^ (wildcard ? 0x5bd1e995 : 0);
 }
 
-static struct kdbus_policy_entry *kdbus_policy_find(struct kdbus_bus *bus, const char *name, size_t len,
-						    bool wildcard)
+static struct kdbus_policy_entry *kdbus_policy_find(const struct kdbus_policy_db *db, const char *name,
+						    size_t len, bool wildcard)
 {
 	struct kdbus_policy_entry *e;
 	u32 hash = kdbus_policy_hash(name, len, wildcard);
 
-	hash_for_each_possible(bus->policy, e, hentry, hash)
+	hash_for_each_possible(db->entries, e, hentry, hash)
 		if (e->hash == hash && e->wildcard == wildcard && strlen(e->name) == len &&
 		    memcmp(e->name, name, len) == 0)
 			return e;
@@ -62,7 +74,8 @@ static void kdbus_policy_entry_free(struct kdbus_policy_entry *e)
 	kfree(e);
 }
 
-static void kdbus_policy_list_free(struct list_head *list)
+/* the entries of @list, out of any database or with nobody to see them */
+void kdbus_policy_list_free(struct list_head *list)
 {
 	while (!list_empty(list))
 		kdbus_policy_entry_free(list_first_entry(list, struct kdbus_policy_entry, owner_link));
@@ -89,25 +102,33 @@ static int kdbus_policy_rule_make(struct kdbus_policy_rule *rule, const struct k
 	return gid_valid(rule->gid) ? 0 : -EINVAL;
 }
 
+void kdbus_policy_db_init(struct kdbus_policy_db *db)
+{
+	hash_init(db->entries);
+}
+
 /**
- * kdbus_policy_set() - replace @owner's entries with those of @items
- * @owner:	a policy holder or an activator
+ * kdbus_policy_set() - replace @owner's entries in @db with those of @items
+ * @bus:	the bus (its policy lock guards @db)
+ * @db:		the bus's database, or a custom endpoint's
+ * @owner:	a policy holder, an activator, or the endpoint
+ * @owner_list:	@owner's list of its entries
+ * @ns:		the user namespace the items' ids are in (@owner's)
  * @items:	NAME items, each followed by its POLICY_ACCESS items (other
  *		items are skipped)
  * @items_size:	their size
  * @max_names:	how many NAME items are allowed (0: any)
  * @wildcards:	whether "name.*" entries are allowed
  *
- * All or nothing: on failure the old entries stay.
+ * Reads no user memory.  All or nothing: on failure the old entries stay.
  *
  * Return: 0, -EINVAL (bad name or access), -EEXIST (a name twice, or
  * somebody else's), -ENOMEM.
  */
-int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, size_t items_size,
-		     size_t max_names, bool wildcards)
+int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const void *owner,
+		     struct list_head *owner_list, struct user_namespace *ns,
+		     const struct kdbus_item *items, size_t items_size, size_t max_names, bool wildcards)
 {
-	struct kdbus_bus *bus = owner->bus;
-	struct user_namespace *ns = owner->cred->user_ns;
 	struct kdbus_policy_entry *cur = NULL, *e, *o;
 	const struct kdbus_item *it;
 	size_t n_names = 0;
@@ -166,16 +187,16 @@ int kdbus_policy_set(struct kdbus_conn *owner, const struct kdbus_item *items, s
 			if (o->wildcard == e->wildcard && strcmp(o->name, e->name) == 0)
 				goto fail_unlock;
 		}
-		o = kdbus_policy_find(bus, e->name, strlen(e->name), e->wildcard);
+		o = kdbus_policy_find(db, e->name, strlen(e->name), e->wildcard);
 		if (o && o->owner != owner)
 			goto fail_unlock;
 	}
-	list_for_each_entry(e, &owner->policy, owner_link)
+	list_for_each_entry(e, owner_list, owner_link)
 		hash_del(&e->hentry);
-	kdbus_policy_list_free(&owner->policy);
+	kdbus_policy_list_free(owner_list);
 	list_for_each_entry(e, &fresh, owner_link)
-		hash_add(bus->policy, &e->hentry, e->hash);
-	list_splice_init(&fresh, &owner->policy);
+		hash_add(db->entries, &e->hentry, e->hash);
+	list_splice_init(&fresh, owner_list);
 	up_write(&bus->policy_lock);
 	return 0;
 
@@ -186,16 +207,15 @@ fail:
 	return r;
 }
 
-/* @owner goes: so do its entries */
-void kdbus_policy_remove_owner(struct kdbus_conn *owner)
+/* an owner goes: so do its entries (@owner_list) */
+void kdbus_policy_remove(struct kdbus_bus *bus, struct list_head *owner_list)
 {
-	struct kdbus_bus *bus = owner->bus;
 	struct kdbus_policy_entry *e;
 
 	down_write(&bus->policy_lock);
-	list_for_each_entry(e, &owner->policy, owner_link)
+	list_for_each_entry(e, owner_list, owner_link)
 		hash_del(&e->hentry);
-	kdbus_policy_list_free(&owner->policy);
+	kdbus_policy_list_free(owner_list);
 	up_write(&bus->policy_lock);
 }
 
@@ -238,15 +258,15 @@ static int kdbus_policy_entry_access(const struct kdbus_policy_entry *e, const s
 	return best;
 }
 
-/* with the policy lock held: the access @cred has to @name (a
+/* with the policy lock held: the access @cred has to @name in @db (a
  * KDBUS_POLICY_* level), -EPERM when an entry covers it without granting
  * anything, -ENOENT when none covers it */
-int kdbus_policy_query_locked(struct kdbus_bus *bus, const struct cred *cred, const char *name)
+int kdbus_policy_query_locked(const struct kdbus_policy_db *db, const struct cred *cred, const char *name)
 {
 	size_t len = strlen(name);
 	struct kdbus_policy_entry *e;
 
-	e = kdbus_policy_find(bus, name, len, false);
+	e = kdbus_policy_find(db, name, len, false);
 	if (e)
 		return kdbus_policy_entry_access(e, cred);
 	while (len > 0) {
@@ -255,53 +275,91 @@ int kdbus_policy_query_locked(struct kdbus_bus *bus, const struct cred *cred, co
 		if (len == 0)
 			break;
 		len--;
-		e = kdbus_policy_find(bus, name, len, true);
+		e = kdbus_policy_find(db, name, len, true);
 		if (e)
 			return kdbus_policy_entry_access(e, cred);
 	}
 	return -ENOENT;
 }
 
-/* may @cred own @name (privileged callers and the bus owner always may) */
-bool kdbus_policy_may_own(struct kdbus_bus *bus, bool privileged, const struct cred *cred, const char *name)
+static bool kdbus_conn_is_custom(const struct kdbus_conn *conn)
 {
-	int r;
-
-	if (privileged || uid_eq(cred->euid, bus->creator_cred->euid))
-		return true;
-	down_read(&bus->policy_lock);
-	r = kdbus_policy_query_locked(bus, cred, name);
-	up_read(&bus->policy_lock);
-	return r >= KDBUS_POLICY_OWN;
+	return conn->ep->custom;
 }
 
 /**
- * kdbus_policy_may_talk_locked() - may a peer talk to @to
- * @privileged:	the peer is privileged
- * @cred:	its credentials
- * @to:		the connection it talks to
+ * kdbus_conn_may_own() - may @conn own @name
+ * @conn:	the connection that asks
+ * @name:	a valid name
  *
- * With the name lock and the policy lock held for reading: the peer needs
- * TALK to one of the names @to owns or waits for, unless it is privileged
- * or of @to's user.
+ * Through a custom endpoint only what its policy grants (OWN); then
+ * privileged connections and the bus owner always may, others by the
+ * bus's policy.
  */
-bool kdbus_policy_may_talk_locked(bool privileged, const struct cred *cred, struct kdbus_conn *to)
+bool kdbus_conn_may_own(struct kdbus_conn *conn, const char *name)
 {
-	if (privileged || uid_eq(cred->euid, to->cred->euid))
-		return true;
-	return kdbus_names_policy_allows(to, cred, KDBUS_POLICY_TALK);
-}
+	struct kdbus_bus *bus = conn->bus;
+	bool ok = true;
 
-/* kdbus_policy_may_talk_locked(), with the name lock only */
-bool kdbus_policy_may_talk(bool privileged, const struct cred *cred, struct kdbus_conn *to)
-{
-	struct kdbus_bus *bus = to->bus;
-	bool ok;
-
-	if (privileged || uid_eq(cred->euid, to->cred->euid))
+	if (!kdbus_conn_is_custom(conn) && conn->owner)
 		return true;
 	down_read(&bus->policy_lock);
-	ok = kdbus_names_policy_allows(to, cred, KDBUS_POLICY_TALK);
+	if (kdbus_conn_is_custom(conn))
+		ok = kdbus_policy_query_locked(&conn->ep->policy, conn->cred, name) >= KDBUS_POLICY_OWN;
+	if (ok)
+		ok = kdbus_policy_query_locked(&bus->policy, conn->cred, name) >= KDBUS_POLICY_OWN;
 	up_read(&bus->policy_lock);
 	return ok;
+}
+
+/**
+ * kdbus_conn_may_talk_locked() - may @conn talk to @to
+ * @conn:	the connection that talks (or, for a signal, receives)
+ * @to:		the connection it talks to
+ *
+ * With the name lock and the policy lock held for reading.  Through a
+ * custom endpoint, its policy must grant TALK to one of the names @to
+ * owns or waits for.  Then privileged connections and those of @to's user
+ * always may; others need TALK to one of @to's names in the bus's policy.
+ */
+bool kdbus_conn_may_talk_locked(struct kdbus_conn *conn, struct kdbus_conn *to)
+{
+	if (kdbus_conn_is_custom(conn) &&
+	    !kdbus_names_policy_allows(&conn->ep->policy, to, conn->cred, KDBUS_POLICY_TALK))
+		return false;
+	if (conn->privileged || uid_eq(conn->cred->euid, to->cred->euid))
+		return true;
+	return kdbus_names_policy_allows(&conn->bus->policy, to, conn->cred, KDBUS_POLICY_TALK);
+}
+
+/**
+ * kdbus_conn_may_see_name_locked() - does @name exist for @conn
+ * @conn:	the connection that looks
+ * @name:	a name
+ *
+ * With the policy lock held for reading when @conn is on a custom
+ * endpoint: there, only the names its policy grants SEE; every name
+ * elsewhere.
+ */
+bool kdbus_conn_may_see_name_locked(const struct kdbus_conn *conn, const char *name)
+{
+	if (!kdbus_conn_is_custom(conn))
+		return true;
+	return kdbus_policy_query_locked(&conn->ep->policy, conn->cred, name) >= KDBUS_POLICY_SEE;
+}
+
+/**
+ * kdbus_conn_may_see_locked() - does @whom exist for @conn
+ * @conn:	the connection that looks
+ * @whom:	a peer
+ *
+ * With the name lock held for reading, and the policy lock when @conn is
+ * on a custom endpoint: there, only itself and the peers one of whose
+ * names it sees; every peer elsewhere.
+ */
+bool kdbus_conn_may_see_locked(struct kdbus_conn *conn, struct kdbus_conn *whom)
+{
+	if (!kdbus_conn_is_custom(conn) || whom == conn)
+		return true;
+	return kdbus_names_policy_allows(&conn->ep->policy, whom, conn->cred, KDBUS_POLICY_SEE);
 }

@@ -26,11 +26,15 @@ void kdbus_queue_entry_free(struct kdbus_queue_entry *e)
 
 /*
  * With conn->lock held: @e leaves @conn's queue (already unlinked): its
- * charge goes back to its sender's quota and the slice loses its queue
- * owner (it stays while userspace or a command holds it).
+ * charge goes back to its sender's quota, the slice loses its queue
+ * owner (it stays while userspace or a command holds it), and the outcome
+ * of a call (REPLY_TIMEOUT, REPLY_DEAD) gives the call's slot back.
  */
 static void kdbus_queue_entry_unqueue(struct kdbus_conn *conn, struct kdbus_queue_entry *e)
 {
+	if (e->holds_request)
+		atomic_dec(&conn->n_requests);
+	e->holds_request = false;
 	kdbus_conn_quota_uncharge(conn, e->user, e->charge, e->n_fds);
 	kdbus_pool_slice_dequeue(conn->pool, e->slice);
 	e->slice = NULL;

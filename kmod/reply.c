@@ -7,6 +7,14 @@
  * when the callee goes away or drops the call; a synchronous caller
  * (KDBUS_SEND_SYNC_REPLY) sleeps in SEND until one of these happens.
  *
+ * A caller has at most KDBUS_CONN_MAX_REQUESTS_PENDING calls whose
+ * outcome it does not know yet (EMLINK): a call's slot (n_requests) is
+ * given back with the tracker when it is answered or when a synchronous
+ * call ends, but a REPLY_TIMEOUT or REPLY_DEAD takes it over until the
+ * caller has received (or dropped) it, or when it could not be queued.
+ * (The final kdbus gave it back at the deadline, so that a caller faster
+ * than its deadlines could have more: not a bound a slow machine keeps.)
+ *
  * The trackers of a bus are in one list under bus->reply_lock (taken
  * after any connection lock).  A tracker holds references on both
  * connections; its callee changes when an activator hands its queue
@@ -175,7 +183,9 @@ bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *sl
 /*
  * An ended tracker whose call will never be answered: REPLY_DEAD for an
  * asynchronous caller (or REPLY_TIMEOUT with @timeout), @sync_err for a
- * synchronous one.  Drops a reference.
+ * synchronous one.  The notification holds the call's slot until it is
+ * received: a timed-out call still has it (kdbus_reply_timeout_work()),
+ * a dead one takes it again.  Drops a reference.
  */
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 {
@@ -186,11 +196,17 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 
 	if (r->sync) {
 		kdbus_reply_complete(r, sync_err, NULL, 0);
+		if (timeout)
+			atomic_dec(&src->n_requests);
 	} else {
 		n->size = KDBUS_ITEM_HEADER_SIZE;
 		n->type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
 		kdbus_staging_stamp(&stamp, src->bus);
-		kdbus_conn_enqueue_kernel(src, n, src->id, r->cookie, &stamp);
+		stamp.holds_request = true;
+		if (!timeout)
+			atomic_inc(&src->n_requests);
+		if (kdbus_conn_enqueue_kernel(src, n, src->id, r->cookie, &stamp) < 0)
+			atomic_dec(&src->n_requests);
 	}
 	kdbus_reply_unref(r);
 }
@@ -224,15 +240,17 @@ static void kdbus_reply_timeout_work(struct work_struct *work)
 	mutex_lock(&bus->reply_lock);
 	fire = r->linked;
 	if (fire) {
+		/* the call's slot stays: the REPLY_TIMEOUT takes it over */
 		list_del_init(&r->entry);
 		r->linked = false;
-		atomic_dec(&src->n_requests);
 	}
 	mutex_unlock(&bus->reply_lock);
 	if (r->sync) {
 		/* a parked synchronous call whose caller never came back */
-		if (fire)
+		if (fire) {
+			atomic_dec(&src->n_requests);
 			kdbus_reply_complete(r, -ETIMEDOUT, NULL, 0);
+		}
 		mutex_lock(&src->lock);
 		if (r->parked) {
 			kdbus_reply_unpark_locked(r);

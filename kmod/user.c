@@ -57,6 +57,39 @@ out:
 	return u;
 }
 
+/**
+ * kdbus_user_new_anon() - a user of @domain that no uid names
+ * @domain:	the domain
+ *
+ * A custom endpoint's: every connection made through it is accounted to
+ * it, whoever made it.  It is in no table: nobody else finds it.
+ *
+ * Return: the user, or an ERR_PTR (-ENOMEM, -EMFILE when the domain has
+ * no quota id left).
+ */
+struct kdbus_user *kdbus_user_new_anon(struct kdbus_domain *domain)
+{
+	struct kdbus_user *u;
+	int id;
+
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	id = ida_alloc_range(&domain->user_ida, 1, U16_MAX, GFP_KERNEL);
+	if (id < 0) {
+		kfree(u);
+		return ERR_PTR(id == -ENOSPC ? -EMFILE : id);
+	}
+	kref_init(&u->kref);
+	u->domain = kdbus_domain_ref(domain);
+	u->uid = INVALID_UID;
+	u->id = id;
+	INIT_HLIST_NODE(&u->hentry);
+	atomic_set(&u->buses, 0);
+	atomic_set(&u->conns, 0);
+	return u;
+}
+
 struct kdbus_user *kdbus_user_ref(struct kdbus_user *u)
 {
 	if (u)

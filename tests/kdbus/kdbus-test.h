@@ -211,17 +211,20 @@ uint64_t kt_now_ns(void);
 	X(fd_passing) X(fd_no_accept) X(fd_dropped_closed) X(fd_broadcast) X(fd_broadcast_enabled) X(reply_pending) \
 	X(sync_reply) X(sync_timeout) X(sync_peer_close) X(sync_drop) X(sync_cancel) \
 	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
-	X(metadata_mask) X(metadata_timestamp) X(metadata_names) \
+	X(metadata_mask) X(metadata_proc_items) X(metadata_timestamp) X(metadata_names) \
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(quota_inflight) X(quota_inflight_sender_gone) \
 	X(chat) \
-	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_pool_survives_sender) \
+	X(kernel_pool_readonly) X(kernel_reply_timeout) X(kernel_reply_slot_until_received) \
+	X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
-	X(kernel_policy_unprivileged) X(kernel_conn_is_its_fd) X(kernel_bus_close_under_load) \
+	X(kernel_policy_unprivileged) X(kernel_conn_is_its_fd) X(kernel_metadata_at_send) \
+	X(kernel_bus_close_under_load) \
 	X(security_cmd_size_read_once) X(security_info_reply_fault) X(security_unicast_bloom_size) \
 	X(security_bus_name_userns) X(security_policy_id_range) X(security_copy_without_locks) \
 	X(security_bus_make_bad_attach) X(security_io_uring_fd) X(security_rlimit_fsize) \
-	X(security_user_quota)
+	X(security_user_quota) X(security_cmdline_without_locks) \
+	X(endpoint_make) X(endpoint_see) X(endpoint_rights) X(endpoint_close)
 
 #define KT_DECLARE(n) int test_##n(Env *env);
 KT_TESTS(KT_DECLARE)

@@ -439,23 +439,26 @@ int test_user_conn_limit(Env *env) {
 }
 
 int test_update_attach_flags(Env *env) {
-	KdbusConn *c = kt_hello(env, 0);
+	KdbusConn *c = kt_hello_uid(env, 5555, 5555, 0);
 	struct kdbus_msg *m;
 	uint64_t off;
 
 	ASSERT_RETURN(c);
-	ASSERT_EQ(kt_update_attach(c, (uint64_t)-2, KDBUS_ATTACH_CREDS), 0);
+	ASSERT_EQ(kt_update_attach(c, (uint64_t)-2, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PID_COMM), 0);
 	ASSERT_EQ(kt_update_attach(c, 1ULL << 33, (uint64_t)-2), -EINVAL);
 	ASSERT_EQ(kt_send(env->conn, kdbus_conn_get_id(c), 1), 0);
 	ASSERT_EQ(kt_recv(c, &m, &off), 0);
 	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0));
 	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_PIDS, 0));
 	ASSERT_EQ(kt_free(c, off), 0);
-	/* the sender withdraws CREDS */
+	/* the sender withdraws PID_COMM from another user; CREDS is a basic
+	 * item, not the sender's to withdraw */
 	ASSERT_EQ(kt_update_attach(env->conn, KDBUS_ATTACH_PIDS, (uint64_t)-2), 0);
 	ASSERT_EQ(kt_send(env->conn, kdbus_conn_get_id(c), 2), 0);
 	ASSERT_EQ(kt_recv(c, &m, &off), 0);
-	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
+	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0));
 	ASSERT_EQ(kt_free(c, off), 0);
 	kdbus_conn_close(c);
 	return TEST_OK;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,43 @@ int test_kernel_reply_timeout(Env *env) {
 	ASSERT_EQ(kt_drain(c), 1);
 	ASSERT_EQ(kt_reply(c, kdbus_conn_get_id(env->conn), 1, 77), -EBADSLT);
 	kdbus_conn_close(c);
+	return TEST_OK;
+}
+
+/*
+ * A caller has at most 128 calls whose outcome it does not know: a call
+ * that timed out keeps its slot until the caller has received its
+ * REPLY_TIMEOUT, however long ago the deadline passed.
+ */
+int test_kernel_reply_slot_until_received(Env *env) {
+	IOCTL_ONLY(env);
+	KdbusConn *c = kt_hello(env, 0);
+	struct kdbus_msg *m;
+	uint64_t off, id, deadline = kt_now_ns() + 50000000ULL;
+	unsigned i;
+
+	ASSERT_RETURN(c);
+	id = kdbus_conn_get_id(c);
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(kt_call(env->conn, id, i + 1, deadline), 0);
+	while (kt_now_ns() < deadline + 300000000ULL)
+		usleep(10000);
+	/* every deadline has passed, no outcome was received */
+	ASSERT_EQ(kt_call(env->conn, id, 1000, kt_now_ns() + 10000000000ULL), -EMLINK);
+	ASSERT_EQ(kt_recv(env->conn, &m, &off), 0);
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_REPLY_TIMEOUT, 0));
+	ASSERT_EQ(kt_free(env->conn, off), 0);
+	ASSERT_EQ(kt_call(env->conn, id, 1001, kt_now_ns() + 10000000000ULL), 0);
+	ASSERT_EQ(kt_call(env->conn, id, 1002, kt_now_ns() + 10000000000ULL), -EMLINK);
+	/* the callee goes: its REPLY_DEAD holds the slot in its turn */
+	kdbus_conn_close(c);
+	c = kt_hello(env, 0);
+	ASSERT_RETURN(c);
+	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 1003, kt_now_ns() + 10000000000ULL), -EMLINK);
+	ASSERT_EQ(kt_drain(env->conn), 128);
+	ASSERT_EQ(kt_call(env->conn, kdbus_conn_get_id(c), 1004, kt_now_ns() + 10000000000ULL), 0);
+	kdbus_conn_close(c);
+	ASSERT_EQ(kt_drain(env->conn), 1);
 	return TEST_OK;
 }
 
@@ -613,6 +651,57 @@ int test_kernel_conn_is_its_fd(Env *env) {
 	ASSERT_EQ(kt_send(env->conn, id, 2), 0);
 	ASSERT_EQ(kt_drain(c), 1);
 	kdbus_conn_close(c);
+	return TEST_OK;
+}
+
+/*
+ * A message carries its sender's metadata as of the SEND: the process
+ * that sends (here a child that inherited the fd and became another
+ * user), while CONN_INFO keeps what the connection was at HELLO.
+ */
+int test_kernel_metadata_at_send(Env *env) {
+	IOCTL_ONLY(env);
+	KtHello hr = { .attach_recv = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_PID_COMM };
+	KdbusConn *c = kt_hello(env, 0), *r = NULL;
+	struct kdbus_info *info;
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	uint64_t off;
+	int status;
+	pid_t pid;
+
+	ASSERT_RETURN(c);
+	ASSERT_EQ(kt_hello_full(env->bus, &hr, &r), 0);
+	pid = fork();
+	ASSERT_RETURN(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "kt-child");
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(1);
+		_exit(kt_send(c, kdbus_conn_get_id(r), 1) == 0 ? 0 : 2);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_RETURN(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	ASSERT_EQ(kt_recv(r, &m, &off), 0);
+	it = kt_msg_item(m, KDBUS_ITEM_CREDS, 0);
+	ASSERT_RETURN(it && it->creds.uid == 65534 && it->creds.euid == 65534 && it->creds.gid == 65534);
+	it = kt_msg_item(m, KDBUS_ITEM_PIDS, 0);
+	ASSERT_RETURN(it && it->pids.pid == (uint64_t)pid && it->pids.tid == (uint64_t)pid &&
+		      it->pids.ppid == (uint64_t)getpid());
+	it = kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0);
+	ASSERT_RETURN(it && strcmp(it->str, "kt-child") == 0);
+	ASSERT_EQ(kt_free(r, off), 0);
+	/* the connection itself is still what it was at HELLO */
+	ASSERT_EQ(kt_conn_info(env->conn, kdbus_conn_get_id(c), NULL, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS,
+			       &info, &off), 0);
+	it = kt_info_item(info, KDBUS_ITEM_CREDS, 0);
+	ASSERT_RETURN(it && it->creds.uid == getuid());
+	it = kt_info_item(info, KDBUS_ITEM_PIDS, 0);
+	ASSERT_RETURN(it && it->pids.pid == (uint64_t)getpid());
+	ASSERT_EQ(kt_free(env->conn, off), 0);
+	kdbus_conn_close(c);
+	kdbus_conn_close(r);
 	return TEST_OK;
 }
 

@@ -1073,28 +1073,143 @@ int test_sync_cancel(Env *env) {
 
 /* ---- metadata ---- */
 
+/*
+ * The final ABI's masking: of what the receiver asks for, the basic items
+ * (CREDS, PIDS, AUXGROUPS, NAMES, CONN_DESCRIPTION, TIMESTAMP) always, the
+ * others (a process's /proc items) when the sender allows them or when the
+ * receiver could read them in the sender's /proc: it is the sender's user
+ * (or privileged).
+ */
 int test_metadata_mask(Env *env) {
-	KtHello hs = { .attach_send = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_CONN_DESCRIPTION,
-		       .description = "sender" };
-	KtHello hr = { .attach_recv = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_CONN_DESCRIPTION };
-	KdbusConn *s = NULL, *r = NULL;
+	KtHello hs = { .attach_send = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_CONN_DESCRIPTION, .description = "sender" };
+	KtHello hr = { .attach_recv = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_CONN_DESCRIPTION |
+				      KDBUS_ATTACH_PID_COMM };
+	struct kdbus_creds other = { 5555, 5555, 5555, 5555, 5555, 5555, 5555, 5555 };
+	KtHello ho = { .attach_recv = hr.attach_recv, .creds = &other };
+	KdbusConn *s = NULL, *r = NULL, *o = NULL;
 	struct kdbus_msg *m;
 	struct kdbus_item *it;
 	uint64_t off;
 
 	ASSERT_EQ(kt_hello_full(env->bus, &hs, &s), 0);
 	ASSERT_EQ(kt_hello_full(env->bus, &hr, &r), 0);
+	ASSERT_EQ(kt_hello_full(env->bus, &ho, &o), 0);
 	ASSERT_EQ(kt_send(s, kdbus_conn_get_id(r), 1), 0);
 	ASSERT_EQ(kt_recv(r, &m, &off), 0);
 	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
-	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_PIDS, 0));
-	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_AUXGROUPS, 0));
+	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_PIDS, 0));	/* not asked for */
+	/* a basic item, whatever the sender allows (a process without
+	 * supplementary groups may show none) */
+	if (getgroups(0, NULL) > 0)
+		ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_AUXGROUPS, 0));
 	it = kt_msg_item(m, KDBUS_ITEM_CONN_DESCRIPTION, 0);
 	ASSERT_RETURN(it && strcmp(it->str, "sender") == 0);
+	/* not allowed by the sender, but the receiver is its user */
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0));
 	/* metadata follows the payload item */
 	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_PAYLOAD_OFF, 0) < kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
 	ASSERT_EQ(kt_free(r, off), 0);
+
+	/* another user gets the basic items only */
+	ASSERT_EQ(kt_send(s, kdbus_conn_get_id(o), 2), 0);
+	ASSERT_EQ(kt_recv(o, &m, &off), 0);
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_CREDS, 0));
+	ASSERT_RETURN(kt_msg_item(m, KDBUS_ITEM_CONN_DESCRIPTION, 0));
+	ASSERT_RETURN(!kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0));
+	ASSERT_EQ(kt_free(o, off), 0);
 	kdbus_conn_close(s);
+	kdbus_conn_close(r);
+	kdbus_conn_close(o);
+	return TEST_OK;
+}
+
+/* a file of /proc/self, NUL-terminated, its size in *ret_size; NULL if unreadable */
+static char *read_proc_self(const char *name, size_t *ret_size) {
+	static char buf[4096];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	*ret_size = n;
+	return buf;
+}
+
+/*
+ * The process items as the sender's /proc shows them: the names of the
+ * thread and the process, the executable, the command line, the cgroup
+ * (default hierarchy), capabilities, the LSM label, the audit ids.
+ */
+int test_metadata_proc_items(Env *env) {
+	KtHello hr = { .attach_recv = _KDBUS_ATTACH_ALL };
+	KdbusConn *r = NULL;
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	char exe[4096], *s;
+	uint64_t off;
+	size_t n;
+	ssize_t l;
+
+	ASSERT_EQ(kt_hello_full(env->bus, &hr, &r), 0);
+	ASSERT_EQ(kt_send(env->conn, kdbus_conn_get_id(r), 1), 0);
+	ASSERT_EQ(kt_recv(r, &m, &off), 0);
+
+	it = kt_msg_item(m, KDBUS_ITEM_PIDS, 0);
+	ASSERT_RETURN(it && it->pids.pid == (uint64_t)getpid() && it->pids.ppid == (uint64_t)getppid());
+	s = read_proc_self("comm", &n);
+	ASSERT_RETURN(s);
+	s[strcspn(s, "\n")] = 0;
+	it = kt_msg_item(m, KDBUS_ITEM_PID_COMM, 0);
+	ASSERT_RETURN(it && strcmp(it->str, s) == 0);
+	it = kt_msg_item(m, KDBUS_ITEM_TID_COMM, 0);
+	ASSERT_RETURN(it && strcmp(it->str, s) == 0);	/* the main thread */
+	l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_RETURN(l > 0);
+	exe[l] = 0;
+	it = kt_msg_item(m, KDBUS_ITEM_EXE, 0);
+	ASSERT_RETURN(it && strcmp(it->str, exe) == 0);
+	s = read_proc_self("cmdline", &n);
+	ASSERT_RETURN(s);
+	it = kt_msg_item(m, KDBUS_ITEM_CMDLINE, 0);
+	ASSERT_RETURN(it && it->size - KDBUS_ITEM_HEADER_SIZE == n + (s[n - 1] != 0));
+	ASSERT_RETURN(memcmp(it->str, s, n) == 0 && it->str[it->size - KDBUS_ITEM_HEADER_SIZE - 1] == 0);
+	/* /proc shows the default hierarchy once cgroup2 is mounted (the
+	 * kernel module has it anyway) */
+	s = read_proc_self("cgroup", &n);
+	if (s && strncmp(s, "0::", 3) != 0 && (s = strstr(s, "\n0::")))
+		s++;
+	if (s && strncmp(s, "0::", 3) == 0) {
+		s += 3;
+		s[strcspn(s, "\n")] = 0;
+		it = kt_msg_item(m, KDBUS_ITEM_CGROUP, 0);
+		ASSERT_RETURN(it && strcmp(it->str, s) == 0);
+	}
+	it = kt_msg_item(m, KDBUS_ITEM_CAPS, 0);
+	ASSERT_RETURN(it);
+	s = read_proc_self("../../proc/sys/kernel/cap_last_cap", &n);
+	ASSERT_RETURN(s && it->caps.last_cap == (uint32_t)atoi(s));
+	ASSERT_EQ(it->size, KDBUS_ITEM_HEADER_SIZE + 4 + 4 * ((it->caps.last_cap / 32 + 1) * 4));
+	s = read_proc_self("attr/current", &n);
+	if (s && (s[strcspn(s, "\n")] = 0, *s)) {
+		it = kt_msg_item(m, KDBUS_ITEM_SECLABEL, 0);
+		ASSERT_RETURN(it && strcmp(it->str, s) == 0);
+	}
+	s = read_proc_self("loginuid", &n);
+	if (s) {
+		it = kt_msg_item(m, KDBUS_ITEM_AUDIT, 0);
+		ASSERT_RETURN(it && it->audit.loginuid == (uint32_t)strtoul(s, NULL, 10));
+		s = read_proc_self("sessionid", &n);
+		ASSERT_RETURN(s && it->audit.sessionid == (uint32_t)strtoul(s, NULL, 10));
+	}
+	ASSERT_EQ(kt_free(r, off), 0);
 	kdbus_conn_close(r);
 	return TEST_OK;
 }

@@ -729,3 +729,111 @@ int test_security_user_quota(Env *env) {
 	kdbus_conn_close(holder);
 	return TEST_OK;
 }
+
+/* ---- metadata in user memory: the command line -------------------------------- */
+
+typedef struct Cmdline {
+	KdbusConn *conn;
+	uint64_t dst;
+	int ret;
+} Cmdline;
+
+static void *cmdline_send(void *p) {
+	Cmdline *c = p;
+
+	c->ret = kt_send(c->conn, c->dst, 7);
+	return NULL;
+}
+
+/*
+ * The one metadata item that lives in user memory: the sender's command
+ * line (CMDLINE), which a SEND reads from the sender's own memory for the
+ * receivers that get it.  A child points its argument area at a page that
+ * never comes in (prctl PR_SET_MM; for an attacker, a FUSE file mapped
+ * over it) and sends: it must block alone, with no lock held, while every
+ * other user goes on.  When the page comes in, the message carries what
+ * was there.
+ */
+int test_security_cmdline_without_locks(Env *env) {
+	IOCTL_ONLY(env);
+	KtHello hr = { .attach_recv = KDBUS_ATTACH_CMDLINE };
+	KdbusConn *a = kt_hello(env, 0), *b = NULL;
+	Probe pr = { .env = env, .done = 0 };
+	int blocked[2], go[2], status, done;
+	struct kdbus_msg *m;
+	struct kdbus_item *it;
+	uint64_t off;
+	pthread_t tp;
+	double end;
+	char x = 0;
+	pid_t pid;
+
+	ASSERT_RETURN(a);
+	ASSERT_EQ(kt_hello_full(env->bus, &hr, &b), 0);
+	ASSERT_EQ(pipe(blocked), 0);
+	ASSERT_EQ(pipe(go), 0);
+	pid = fork();
+	ASSERT_RETURN(pid >= 0);
+	if (pid == 0) {
+		Cmdline c = { .conn = a, .dst = kdbus_conn_get_id(b) };
+		pthread_t ts;
+		Trap t;
+
+		close(blocked[0]);
+		close(go[1]);
+		if (trap_new(&t, UFFDIO_REGISTER_MODE_MISSING, NULL, 0) < 0)
+			_exit(77);
+		if (prctl(PR_SET_MM, PR_SET_MM_ARG_START, (unsigned long)t.page, 0, 0) < 0 ||
+		    prctl(PR_SET_MM, PR_SET_MM_ARG_END, (unsigned long)t.page + 64, 0, 0) < 0)
+			_exit(78);
+		if (pthread_create(&ts, NULL, cmdline_send, &c) != 0)
+			_exit(3);
+		if (trap_wait(&t, 10000) == 0)
+			x = 1;
+		if (write(blocked[1], &x, 1) != 1 || read(go[0], &x, 1) != 1)
+			x = 0;
+		trap_fill(&t, 'z');	/* whatever happened, nothing stays blocked */
+		pthread_join(ts, NULL);
+		_exit(c.ret == 0 ? 0 : 4);
+	}
+	close(blocked[1]);
+	close(go[0]);
+	ASSERT_EQ(read(blocked[0], &x, 1), 1);
+	if (!x) {
+		ASSERT_EQ(write(go[1], &x, 1), 1);
+		waitpid(pid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+			return trap_skip_reason(env);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 78)
+			SKIP_BECAUSE("prctl(PR_SET_MM) refused");
+		ASSERT_RETURN(x);
+	}
+	/* the sender is stuck reading its own memory: the bus is not */
+	pr.dst = kdbus_conn_get_id(b);
+	ASSERT_EQ(pthread_create(&tp, NULL, probe_bus, &pr), 0);
+	for (end = now_s() + 5; !atomic_load(&pr.done) && now_s() < end;)
+		usleep(10000);
+	done = atomic_load(&pr.done);
+	ASSERT_EQ(write(go[1], &x, 1), 1);
+	pthread_join(tp, NULL);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	close(blocked[0]);
+	close(go[1]);
+	ASSERT_RETURN(done);
+	ASSERT_EQ(pr.failed, 0);
+	ASSERT_RETURN(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	/* the probe's message first, then the child's, with what the page held */
+	ASSERT_EQ(kt_recv(b, &m, &off), 0);
+	ASSERT_EQ(m->cookie, 8);
+	ASSERT_EQ(kt_free(b, off), 0);
+	ASSERT_EQ(kt_recv(b, &m, &off), 0);
+	ASSERT_EQ(m->cookie, 7);
+	it = kt_msg_item(m, KDBUS_ITEM_CMDLINE, 0);
+	ASSERT_RETURN(it && it->size == KDBUS_ITEM_HEADER_SIZE + 65);
+	ASSERT_RETURN(it->str[0] == 'z' && it->str[63] == 'z' && it->str[64] == 0);
+	ASSERT_EQ(kt_free(b, off), 0);
+	kdbus_conn_close(a);
+	kdbus_conn_close(b);
+	return TEST_OK;
+}
