@@ -1,8 +1,9 @@
 #!/bin/busybox sh
 # /init of the VM test's initramfs (tests/vm/run.sh): loads kdbus.ko, mounts
-# kdbusfs, runs the conformance suite on the ioctl backend twice and the
-# concurrency stress test (kernel_stress, /kdbus/stress-seconds long),
-# checks that umount and rmmod are refused while an fd is open (and that a
+# kdbusfs, runs the conformance suite on the ioctl backend twice, the
+# concurrency stress test (kernel_stress, /kdbus/stress-seconds long) and
+# the ioctl fuzzer (kfuzz, /kdbus/fuzz.conf: its TAP line carries the seed
+# and the figures; with FUZZ_ONLY=1 nothing else runs), checks that umount and rmmod are refused while an fd is open (and that a
 # lazy umount completes when it closes), unloads and reloads the module,
 # runs the suite once more, and powers off.  Output goes to the
 # serial console; the host reads the TAP between KDBUS-VM-BEGIN and
@@ -48,17 +49,42 @@ suite() { # RUN
 	rc=$?
 	[ $rc = 0 ] || { echo "# suite run $1 exited $rc"; status=1; }
 }
+fuzz() { # kfuzz as configured in /kdbus/fuzz.conf, one TAP line
+	FUZZ_SECONDS=0 FUZZ_SEED=0 FUZZ_ARGS= FUZZ_ONLY=0
+	. /kdbus/fuzz.conf
+	[ "$FUZZ_SECONDS" != 0 ] || return 0
+	logopt=
+	[ -c /dev/ttyS1 ] && logopt="--log /dev/ttyS1"
+	echo "# kfuzz --seed $FUZZ_SEED --seconds $FUZZ_SECONDS $FUZZ_ARGS"
+	{ /kdbus/kfuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" $logopt $FUZZ_ARGS 2>&1; echo $? > /tmp/kfuzz.rc; } |
+		tee /tmp/kfuzz.out
+	rc=$(cat /tmp/kfuzz.rc)
+	last=$(grep '^kfuzz: ' /tmp/kfuzz.out | tail -1)
+	case $rc in
+	0) echo "ok - ${last:-kfuzz: no result line}" ;;
+	77) echo "ok - kfuzz # SKIP $(grep SKIP /tmp/kfuzz.out | head -1)" ;;
+	*) echo "not ok - ${last:-kfuzz: no result line} (exit $rc)"; status=1 ;;
+	esac
+}
 echo "KDBUS-VM-BEGIN $(cut -d' ' -f1 /proc/uptime)"
-load
-suite 1
-suite 2
-echo "# stress"
-KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
-teardown
-unload
-load
-suite 3
-unload
+. /kdbus/fuzz.conf
+if [ "$FUZZ_ONLY" = 1 ]; then
+	load
+	fuzz
+	unload
+else
+	load
+	suite 1
+	suite 2
+	echo "# stress"
+	KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
+	fuzz
+	teardown
+	unload
+	load
+	suite 3
+	unload
+fi
 echo "KDBUS-VM-END"
 grep -c . /proc/modules > /dev/null
 echo "KDBUS-VM-RESULT: status=$status uptime=$(cut -d' ' -f1 /proc/uptime) taint=$(cat /proc/sys/kernel/tainted)"

@@ -15,10 +15,20 @@
 # 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
 #    the suite on the ioctl backend twice, the concurrency stress test
 #    (VM_STRESS_SECONDS, 60 s: senders, receivers, names changing hands,
-#    connections closing mid-send on both vCPUs), checks that umount and
-#    rmmod are refused while an fd is open (a lazy umount completes once it
-#    closes), then runs the suite again after umount, rmmod and insmod; its
-#    TAP comes back over the serial console
+#    connections closing mid-send on both vCPUs), the ioctl fuzzer
+#    (tests/kfuzz, VM_FUZZ_SECONDS), checks that umount and rmmod are
+#    refused while an fd is open (a lazy umount completes once it closes),
+#    then runs the suite again after umount, rmmod and insmod; its TAP comes
+#    back over the serial console
+#
+# The fuzz phase (doc/fuzzing.md, "The kernel module's fuzzer"):
+#   VM_FUZZ_SECONDS  how long kfuzz runs (60; 0 leaves it out)
+#   VM_FUZZ_SEED     its seed (default: a new one; printed either way)
+#   VM_FUZZ_ARGS     more options for kfuzz (e.g. "--procs 6 --avoid make-attach")
+#   VM_FUZZ_ONLY=1   only load the module, fuzz and unload (no suite, no stress)
+# kfuzz writes every command to the guest's second serial port, which
+# lands in $VM_WORK/kfuzz-commands.log; after a splat its last lines are
+# printed with the worker and command numbers to replay.
 #
 # A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
@@ -27,9 +37,13 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${VM_WORK:-$top/build-vm}
-timeout_s=${VM_TIMEOUT:-600}
 accel=${VM_ACCEL:-tcg}
 stress_s=${VM_STRESS_SECONDS:-60}
+fuzz_s=${VM_FUZZ_SECONDS:-60}
+fuzz_seed=${VM_FUZZ_SEED:-0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')}
+fuzz_args=${VM_FUZZ_ARGS:-}
+fuzz_only=${VM_FUZZ_ONLY:-0}
+timeout_s=${VM_TIMEOUT:-$((600 + fuzz_s))}
 export LC_ALL=C.UTF-8
 
 skip() { echo "# SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
@@ -69,25 +83,36 @@ if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-functio
 	fail "static build of the conformance suite"
 fi
 
+# --- the ioctl fuzzer, static -------------------------------------------------------
+if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-function-declaration -pthread \
+	-I"$top" -o "$work/kfuzz" "$top"/tests/kfuzz/*.c > "$work/kfuzz.build.log" 2>&1; then
+	tail -30 "$work/kfuzz.build.log"
+	fail "static build of the ioctl fuzzer"
+fi
+
 # --- initramfs ---------------------------------------------------------------------
 root=$work/initramfs
 rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initramfs"
 cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
-	cp "$top/kmod/unsupported-tests" "$root/kdbus/" &&
-	echo "$stress_s" > "$root/kdbus/stress-seconds" || fail "initramfs"
+	cp "$top/kmod/unsupported-tests" "$root/kdbus/" && cp "$work/kfuzz" "$root/kdbus/" &&
+	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
+	printf 'FUZZ_SECONDS=%s\nFUZZ_SEED=%s\nFUZZ_ARGS="%s"\nFUZZ_ONLY=%s\n' \
+		"$fuzz_s" "$fuzz_seed" "$fuzz_args" "$fuzz_only" > "$root/kdbus/fuzz.conf" || fail "initramfs"
 ( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
 
 # --- boot ----------------------------------------------------------------------------
 log=$work/console.log
-rm -f "$log"
+cmdlog=$work/kfuzz-commands.log
+rm -f "$log" "$cmdlog"
+[ "$fuzz_s" != 0 ] && echo "# kfuzz in the guest: seed $fuzz_seed, $fuzz_s s${fuzz_args:+, $fuzz_args}"
 cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU
   init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
   rdinit=/init"
 start=$(date +%s.%N)
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 512 -display none -monitor none \
-	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
+	-no-reboot -serial "file:$log" -serial "file:$cmdlog" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
 	-append "$(echo $cmdline)" < /dev/null > "$work/qemu.log" 2>&1
 qrc=$?
 end=$(date +%s.%N)
@@ -107,6 +132,11 @@ result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
 if [ -n "$splat" ]; then
 	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
 	grep -A 40 -E 'Kernel panic|Oops|BUG:|WARNING:' "$log.txt" | head -60 | sed 's/^/#   /'
+	if [ -s "$cmdlog" ]; then
+		echo "#   kfuzz (seed $fuzz_seed${fuzz_args:+, $fuzz_args}): last commands of each worker ($cmdlog):"
+		tr -d '\r' < "$cmdlog" | grep -E '^w[0-9]+f? ' | awk '{ last[$1] = $0 } END { for (w in last) print last[w] }' |
+			sort | cut -c1-300 | sed 's/^/#     /'
+	fi
 	failed=$((failed + 1))
 elif [ $qrc = 124 ] || [ $qrc = 137 ]; then
 	echo "not ok - guest timed out after $timeout_s s"; tail -20 "$log.txt" | sed 's/^/#   /'
