@@ -26,6 +26,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -184,6 +185,8 @@ static int logfd = -1;
 static bool log_sync;
 static bool quiet;
 static unsigned printed_violations;
+static unsigned printed_class[MAX_VIOL_TEXT];
+static uint64_t seed_of_run;
 
 void dlog(const char *fmt, ...)
 {
@@ -223,15 +226,31 @@ void violation(const char *fmt, ...)
 	char msg[256], line[512];
 	uint64_t n;
 	va_list ap;
-	int len;
+	int len, cls;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	n = __atomic_fetch_add(&shared->violations, 1, __ATOMIC_RELAXED);
-	if (n < MAX_VIOL_TEXT)
-		snprintf(shared->viol[n], sizeof(shared->viol[n]), "w%d%s #%" PRIu64 " %s: %s", W.idx,
-			 W.child ? "f" : "", W.k, op_names[W.op], msg);
+	(void)n;
+	/* a class is the format: the same check, whatever the numbers */
+	for (cls = 0; cls < MAX_VIOL_TEXT; cls++) {
+		uint64_t expected = 0;
+
+		if (shared->viol_fmt[cls] == (uintptr_t)fmt)
+			break;
+		if (__atomic_compare_exchange_n(&shared->viol_fmt[cls], &expected, (uintptr_t)fmt, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			snprintf(shared->viol[cls], sizeof(shared->viol[cls]), "w%d%s #%" PRIu64 " %s: %s (seed 0x%"
+				 PRIx64 ")", W.idx, W.child ? "f" : "", W.k, op_names[W.op], msg, seed_of_run);
+			break;
+		}
+	}
+	if (cls < MAX_VIOL_TEXT) {
+		__atomic_fetch_add(&shared->viol_count[cls], 1, __ATOMIC_RELAXED);
+		if (printed_class[cls]++ >= 3)
+			return;
+	}
 	if (printed_violations++ >= 20)
 		return;
 	len = snprintf(line, sizeof(line), "# VIOLATION w%d%s #%" PRIu64 " %s: %s\n#   command: %.*s\n",
@@ -277,6 +296,7 @@ uint64_t pick_id(void)
 #define CANARY_LEN 64
 
 static uint8_t *arena[2];
+size_t place_extent;
 
 static void arenas_init(void)
 {
@@ -325,6 +345,8 @@ void place(Placed *pl, int a, const void *buf, size_t len, int mode)
 
 		if (len >= 8)
 			memcpy(&decl, buf, 8);
+		if (place_extent > decl)
+			decl = place_extent;	/* a size the command may take meanwhile */
 		if (off + len + CANARY_LEN > rw)
 			off = 0;
 		pl->p = base + off;
@@ -400,6 +422,7 @@ static pthread_mutex_t act_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t act_cond = PTHREAD_COND_INITIALIZER;
 static Action act;
 static int act_state;		/* 0 idle, 1 posted, 2 done */
+static volatile int act_started;
 static volatile int act_stop;
 static bool helper_running;
 
@@ -468,6 +491,7 @@ static void *helper_main(void *arg)
 		while (act_state != 1)
 			pthread_cond_wait(&act_cond, &act_lock);
 		pthread_mutex_unlock(&act_lock);
+		act_started = 1;
 		act_run(&act);
 		pthread_mutex_lock(&act_lock);
 		act_state = 2;
@@ -484,9 +508,17 @@ void act_post(const Action *a)
 	pthread_mutex_lock(&act_lock);
 	act = *a;
 	act_stop = 0;
+	act_started = 0;
 	act_state = 1;
 	pthread_cond_broadcast(&act_cond);
 	pthread_mutex_unlock(&act_lock);
+	if (a->type == ACT_FLIP || a->type == ACT_FREE) {
+		/* the race is on before the ioctl starts */
+		uint64_t end = now_ns() + 20000000ULL;
+
+		while (!act_started && now_ns() < end)
+			sched_yield();
+	}
 	dlog(" [race %d]", a->type);
 }
 
@@ -944,7 +976,7 @@ void check_msg(Fent *e, uint64_t off, uint64_t size, bool peek, bool got_fds)
 		violation("message size %" PRIu64 " is less than a kdbus_msg", size);
 		return;
 	}
-	if (!c->map || off + size > c->map_len || off % 8)
+	if (!c->map || off + size > c->map_len || off % 8 || content_unreliable)
 		return;
 	p = c->map + off;
 	m = (const void *)p;
@@ -1028,7 +1060,7 @@ void check_info(Fent *e, uint64_t off, uint64_t size, bool list, const char *wha
 	}
 	if (off % 8)
 		violation("%s: answer at unaligned pool offset 0x%" PRIx64, what, off);
-	if (!c->map || off + size > c->map_len || off % 8)
+	if (!c->map || off + size > c->map_len || off % 8 || content_unreliable)
 		return;
 	p = c->map + off;
 	check_clean(p, size, off, what);
@@ -1208,6 +1240,7 @@ static void usage(void)
 	       "  --count N         stop every worker after N commands\n"
 	       "  --only LIST       run only these command numbers (1,5,9-12)\n"
 	       "  --skip LIST       leave these command numbers out\n"
+	       "  --repeat-last N   then run the last command N times more (a race)\n"
 	       "  --avoid CLASS,..  leave out a class of input (\"known\": all of them):\n");
 	for (i = 0; i < sizeof(avoid_classes) / sizeof(avoid_classes[0]); i++)
 		printf("      %-14s %s\n", avoid_classes[i].name, avoid_classes[i].what);
@@ -1266,7 +1299,7 @@ static int make_bus(const char *name, uint64_t flags, uint64_t bloom_size, uint6
 
 /* ---- workers ---- */
 
-static uint64_t seed, count_limit;
+static uint64_t seed, count_limit, repeat_last;
 static double seconds = 60;
 static uint64_t deadline_ns;
 
@@ -1303,6 +1336,7 @@ static void worker_main(int idx, int procs)
 
 	(void)procs;
 	W.idx = idx;
+	seed_of_run = seed;
 	W.seed = mix64(seed ^ mix64((uint64_t)idx + 1));
 	W.uid = (idx % 3 == 0) ? 0 : (idx % 3 == 1 ? 1000 : 1001);
 	for (i = 0; i < n_sup_ctl; i++)
@@ -1337,6 +1371,19 @@ static void worker_main(int idx, int procs)
 		shared->last_cmd[idx] = W.k;
 		run_command();
 		shared->commands[idx]++;
+	}
+	if (repeat_last && W.k > 0) {
+		/* a race again and again: the last command, with the same choices */
+		uint64_t j, last = W.k - 1;
+
+		for (j = 0; j < repeat_last; j++) {
+			if (deadline_ns && now_ns() >= deadline_ns)
+				break;
+			W.k = last;
+			R.s = mix64(W.seed ^ mix64(W.k));
+			run_command();
+			shared->commands[idx]++;
+		}
 	}
 	_exit(0);
 }
@@ -1412,10 +1459,11 @@ static void print_figures(int procs, double elapsed, int stuck, int died)
 		if (errs[e])
 			printf(" %s:%" PRIu64, errname(e), errs[e]);
 	printf("\n# races %" PRIu64 ", forks %" PRIu64 ", messages checked %" PRIu64 ", pool scans %" PRIu64
-	       ", bytes scanned %" PRIu64 "\n",
-	       shared->races, shared->forks, shared->msgs_checked, shared->pool_scans, shared->bytes_scanned);
-	for (e = 0; e < MAX_VIOL_TEXT && (uint64_t)e < shared->violations; e++)
-		printf("# violation: %s\n", shared->viol[e]);
+	       ", bytes scanned %" PRIu64 ", commands interrupted after 10 s %" PRIu64 "\n",
+	       shared->races, shared->forks, shared->msgs_checked, shared->pool_scans, shared->bytes_scanned,
+	       shared->slow);
+	for (e = 0; e < MAX_VIOL_TEXT && shared->viol_fmt[e]; e++)
+		printf("# violations: %" PRIu64 " like %s\n", shared->viol_count[e], shared->viol[e]);
 	printf("kfuzz: seed=0x%016" PRIx64 " procs=%d commands=%" PRIu64 " ioctls=%" PRIu64
 	       " time=%.1fs violations=%" PRIu64 " stuck=%d died=%d%s\n",
 	       seed, procs, total, issued_total, elapsed, shared->violations, stuck, died,
@@ -1426,6 +1474,7 @@ int main(int argc, char **argv)
 {
 	int procs = 4, replay = -1, i, stuck = 0, died = 0;
 	pid_t pids[64];
+	uint64_t seen_cmds[64] = { 0 }, seen_at[64] = { 0 };
 	bool have_seed = false, have_seconds = false;
 	const char *logpath = NULL;
 	char path[200];
@@ -1459,6 +1508,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--count") == 0) {
 			NEEDV();
 			count_limit = strtoull(v, NULL, 0);
+		} else if (strcmp(a, "--repeat-last") == 0) {
+			NEEDV();
+			repeat_last = strtoull(v, NULL, 0);
 		} else if (strcmp(a, "--only") == 0) {
 			NEEDV();
 			parse_ranges(v, &only, &n_only);
@@ -1567,9 +1619,27 @@ int main(int argc, char **argv)
 		if (pids[i] == 0)
 			worker_main(i, procs);
 	}
-	/* wait; a worker still there 20 s after the deadline is stuck in the kernel */
+	/* wait; a command that takes 10 s gets SIGUSR1 (EINTR); a worker still
+	 * there 20 s after the deadline is stuck in the kernel */
 	for (;;) {
 		int left = 0, status;
+
+		for (i = 0; i < procs; i++) {
+			uint64_t t = now_ns();
+
+			if (pids[i] <= 0)
+				continue;
+			if (shared->commands[i] != seen_cmds[i]) {
+				seen_cmds[i] = shared->commands[i];
+				seen_at[i] = t;
+			} else if (seen_at[i] && t - seen_at[i] > 10000000000ULL) {
+				printf("# worker %d: command %" PRIu64 " has taken 10 s (SIGUSR1)\n", i,
+				       shared->last_cmd[i]);
+				kill(pids[i], SIGUSR1);
+				shared->slow++;
+				seen_at[i] = t;
+			}
+		}
 
 		for (i = 0; i < procs; i++) {
 			pid_t r;

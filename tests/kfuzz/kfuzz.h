@@ -64,7 +64,7 @@ enum {
 extern const char *const op_names[_OP_MAX];
 
 #define MAX_ERRNO 140
-#define MAX_VIOL_TEXT 8
+#define MAX_VIOL_TEXT 24
 
 typedef struct Shared {
 	uint64_t issued[_OP_MAX];
@@ -73,8 +73,10 @@ typedef struct Shared {
 	uint64_t lat_max_us[_OP_MAX];
 	uint64_t commands[64];			/* per worker */
 	uint64_t last_cmd[64];			/* per worker: the command in flight */
-	uint64_t forks, races, violations, pool_scans, msgs_checked, bytes_scanned;
-	char viol[MAX_VIOL_TEXT][400];
+	uint64_t forks, races, violations, pool_scans, msgs_checked, bytes_scanned, slow;
+	uint64_t viol_fmt[MAX_VIOL_TEXT];	/* the classes: the check's format string */
+	uint64_t viol_count[MAX_VIOL_TEXT];
+	char viol[MAX_VIOL_TEXT][400];		/* the first of each class */
 } Shared;
 
 extern Shared *shared;
@@ -93,6 +95,7 @@ enum {
 };
 
 extern unsigned avoid;
+extern bool content_unreliable;
 
 /* ---- the worker's objects ---- */
 
@@ -199,6 +202,7 @@ typedef struct Placed {
 } Placed;
 
 int pick_placement(unsigned weird_pct);
+extern size_t place_extent;	/* PL_NORMAL: the canary goes after this many bytes at least */
 void place(Placed *pl, int arena, const void *buf, size_t len, int mode);
 bool placed_intact(const Placed *pl, const char *what);
 

@@ -26,6 +26,7 @@
 #define CMD_CAP (36 * 1024)
 #define MSG_CAP (12 * 1024)
 #define PAYLOAD_SIZE (2 * 1024 * 1024 + 2 * PAGE)
+#define REPLY_UNTOUCHED 0x1717171717171717ULL	/* in kdbus_cmd_send.reply until the kernel answers */
 
 static uint8_t B[CMD_CAP + 64] __attribute__((aligned(8)));	/* the command */
 static uint8_t B0[CMD_CAP + 64] __attribute__((aligned(8)));	/* what was sent */
@@ -33,6 +34,7 @@ static uint8_t M[MSG_CAP + 64] __attribute__((aligned(8)));	/* SEND's message */
 static size_t bl, ml;
 static uint8_t *payload;	/* PAYLOAD_SIZE bytes, then a PROT_NONE page */
 static int pending_close = -1;	/* a Fent the helper closed during the last ioctl */
+bool content_unreliable;		/* a concurrent FREE may have reused the answer's slice */
 
 void ops_init(void)
 {
@@ -307,25 +309,52 @@ static int issue(int fd, unsigned long req, unsigned weird_pct, const Action *ra
 	Action a = { 0 };
 	int r, e, mode, victim = -1;
 
-	memcpy(B0, B, bl);
 	mode = pick_placement(weird_pct);
 	if ((avoid & AVOID_INFO_EFAULT) && mode == PL_RO &&
 	    (req == KDBUS_CMD_CONN_INFO || req == KDBUS_CMD_BUS_CREATOR_INFO || req == KDBUS_CMD_LIST))
 		mode = PL_NORMAL;
-	place(&is->pl, 0, B, bl, mode);
 	is->raced = false;
 	is->flip = false;
-	if (race) {
-		a = *race;
-	} else if (mode == PL_NORMAL && bl >= 8 && !(avoid & AVOID_SIZE_RACE) && chance(3)) {
-		uint64_t sz;
+	content_unreliable = race && race->type == ACT_FREE;
+	if (!race && mode == PL_NORMAL && bl >= 16 && !(avoid & AVOID_SIZE_RACE) && chance(3)) {
+		uint64_t sz, k = 1 + rn(8);
 
-		memcpy(&sz, is->pl.p, 8);
+		/*
+		 * The size is read once to check it and once more with the
+		 * copy: a second thread flips it between A, which the copy
+		 * gets, and A + 8k.  With KDBUS_FLAG_NEGOTIATE and a last
+		 * NEGOTIATE item that fits only the larger size, a kernel
+		 * that trusts the copy's size validates, zeroes and copies
+		 * back past its buffer.
+		 */
+		if (chance(70) && KDBUS_ALIGN8(bl) + KDBUS_ITEM_HEADER_SIZE <= CMD_CAP) {
+			struct kdbus_item *it;
+
+			bl = KDBUS_ALIGN8(bl);
+			it = (void *)(B + bl);
+			it->size = KDBUS_ITEM_HEADER_SIZE + 8 * k;
+			it->type = KDBUS_ITEM_NEGOTIATE;
+			bl += KDBUS_ITEM_HEADER_SIZE;
+			set_size(B, bl);
+			B[15] |= 0x80;
+		} else if (chance(50)) {
+			B[15] |= 0x80;
+		}
+		memcpy(&sz, B, 8);
 		a.type = ACT_FLIP;
-		a.addr = (volatile uint64_t *)is->pl.p;
 		a.v1 = sz;
-		a.v2 = chance(50) ? sz + 8 * (1 + rn(512)) : 32 * 1024;
+		a.v2 = chance(85) ? sz + 8 * k : 32 * 1024;
 		is->flip = true;
+		dlog(" flip=%" PRIu64 "/%" PRIu64, a.v1, a.v2);
+	}
+	memcpy(B0, B, bl);
+	place_extent = is->flip ? a.v2 : 0;
+	place(&is->pl, 0, B, bl, mode);
+	place_extent = 0;
+	if (is->flip) {
+		a.addr = (volatile uint64_t *)is->pl.p;
+	} else if (race) {
+		a = *race;
 	} else if (chance(2)) {
 		victim = fent_pick_any();
 		if (victim >= 0) {
@@ -365,8 +394,8 @@ static int issue(int fd, unsigned long req, unsigned weird_pct, const Action *ra
 		if (is->done.type == ACT_CLOSE && victim >= 0)
 			pending_close = victim;
 	}
-	if (!is->flip)
-		placed_intact(&is->pl, op_names[W.op]);
+	/* even with the size flipping: the kernel may write back only what it copied */
+	placed_intact(&is->pl, op_names[W.op]);
 	if (is->pl.p && (mode == PL_NORMAL || mode == PL_GUARD || mode == PL_RO))
 		memcpy(B, is->pl.p, bl);
 	errno = e;
@@ -1172,6 +1201,7 @@ void op_send(bool reply)
 	/* the command */
 	memset(B, 0, sizeof(*cmd));
 	bl = sizeof(*cmd);
+	cmd->reply.offset = cmd->reply.msg_size = REPLY_UNTOUCHED;
 	if (sync)
 		cmd->flags = KDBUS_SEND_SYNC_REPLY;
 	else if (chance(2))
@@ -1219,6 +1249,27 @@ void op_send(bool reply)
 	}
 	if (chance(3))
 		mutate(B, &bl, sizeof(*cmd), CMD_CAP);
+	{
+		/* a synchronous call, whatever the mutations made of it, waits
+		 * 100 ms at most: nobody may answer */
+		uint64_t f, t;
+
+		memcpy(&f, B + 8, 8);
+		if ((f & KDBUS_SEND_SYNC_REPLY) && mpl.p && mpl.mode != PL_RO && ml >= 64) {
+			memcpy(&t, mpl.p + 56, 8);
+			if (t > now + 100000000ULL) {
+				t = now + 1000000ULL * (1 + rn(100));
+				memcpy((uint8_t *)mpl.p + 56, &t, 8);
+			}
+		} else if ((f & KDBUS_SEND_SYNC_REPLY) && mpl.mode == PL_RO && ml >= 64) {
+			memcpy(&t, M + 56, 8);
+			if (t > now + 100000000ULL) {
+				t = now + 1000000ULL * (1 + rn(100));
+				memcpy(M + 56, &t, 8);
+				place(&mpl, 1, M, ml, PL_RO);
+			}
+		}
+	}
 	if (!(avoid & AVOID_RLIMIT) && chance(3)) {
 		struct rlimit rl;
 
@@ -1249,9 +1300,15 @@ void op_send(bool reply)
 			  (uint64_t)m->dst_id, bloom_size, c->bloom_size);
 	if (ncall >= 0 && !mutated)
 		c->calls[ncall] = c->calls[--c->ncalls];
-	if (sync && (is.pl.mode == PL_NORMAL || is.pl.mode == PL_GUARD)) {
+	if ((((struct kdbus_cmd_send *)B0)->flags & KDBUS_SEND_SYNC_REPLY) &&
+	    (is.pl.mode == PL_NORMAL || is.pl.mode == PL_GUARD)) {
 		uint64_t off = cmd->reply.offset, size = cmd->reply.msg_size;
 
+		if (off == REPLY_UNTOUCHED && size == REPLY_UNTOUCHED) {
+			violation("a synchronous SEND (message flags 0x%" PRIx64 ") returned 0 without an answer:"
+				  " reply.offset and msg_size untouched", (uint64_t)m->flags);
+			return;
+		}
 		check_msg(&W.f[i], off, size, false, true);
 		slice_add(&W.f[i], off, size, "SEND's synchronous reply");
 	}
