@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -75,6 +77,7 @@ const char *const op_names[_OP_MAX] = {
 	[OP_CLOSE] = "close",
 	[OP_FORK] = "fork",
 	[OP_USERNS] = "userns BUS_MAKE",
+	[OP_STALL] = "stalled user copy",
 };
 
 static const struct {
@@ -90,6 +93,8 @@ static const struct {
 	{ "rlimit", AVOID_RLIMIT, "SEND under a small RLIMIT_FSIZE (bug 8)" },
 	{ "userns", AVOID_USERNS, "BUS_MAKE from a user namespace (bug 4)" },
 	{ "uring", AVOID_URING, "io_uring fds passed in FDS (bug 7)" },
+	{ "uffd", AVOID_UFFD, "answers and payload on userfaultfd pages, stalled (bugs 2 and 5)" },
+	{ "signal-call", AVOID_SIGNAL_CALL, "calls flagged as signals: SIGNAL with EXPECT_REPLY (not one of the nine)" },
 };
 
 /* ---- the random stream ---- */
@@ -471,6 +476,42 @@ static void act_run(Action *a)
 				a->freed[a->nfreed++] = f.offset;
 		}
 		break;
+	case ACT_STALL: {
+		struct pollfd pfd = { .fd = a->uffd, .events = POLLIN };
+		struct uffd_msg m;
+		uint64_t t0 = now_ns(), off;
+		int j;
+
+		a->stalled = 0;
+		if (poll(&pfd, 1, 500) > 0 && read(a->uffd, &m, sizeof(m)) == (ssize_t)sizeof(m))
+			a->stalled = 1;
+		if (a->stalled && a->mode == 0) {
+			/* the kernel waits to write an answer's offset: free that
+			 * answer and queue messages where it was; then the write fails */
+			for (off = 0; off < a->pool_size && off < 16384; off += 8) {
+				struct kdbus_cmd_free f = { .size = sizeof(f), .offset = off };
+
+				if (ioctl(a->fd, KDBUS_CMD_FREE, &f) == 0)
+					a->nfreed++;
+			}
+			for (j = 0; j < 2; j++)
+				if (ioctl(a->fd2, KDBUS_CMD_SEND, a->send_arg) == 0)
+					a->sent++;
+			munmap(a->page, PAGE);
+		} else if (a->stalled && a->mode == 1) {
+			/* a SEND waits for its payload page: somebody else tries the
+			 * bus meanwhile (go_fd), then the page comes */
+			struct uffdio_copy c = { .dst = (uintptr_t)a->page, .src = (uintptr_t)a->srcpage, .len = PAGE };
+
+			if (write(a->go_fd, "g", 1) < 0)
+				a->sent = -1;
+			sleep_us(a->delay_us);
+			ioctl(a->uffd, UFFDIO_COPY, &c);
+		}
+		a->stall_ns = now_ns() - t0;
+		close(a->uffd);
+		break;
+	}
 	case ACT_PROTECT: {
 		uint8_t *page = (uint8_t *)((uintptr_t)a->addr & ~(uintptr_t)(PAGE - 1));
 
@@ -670,14 +711,15 @@ int make_misc_fd(int kind)
 	case K_MEMFD: {
 		size_t size = chance(50) ? 64 : PAGE * (1 + rn(4));
 		uint8_t buf[256];
+		size_t n = size < sizeof(buf) ? size : sizeof(buf);
 
 		fd = memfd_create("kfuzz", MFD_ALLOW_SEALING | MFD_CLOEXEC);
 		if (fd < 0)
 			return -1;
 		if (ftruncate(fd, (off_t)size) < 0)
 			break;
-		payload_fill(buf, sizeof(buf), payload_tag());
-		if (pwrite(fd, buf, size < sizeof(buf) ? size : sizeof(buf), 0) < 0)
+		payload_fill(buf, n, payload_tag(n));
+		if (pwrite(fd, buf, n, 0) < 0)
 			break;
 		if (kind == K_MEMFD_SEALED)
 			fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
@@ -726,17 +768,21 @@ int make_misc_fd(int kind)
 
 #define TAG_MAGIC 0x4bULL
 
-uint64_t payload_tag(void)
+/* the tag: 4 random bytes, the length (16 bits), a check byte, 0x4b */
+uint64_t payload_tag(size_t len)
 {
-	uint64_t t = rnd() & 0x0000ffffffffffffULL, sum = 0;
+	uint64_t t = (rnd() & 0xffffffffULL) | ((uint64_t)(len & 0xffff) << 32), sum = 0;
 	int i;
 
 	for (i = 0; i < 6; i++) {
-		uint8_t b = cleanbyte((uint8_t)(t >> (i * 8)));
+		uint8_t b = (uint8_t)(t >> (i * 8));
 
-		if (b == TAG_MAGIC)
-			b = 0x4c;
-		t = (t & ~(0xffULL << (i * 8))) | ((uint64_t)b << (i * 8));
+		if (i < 4) {
+			b = cleanbyte(b);
+			if (b == TAG_MAGIC)
+				b = 0x4c;
+			t = (t & ~(0xffULL << (i * 8))) | ((uint64_t)b << (i * 8));
+		}
 		sum += b * (i + 3);
 	}
 	sum = cleanbyte((uint8_t)sum);
@@ -772,8 +818,16 @@ void payload_fill(uint8_t *p, size_t len, uint64_t tag)
 	}
 }
 
-/* 0 when it is what a tag says, 1 when it is not, -1 when it has no tag */
+/* 0 when it is what a tag says, 1 when it is not, -1 when it has no tag;
+ * @prefix: @len bytes are the start of a longer payload */
+static int payload_verify_part(const uint8_t *p, size_t len, bool prefix);
+
 int payload_verify(const uint8_t *p, size_t len)
+{
+	return payload_verify_part(p, len, false);
+}
+
+static int payload_verify_part(const uint8_t *p, size_t len, bool prefix)
 {
 	uint64_t tag, w;
 	size_t i;
@@ -782,6 +836,10 @@ int payload_verify(const uint8_t *p, size_t len)
 		return -1;
 	memcpy(&tag, p, 8);
 	if (!tag_valid(tag))
+		return -1;
+	if (!prefix && ((tag >> 32) & 0xffff) != (len & 0xffff))
+		return -1;	/* a mutated size: the sender did not fill all of it */
+	if (prefix && ((tag >> 32) & 0xffff) < len)
 		return -1;
 	for (i = 8; i < len; i += 8) {
 		size_t n = len - i < 8 ? len - i : 8;
@@ -1030,7 +1088,7 @@ void check_msg(Fent *e, uint64_t off, uint64_t size, bool peek, bool got_fds)
 				size_t want = it->memfd.size < sizeof(buf) ? it->memfd.size : sizeof(buf);
 
 				if (pread(it->memfd.fd, buf, want, 0) == (ssize_t)want &&
-				    payload_verify(buf, want) == 1)
+				    payload_verify_part(buf, want, true) == 1)
 					violation("memfd of a received message does not hold what the sender wrote");
 			}
 			take_fd(it->memfd.fd, K_RECEIVED, true);
@@ -1097,18 +1155,25 @@ static const struct {
 	{ OP_NAME_ACQUIRE, 50 },  { OP_NAME_RELEASE, 25 }, { OP_MATCH_ADD, 45 },  { OP_MATCH_REMOVE, 15 },
 	{ OP_UPDATE, 20 },	  { OP_BYEBYE, 8 },	 { OP_BUS_MAKE, 20 },	  { OP_ENDPOINT, 8 },
 	{ OP_RAW, 10 },		  { OP_POOL, 30 },	 { OP_OPEN, 35 },	  { OP_CLOSE, 20 },
-	{ OP_FORK, 3 },		  { OP_USERNS, 2 },
+	{ OP_FORK, 3 },		  { OP_USERNS, 2 },	 { OP_STALL, 2 },
 };
+
+static uint64_t ops_mask = ~0ULL;	/* --ops */
+
+static unsigned weight_of(unsigned i)
+{
+	return (ops_mask >> weights[i].op) & 1 ? weights[i].weight : 0;
+}
 
 void run_command(void)
 {
 	unsigned total = 0, x, i;
 
 	for (i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
-		total += weights[i].weight;
+		total += weight_of(i);
 	x = (unsigned)rn(total);
-	for (i = 0; x >= weights[i].weight; i++)
-		x -= weights[i].weight;
+	for (i = 0; x >= weight_of(i); i++)
+		x -= weight_of(i);
 	W.op = weights[i].op;
 	W.desc_len = 0;
 	W.desc[0] = 0;
@@ -1135,6 +1200,7 @@ void run_command(void)
 	case OP_CLOSE: op_close(); break;
 	case OP_FORK: op_fork(); break;
 	case OP_USERNS: op_userns(); break;
+	case OP_STALL: op_stall(); break;
 	}
 	ops_after();
 }
@@ -1226,6 +1292,36 @@ static int parse_avoid(const char *s)
 	return 0;
 }
 
+static const char *const op_short[_OP_MAX] = {
+	[OP_BUS_MAKE] = "bus_make", [OP_HELLO] = "hello", [OP_BYEBYE] = "byebye", [OP_UPDATE] = "update",
+	[OP_FREE] = "free", [OP_CONN_INFO] = "conn_info", [OP_CREATOR_INFO] = "creator_info", [OP_LIST] = "list",
+	[OP_SEND] = "send", [OP_REPLY] = "reply", [OP_RECV] = "recv", [OP_NAME_ACQUIRE] = "name_acquire",
+	[OP_NAME_RELEASE] = "name_release", [OP_MATCH_ADD] = "match_add", [OP_MATCH_REMOVE] = "match_remove",
+	[OP_ENDPOINT] = "endpoint", [OP_RAW] = "raw", [OP_POOL] = "pool", [OP_OPEN] = "open", [OP_CLOSE] = "close",
+	[OP_FORK] = "fork", [OP_USERNS] = "userns", [OP_STALL] = "stall",
+};
+
+static int parse_ops(const char *s)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int op;
+
+	ops_mask = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (op = 0; op < _OP_MAX; op++)
+			if (strcmp(tok, op_short[op]) == 0)
+				break;
+		if (op == _OP_MAX) {
+			fprintf(stderr, "kfuzz: unknown operation '%s' for --ops\n", tok);
+			free(copy);
+			return -1;
+		}
+		ops_mask |= 1ULL << op;
+	}
+	free(copy);
+	return 0;
+}
+
 static void usage(void)
 {
 	size_t i;
@@ -1241,6 +1337,7 @@ static void usage(void)
 	       "  --only LIST       run only these command numbers (1,5,9-12)\n"
 	       "  --skip LIST       leave these command numbers out\n"
 	       "  --repeat-last N   then run the last command N times more (a race)\n"
+	       "  --ops LIST        only these operations (send,recv,hello,stall,...; the names of ops.c)\n"
 	       "  --avoid CLASS,..  leave out a class of input (\"known\": all of them):\n");
 	for (i = 0; i < sizeof(avoid_classes) / sizeof(avoid_classes[0]); i++)
 		printf("      %-14s %s\n", avoid_classes[i].name, avoid_classes[i].what);
@@ -1517,6 +1614,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--skip") == 0) {
 			NEEDV();
 			parse_ranges(v, &skip, &n_skip);
+		} else if (strcmp(a, "--ops") == 0) {
+			NEEDV();
+			if (parse_ops(v) < 0)
+				return 2;
 		} else if (strcmp(a, "--avoid") == 0) {
 			NEEDV();
 			if (parse_avoid(v) < 0)

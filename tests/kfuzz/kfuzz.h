@@ -58,6 +58,7 @@ enum {
 	OP_CLOSE,
 	OP_FORK,
 	OP_USERNS,
+	OP_STALL,
 	_OP_MAX,
 };
 
@@ -92,6 +93,8 @@ enum {
 	AVOID_USERNS = 1 << 5,		/* BUS_MAKE from a user namespace */
 	AVOID_URING = 1 << 6,		/* io_uring fds passed in FDS */
 	AVOID_FREE_RACE = 1 << 7,	/* FREE of guessed offsets during an info command */
+	AVOID_UFFD = 1 << 8,		/* user copies stalled with userfaultfd (root) */
+	AVOID_SIGNAL_CALL = 1 << 9,	/* messages with both SIGNAL and EXPECT_REPLY */
 };
 
 extern unsigned avoid;
@@ -215,6 +218,7 @@ enum {
 	ACT_CANCEL,	/* write the eventfd after delay */
 	ACT_FREE,	/* FREE guessed offsets on fd until the ioctl returns */
 	ACT_PROTECT,	/* mprotect(addr page, NONE) after delay, then back */
+	ACT_STALL,	/* wait for a userfaultfd fault, act, then let it fail or resolve */
 };
 
 typedef struct Action {
@@ -226,6 +230,12 @@ typedef struct Action {
 	uint64_t pool_size;
 	int nfreed;
 	uint64_t freed[16];
+	/* ACT_STALL */
+	int uffd, fd2, mode, go_fd;
+	void *page, *srcpage;
+	unsigned long send_arg;
+	int stalled, sent;
+	uint64_t stall_ns;
 } Action;
 
 void act_post(const Action *a);
@@ -253,7 +263,7 @@ int open_bus(int bus);
 int make_misc_fd(int kind);
 
 /* payload that verifies itself */
-uint64_t payload_tag(void);
+uint64_t payload_tag(size_t len);
 void payload_fill(uint8_t *p, size_t len, uint64_t tag);
 int payload_verify(const uint8_t *p, size_t len);
 
@@ -284,4 +294,5 @@ void op_open(void);
 void op_close(void);
 void op_fork(void);
 void op_userns(void);
+void op_stall(void);
 void ops_init(void);

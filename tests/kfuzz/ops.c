@@ -17,6 +17,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
+#include <poll.h>
+#include <linux/userfaultfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1028,9 +1031,7 @@ static uint64_t vec_address(uint64_t size, bool *valid)
 	if (payload_cursor + size > PAYLOAD_SIZE)
 		payload_cursor = 0;
 	p = payload + payload_cursor;
-	payload_fill(p, size > 64 * 1024 && chance(90) ? 64 * 1024 : size, payload_tag());
-	if (size > 64 * 1024)
-		payload_fill(p, size, payload_tag());
+	payload_fill(p, size, payload_tag(size));
 	payload_cursor = KDBUS_ALIGN8(payload_cursor + size);
 	*valid = true;
 	return (uint64_t)(uintptr_t)p;
@@ -1107,6 +1108,8 @@ void op_send(bool reply)
 			m->flags = chance(50) ? rnd() & 7 : clean64(rnd());
 		if (chance(10))
 			m->flags |= KDBUS_MSG_NO_AUTO_START;
+		if ((avoid & AVOID_SIGNAL_CALL) && (m->flags & KDBUS_MSG_SIGNAL))
+			m->flags &= ~(uint64_t)KDBUS_MSG_EXPECT_REPLY;
 		kind = (int)rn(100);
 		if ((m->flags & KDBUS_MSG_SIGNAL) ? kind < 55 : kind < 3) {
 			m->dst_id = KDBUS_DST_ID_BROADCAST;
@@ -1851,4 +1854,249 @@ void op_userns(void)
 	}
 	if (pid > 0)
 		wait_child(pid, 10);
+}
+
+/* ---- user copies stalled with userfaultfd (root only) ---- */
+
+static int uffd_open(void *page, uint64_t mode)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .range = { (uintptr_t)page, PAGE }, .mode = mode };
+	int fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, UFFDIO_API, &api) < 0 || ioctl(fd, UFFDIO_REGISTER, &reg) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (mode == UFFDIO_REGISTER_MODE_WP) {
+		struct uffdio_writeprotect wp = { .range = { (uintptr_t)page, PAGE },
+						  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+		if (ioctl(fd, UFFDIO_WRITEPROTECT, &wp) < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* another ordinary, live connection on @bus, or -1 */
+static int other_conn(int bus, int not)
+{
+	int i, n = 0, k;
+
+	for (i = 0; i < MAX_FDS; i++)
+		if (i != not && W.f[i].kind == K_CONN && W.f[i].bus == bus && !W.f[i].c.dead &&
+		    !(W.f[i].c.flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)))
+			n++;
+	if (n == 0)
+		return -1;
+	k = (int)rn(n);
+	for (i = 0; i < MAX_FDS; i++)
+		if (i != not && W.f[i].kind == K_CONN && W.f[i].bus == bus && !W.f[i].c.dead &&
+		    !(W.f[i].c.flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)) &&
+		    k-- == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Mode 0, the shape of issue 20's bug 2: CONN_INFO's answer offset is
+ * written to a write-protected page; while the kernel waits, the helper
+ * FREEs the answer, another connection queues two messages to the same
+ * pool and the page goes away, so the write fails and the kernel undoes the
+ * answer by its offset.  Both messages must then be received intact, in
+ * slices of their own.
+ * Mode 1, the shape of bug 5: a SEND's payload page is missing; while the
+ * kernel waits for it, a child process says HELLO and NAME_ACQUIRE on the
+ * same bus, which must not wait for the sender's page.
+ */
+void op_stall(void)
+{
+	static uint8_t sm[256] __attribute__((aligned(8)));
+	static struct kdbus_cmd_send sc;
+	int x = fent_pick(K_CONN), y, mode = (int)rn(4) == 0 ? 1 : 0, r, j;
+	Action a = { 0 }, done;
+	struct kdbus_msg *m = (void *)sm;
+	Conn *c;
+	uint8_t *page;
+
+	if (W.uid != 0 || W.child || (avoid & AVOID_UFFD) || x < 0 || W.f[x].bus < 0 || W.f[x].c.dead ||
+	    (W.f[x].c.flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR)) ||
+	    !chance(mode ? 30 : 60)) {
+		dlog("skipped");
+		log_now();
+		return;
+	}
+	c = &W.f[x].c;
+	y = other_conn(W.f[x].bus, x);
+	if (y < 0) {
+		dlog("no second connection on bus %d", W.f[x].bus);
+		log_now();
+		return;
+	}
+	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return;
+	if (mode == 0) {
+		struct kdbus_cmd_info *ci = (void *)page;
+		struct kdbus_cmd_recv rv;
+
+		/* an empty pool: the answer and then the messages start at the same offset */
+		for (j = 0; j < 300; j++) {
+			memset(&rv, 0, sizeof(rv));
+			rv.size = sizeof(rv);
+			rv.flags = KDBUS_RECV_DROP;
+			if (kio(W.f[x].fd, KDBUS_CMD_RECV, (unsigned long)&rv) < 0)
+				break;
+		}
+		for (j = 0; j < c->nsl; j++) {
+			struct kdbus_cmd_free f = { .size = sizeof(f), .offset = c->sl[j].off };
+
+			kio(W.f[x].fd, KDBUS_CMD_FREE, (unsigned long)&f);
+		}
+		c->nsl = 0;
+		memset(ci, 0, sizeof(*ci));
+		ci->size = sizeof(*ci);
+		ci->id = c->id;
+		a.uffd = uffd_open(page, UFFDIO_REGISTER_MODE_WP);
+		memset(sm, 0, sizeof(sm));
+		m->size = sizeof(*m);
+		m->dst_id = c->id;
+		m->payload_type = KDBUS_PAYLOAD_DBUS;
+		m->cookie = 1 + rn(1000);
+		memset(&sc, 0, sizeof(sc));
+		sc.size = sizeof(sc);
+		sc.msg_address = (uintptr_t)sm;
+	} else {
+		a.uffd = uffd_open(page, UFFDIO_REGISTER_MODE_MISSING);
+		a.srcpage = payload;
+		payload_fill(payload, PAGE, payload_tag(PAGE));
+	}
+	if (a.uffd < 0) {
+		dlog("no userfaultfd: %s", strerror(errno));
+		log_now();
+		munmap(page, PAGE);
+		return;
+	}
+	a.type = ACT_STALL;
+	a.mode = mode;
+	a.fd = W.f[x].fd;
+	a.fd2 = W.f[y].fd;
+	a.page = page;
+	a.pool_size = c->pool_size;
+	a.send_arg = (unsigned long)&sc;
+	dlog("mode=%d fd=%d other=%d", mode, W.f[x].fd, W.f[y].fd);
+	if (mode == 0) {
+		log_now();
+		act_post(&a);
+		r = kio(W.f[x].fd, KDBUS_CMD_CONN_INFO, (unsigned long)page);
+		act_finish(&done);
+		dlog(" -> %d stalled=%d freed=%d sent=%d", r < 0 ? -errno : r, done.stalled, done.nfreed, done.sent);
+		if (!done.stalled)
+			return;
+		if (r == 0) {
+			/* nothing failed: the answer is ours (its offset is on the page) */
+			munmap(page, PAGE);
+			return;
+		}
+		/* the two messages the helper queued come out whole and apart */
+		for (j = 0; j < done.sent; j++) {
+			struct kdbus_cmd_recv rv = { .size = sizeof(rv) };
+
+			if (kio(W.f[x].fd, KDBUS_CMD_RECV, (unsigned long)&rv) < 0) {
+				violation("message %d of 2 queued while CONN_INFO's answer could not be written"
+					  " is gone: RECV %s", j + 1, strerror(errno));
+				break;
+			}
+			check_msg(&W.f[x], rv.msg.offset, rv.msg.msg_size, false, true);
+			slice_add(&W.f[x], rv.msg.offset, rv.msg.msg_size, "RECV after a failed CONN_INFO");
+		}
+		return;
+	} else {
+		int go[2], back[2];
+		pid_t pid;
+		uint64_t waited = 0;
+		struct kdbus_vec v = { .size = PAGE, .address = (uintptr_t)page };
+		uint8_t mb[128] __attribute__((aligned(8)));
+		struct kdbus_msg *mm = (void *)mb;
+		struct kdbus_item *it = mm->items;
+		struct kdbus_cmd_send cs = { .size = sizeof(cs), .msg_address = (uintptr_t)mb };
+		char path[200];
+
+		if (pipe(go) < 0 || pipe(back) < 0) {
+			close(a.uffd);
+			munmap(page, PAGE);
+			return;
+		}
+		snprintf(path, sizeof(path), "%s", W.buses[W.f[x].bus].path);
+		pid = fork();
+		if (pid == 0) {
+			/* another process: HELLO and a name on the same bus, timed */
+			struct kdbus_cmd_hello h = { .size = sizeof(h), .attach_flags_send = _KDBUS_ATTACH_ANY,
+						     .pool_size = 16 * PAGE };
+			uint8_t nb[128] __attribute__((aligned(8)));
+			struct kdbus_cmd *nc = (void *)nb;
+			char g, name[64];
+			uint64_t t0, dt;
+			int fd = open(path, O_RDWR);
+
+			snprintf(name, sizeof(name), "org.kfuzz.stall.w%d.k%" PRIu64, W.idx, W.k);
+			memset(nb, 0, sizeof(nb));
+			nc->items[0].type = KDBUS_ITEM_NAME;
+			nc->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+			memcpy(nc->items[0].str, name, strlen(name) + 1);
+			nc->size = sizeof(*nc) + KDBUS_ALIGN8(nc->items[0].size);
+			if (fd < 0 || read(go[0], &g, 1) != 1)
+				_exit(2);
+			t0 = now_ns();
+			if (ioctl(fd, KDBUS_CMD_HELLO, &h) < 0 || ioctl(fd, KDBUS_CMD_NAME_ACQUIRE, nc) < 0)
+				_exit(1);	/* no figure: it failed */
+			dt = now_ns() - t0;
+			if (write(back[1], &dt, sizeof(dt)) < 0)
+				_exit(3);
+			_exit(0);
+		}
+		close(go[0]);
+		close(back[1]);
+		if (pid < 0) {
+			close(go[1]);
+			close(back[0]);
+			close(a.uffd);
+			munmap(page, PAGE);
+			return;
+		}
+		a.go_fd = go[1];
+		a.delay_us = 1000000;
+		memset(mb, 0, sizeof(mb));
+		mm->dst_id = W.f[y].c.id;
+		mm->payload_type = KDBUS_PAYLOAD_DBUS;
+		mm->cookie = 1 + rn(1000);
+		it->type = KDBUS_ITEM_PAYLOAD_VEC;
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(v);
+		it->vec = v;
+		mm->size = sizeof(*mm) + it->size;
+		log_now();
+		act_post(&a);
+		r = kio(W.f[x].fd, KDBUS_CMD_SEND, (unsigned long)&cs);
+		act_finish(&done);
+		close(go[1]);
+		{
+			struct pollfd pfd = { .fd = back[0], .events = POLLIN };
+
+			if (poll(&pfd, 1, 5000) > 0 && read(back[0], &waited, sizeof(waited)) != sizeof(waited))
+				waited = 0;
+		}
+		close(back[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		munmap(page, PAGE);
+		dlog(" -> %d stalled=%d hello+name-acquire waited %" PRIu64 " ms", r < 0 ? -errno : r, done.stalled,
+		     waited / 1000000);
+		if (done.stalled && waited > 800000000ULL)
+			violation("another process's HELLO and NAME_ACQUIRE waited %" PRIu64 " ms while a SEND waited for its"
+				  " payload page (a bus-wide lock held across a user copy)", waited / 1000000);
+	}
 }

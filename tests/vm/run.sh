@@ -127,7 +127,7 @@ skipped=$(grep -cE '^ok .*# SKIP' "$log.txt")
 failed=$(grep -cE '^not ok ' "$log.txt")
 pass=$((pass - skipped))
 
-splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked' "$log.txt" | head -20)
+splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|BUG [-a-z0-9_]+ \(|Redzone overwritten|Poison overwritten|Object padding overwritten|Freepointer corrupt|usercopy:' "$log.txt" | head -20)
 result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
 if [ -n "$splat" ]; then
 	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
