@@ -78,6 +78,7 @@ const char *const op_names[_OP_MAX] = {
 	[OP_FORK] = "fork",
 	[OP_USERNS] = "userns BUS_MAKE",
 	[OP_STALL] = "stalled user copy",
+	[OP_PROBE] = "probe (uring, quota)",
 };
 
 static const struct {
@@ -94,6 +95,7 @@ static const struct {
 	{ "userns", AVOID_USERNS, "BUS_MAKE from a user namespace (bug 4)" },
 	{ "uring", AVOID_URING, "io_uring fds passed in FDS (bug 7)" },
 	{ "uffd", AVOID_UFFD, "answers and payload on userfaultfd pages, stalled (bugs 2 and 5)" },
+	{ "quota", AVOID_QUOTA, "one user filling another user's pool (bug 9)" },
 	{ "signal-call", AVOID_SIGNAL_CALL, "calls flagged as signals: SIGNAL with EXPECT_REPLY (not one of the nine)" },
 };
 
@@ -1155,7 +1157,7 @@ static const struct {
 	{ OP_NAME_ACQUIRE, 50 },  { OP_NAME_RELEASE, 25 }, { OP_MATCH_ADD, 45 },  { OP_MATCH_REMOVE, 15 },
 	{ OP_UPDATE, 20 },	  { OP_BYEBYE, 8 },	 { OP_BUS_MAKE, 20 },	  { OP_ENDPOINT, 8 },
 	{ OP_RAW, 10 },		  { OP_POOL, 30 },	 { OP_OPEN, 35 },	  { OP_CLOSE, 20 },
-	{ OP_FORK, 3 },		  { OP_USERNS, 2 },	 { OP_STALL, 2 },
+	{ OP_FORK, 3 },		  { OP_USERNS, 2 },	 { OP_STALL, 2 },	  { OP_PROBE, 1 },
 };
 
 static uint64_t ops_mask = ~0ULL;	/* --ops */
@@ -1201,6 +1203,7 @@ void run_command(void)
 	case OP_FORK: op_fork(); break;
 	case OP_USERNS: op_userns(); break;
 	case OP_STALL: op_stall(); break;
+	case OP_PROBE: op_probe(); break;
 	}
 	ops_after();
 }
@@ -1298,7 +1301,7 @@ static const char *const op_short[_OP_MAX] = {
 	[OP_SEND] = "send", [OP_REPLY] = "reply", [OP_RECV] = "recv", [OP_NAME_ACQUIRE] = "name_acquire",
 	[OP_NAME_RELEASE] = "name_release", [OP_MATCH_ADD] = "match_add", [OP_MATCH_REMOVE] = "match_remove",
 	[OP_ENDPOINT] = "endpoint", [OP_RAW] = "raw", [OP_POOL] = "pool", [OP_OPEN] = "open", [OP_CLOSE] = "close",
-	[OP_FORK] = "fork", [OP_USERNS] = "userns", [OP_STALL] = "stall",
+	[OP_FORK] = "fork", [OP_USERNS] = "userns", [OP_STALL] = "stall", [OP_PROBE] = "probe",
 };
 
 static int parse_ops(const char *s)
@@ -1410,6 +1413,8 @@ static void drop_privileges(uid_t uid)
 		perror("kfuzz: cannot drop privileges");
 		_exit(3);
 	}
+	/* as any process of that user: its /proc/self (uid_map) is its own */
+	prctl(PR_SET_DUMPABLE, 1);
 }
 
 static void bootstrap(void)

@@ -59,6 +59,7 @@ enum {
 	OP_FORK,
 	OP_USERNS,
 	OP_STALL,
+	OP_PROBE,
 	_OP_MAX,
 };
 
@@ -95,6 +96,7 @@ enum {
 	AVOID_FREE_RACE = 1 << 7,	/* FREE of guessed offsets during an info command */
 	AVOID_UFFD = 1 << 8,		/* user copies stalled with userfaultfd (root) */
 	AVOID_SIGNAL_CALL = 1 << 9,	/* messages with both SIGNAL and EXPECT_REPLY */
+	AVOID_QUOTA = 1 << 10,		/* one user filling another user's pool */
 };
 
 extern unsigned avoid;
@@ -295,4 +297,5 @@ void op_close(void);
 void op_fork(void);
 void op_userns(void);
 void op_stall(void);
+void op_probe(void);
 void ops_init(void);

@@ -1808,24 +1808,27 @@ void op_userns(void)
 		struct kdbus_item *it;
 		int fd;
 
+#define USERNS_FAIL() do { __atomic_fetch_add(&shared->err[OP_USERNS][errno < MAX_ERRNO ? errno : 0], 1, \
+						     __ATOMIC_RELAXED); _exit(10); } while (0)
 		W.child = true;
 		if (unshare(CLONE_NEWUSER) < 0)
-			_exit(10);
+			USERNS_FAIL();
 		fd = open("/proc/self/setgroups", O_WRONLY);
 		if (fd >= 0) {
 			if (write(fd, "deny", 4) < 0)
-				_exit(11);
+				USERNS_FAIL();
 			close(fd);
 		}
 		snprintf(map, sizeof(map), "0 %u 1", W.uid);
 		fd = open("/proc/self/uid_map", O_WRONLY);
 		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			_exit(12);
+			USERNS_FAIL();
 		close(fd);
 		fd = open("/proc/self/gid_map", O_WRONLY);
 		if (fd < 0 || write(fd, map, strlen(map)) < 0)
-			_exit(13);
+			USERNS_FAIL();
 		close(fd);
+#undef USERNS_FAIL
 		memset(buf, 0, sizeof(buf));
 		it = cmd->items;
 		it->type = KDBUS_ITEM_MAKE_NAME;
@@ -1840,8 +1843,10 @@ void op_userns(void)
 		cmd->size = (uint8_t *)it - buf;
 		snprintf(path, sizeof(path), "%s/control", kdbusfs);
 		fd = open(path, O_RDWR);
-		if (fd < 0)
+		if (fd < 0) {
+			__atomic_fetch_add(&shared->err[OP_USERNS][errno < MAX_ERRNO ? errno : 0], 1, __ATOMIC_RELAXED);
 			_exit(14);
+		}
 		if (ioctl(fd, KDBUS_CMD_BUS_MAKE, cmd) == 0) {
 			__atomic_fetch_add(&shared->ok[OP_USERNS], 1, __ATOMIC_RELAXED);
 			violation("uid %u, root only in its own user namespace, made the bus %s", W.uid, name);
@@ -2099,4 +2104,190 @@ void op_stall(void)
 			violation("another process's HELLO and NAME_ACQUIRE waited %" PRIu64 " ms while a SEND waited for its"
 				  " payload page (a bus-wide lock held across a user copy)", waited / 1000000);
 	}
+}
+
+/* ---- probes: a connection that outlives its process, one user filling a pool ---- */
+
+/* HELLO on @fd, plain; the id, or 0 */
+static uint64_t hello_plain(int fd, uint64_t flags, uint64_t pool)
+{
+	struct kdbus_cmd_hello h = { .size = sizeof(h), .flags = flags, .attach_flags_send = _KDBUS_ATTACH_ANY,
+				     .pool_size = pool };
+
+	if (kio(fd, KDBUS_CMD_HELLO, (unsigned long)&h) < 0)
+		return 0;
+	return h.id;
+}
+
+static int send_plain(int fd, uint64_t dst, const void *data, size_t size, const int *fds, unsigned n_fds,
+		      const char *dst_name)
+{
+	uint8_t mb[256] __attribute__((aligned(8)));
+	struct kdbus_msg *m = (void *)mb;
+	struct kdbus_cmd_send cs = { .size = sizeof(cs), .msg_address = (uintptr_t)mb };
+	size_t len = sizeof(*m);
+
+	memset(mb, 0, sizeof(mb));
+	m->dst_id = dst;
+	m->payload_type = KDBUS_PAYLOAD_DBUS;
+	m->cookie = 1 + rn(1000);
+	if (size) {
+		struct kdbus_vec v = { .size = size, .address = (uintptr_t)data };
+
+		item_add(mb, &len, sizeof(mb), KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v));
+	}
+	if (n_fds)
+		item_add(mb, &len, sizeof(mb), KDBUS_ITEM_FDS, fds, n_fds * sizeof(int));
+	if (dst_name)
+		item_add(mb, &len, sizeof(mb), KDBUS_ITEM_DST_NAME, dst_name, strlen(dst_name) + 1);
+	m->size = len;
+	return kio(fd, KDBUS_CMD_SEND, (unsigned long)&cs);
+}
+
+/*
+ * Mode 0 (bug 7): a child says HELLO, registers its connection's fd in an
+ * io_uring and sends the ring's fd to itself, then exits; once its files
+ * are closed, the connection must be gone (CONN_INFO from here: ENXIO).
+ * Mode 1 (bug 9): a child of uid 1001 fills one of our connections' pool
+ * with messages of 64 KiB, then of half that, down to 1 byte; a small
+ * message from us (another user) must still get in.
+ */
+void op_probe(void)
+{
+	int mode = (int)rn(2), b = pick_bus(), p[2], x, ph = -1, rfd = -1;
+	uint64_t id = 0, rid = 0;
+	char qname[64] = "";
+	pid_t pid;
+
+	if (W.child || b < 0 || (mode == 0 && (avoid & AVOID_URING)) || (mode == 1 && (avoid & AVOID_QUOTA)) ||
+	    (mode == 1 && W.uid != 0)) {
+		dlog("skipped");
+		log_now();
+		return;
+	}
+	x = other_conn(b, -1);
+	if (x < 0) {
+		dlog("no connection on bus %d", b);
+		log_now();
+		return;
+	}
+	dlog("mode=%d bus=%d conn=%" PRIu64, mode, b, W.f[x].c.id);
+	log_now();
+	if (mode == 1) {
+		/* the receiver: a service that owns qname, which everybody may talk to */
+		uint8_t hb[512] __attribute__((aligned(8)));
+		struct kdbus_cmd_hello *h = (void *)hb;
+		struct kdbus_policy_access pa = { .type = KDBUS_POLICY_ACCESS_WORLD, .access = KDBUS_POLICY_TALK };
+		size_t hl = sizeof(*h);
+		uint8_t nb[128] __attribute__((aligned(8)));
+		size_t nl = sizeof(struct kdbus_cmd);
+
+		snprintf(qname, sizeof(qname), "org.kfuzz.quota.w%d", W.idx);
+		memset(hb, 0, sizeof(hb));
+		h->flags = KDBUS_HELLO_POLICY_HOLDER;
+		h->attach_flags_send = _KDBUS_ATTACH_ANY;
+		h->pool_size = 16 * PAGE;
+		item_add(hb, &hl, sizeof(hb), KDBUS_ITEM_NAME, qname, strlen(qname) + 1);
+		item_add(hb, &hl, sizeof(hb), KDBUS_ITEM_POLICY_ACCESS, &pa, sizeof(pa));
+		h->size = hl;
+		ph = open(W.buses[b].path, O_RDWR | O_CLOEXEC);
+		rfd = open(W.buses[b].path, O_RDWR | O_CLOEXEC);
+		memset(nb, 0, sizeof(nb));
+		item_add(nb, &nl, sizeof(nb), KDBUS_ITEM_NAME, qname, strlen(qname) + 1);
+		((struct kdbus_cmd *)nb)->size = nl;
+		if (ph < 0 || rfd < 0 || kio(ph, KDBUS_CMD_HELLO, (unsigned long)hb) < 0 ||
+		    !(rid = hello_plain(rfd, 0, 1 << 20)) || kio(rfd, KDBUS_CMD_NAME_ACQUIRE, (unsigned long)nb) < 0) {
+			if (ph >= 0)
+				close(ph);
+			if (rfd >= 0)
+				close(rfd);
+			return;
+		}
+	}
+	if (pipe(p) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(W.buses[b].path, O_RDWR);
+
+		W.child = true;
+		close(p[0]);
+		if (mode == 0) {
+			int ring = -1;
+			uint8_t params[120] = { 0 };
+
+			if (fd < 0 || !(id = hello_plain(fd, KDBUS_HELLO_ACCEPT_FD, 16 * PAGE)))
+				_exit(1);
+#if defined(__NR_io_uring_setup) && defined(__NR_io_uring_register)
+			ring = (int)syscall(__NR_io_uring_setup, 4, params);
+			if (ring < 0 || syscall(__NR_io_uring_register, ring, 2 /* IORING_REGISTER_FILES */, &fd, 1) < 0)
+				_exit(2);
+#endif
+			if (send_plain(fd, id, NULL, 0, &ring, 1, NULL) < 0)
+				_exit(3);	/* refused: nothing can keep it */
+		} else {
+			uint8_t *big = payload;
+			int k;
+
+			if (setresgid(1001, 1001, 1001) < 0 || setresuid(1001, 1001, 1001) < 0)
+				_exit(1);
+			if (fd < 0 || !hello_plain(fd, 0, 16 * PAGE))
+				_exit(2);
+			size_t sz = 64 * 1024;
+
+			/* as much as it can: 64 KiB messages, then smaller ones */
+			payload_fill(big, sz, payload_tag(sz));
+			for (k = 0; k < 300 && sz >= 1;)
+				if (send_plain(fd, KDBUS_DST_ID_NAME, big, sz, NULL, 0, qname) == 0)
+					k++;
+				else
+					sz /= 2;
+			id = (uint64_t)k;
+		}
+		if (write(p[1], &id, sizeof(id)) < 0)
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return;
+	}
+	wait_child(pid, 10);
+	if (read(p[0], &id, sizeof(id)) != sizeof(id))
+		id = 0;
+	close(p[0]);
+	if (mode == 0 && id) {
+		struct kdbus_cmd_info ci = { .size = sizeof(ci), .id = id };
+		int k, r = 0;
+
+		/* the files of a process that is gone are put a little later */
+		for (k = 0; k < 20; k++) {
+			struct timespec ts = { 0, 20 * 1000000 };
+
+			r = kio(W.f[x].fd, KDBUS_CMD_CONN_INFO, (unsigned long)&ci);
+			if (r < 0)
+				break;
+			struct kdbus_cmd_free f = { .size = sizeof(f), .offset = ci.offset };
+
+			kio(W.f[x].fd, KDBUS_CMD_FREE, (unsigned long)&f);
+			nanosleep(&ts, NULL);
+		}
+		if (r == 0)
+			violation("connection %" PRIu64 " outlived its process: its queue holds an io_uring that holds"
+				  " its fd", id);
+	} else if (mode == 1 && id) {
+		uint64_t small = payload_tag(64);
+		int r;
+
+		payload_fill(payload, 64, small);
+		r = send_plain(W.f[x].fd, rid, payload, 64, NULL, 0, NULL);
+		if (r < 0 && (errno == EXFULL || errno == ENOBUFS))
+			violation("after %" PRIu64 " messages of 64 KiB and less from uid 1001, a 64-byte message from uid %u to"
+				  " the same 1 MiB pool fails: %s", id, W.uid, strerror(errno));
+	}
+	if (ph >= 0)
+		close(ph);
+	if (rfd >= 0)
+		close(rfd);
 }
