@@ -11,11 +11,13 @@
  * one stay root, the others become uid 1000 and 1001.  Each worker runs
  * random commands (ops.c) on its connections, with a helper thread that
  * closes fds, changes a command's size, signals, cancels or frees while an
- * ioctl is in flight, and checks everything the kernel hands back: offsets
- * and sizes inside the pool, item framing, payload that is what was sent,
- * no slab poison or kernel address in replies and pool slices, no byte
- * written past a command, no slice given out twice.  Exit status: 0 when
- * no violation was seen, 1 otherwise, 77 when there is no kdbusfs.
+ * ioctl is in flight, or holds a user copy on a userfaultfd page; and it
+ * checks everything the kernel hands back: offsets and sizes inside the
+ * pool, item framing, payload that is what was sent, no slab poison or
+ * kernel address in replies and pool slices, no byte written past a
+ * command, no slice given out twice, and the final ABI's answers where a
+ * wrong one is a security bug (doc/fuzzing.md lists them).  Exit status: 0
+ * when no violation was seen, 1 otherwise, 77 when there is no kdbusfs.
  *
  * The seed is printed first; command k of worker w depends only on the
  * seed, w and k, so `--replay W --count K` repeats what worker W did (with
@@ -989,8 +991,8 @@ void slice_add(Fent *e, uint64_t off, uint64_t size, const char *what)
 
 		if (off < s->off + s->size && s->off < off + size) {
 			violation("%s: pool slice [0x%" PRIx64 ", +0x%" PRIx64 ") overlaps [0x%" PRIx64 ", +0x%" PRIx64
-				  ") that the kernel gave before and that was not freed", what, off, size, s->off,
-				  s->size);
+				  ") that the kernel gave before (%s #%" PRIu64 ") and that was not freed", what, off, size,
+				  s->off, s->size, op_names[s->op], s->k);
 			c->tainted = true;
 			return;
 		}
@@ -1000,6 +1002,8 @@ void slice_add(Fent *e, uint64_t off, uint64_t size, const char *what)
 	}
 	c->sl[c->nsl].off = off;
 	c->sl[c->nsl].size = size;
+	c->sl[c->nsl].k = W.k;
+	c->sl[c->nsl].op = W.op;
 	c->nsl++;
 }
 

@@ -127,6 +127,8 @@ enum {
 
 typedef struct Slice {
 	uint64_t off, size;
+	uint64_t k;			/* the command that got it */
+	int op;
 } Slice;
 
 typedef struct Conn {

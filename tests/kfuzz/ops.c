@@ -38,6 +38,7 @@ static size_t bl, ml;
 static uint8_t *payload;	/* PAYLOAD_SIZE bytes, then a PROT_NONE page */
 static int pending_close = -1;	/* a Fent the helper closed during the last ioctl */
 bool content_unreliable;		/* a concurrent FREE may have reused the answer's slice */
+static bool last_flip;			/* the last command's size was flipped meanwhile */
 
 void ops_init(void)
 {
@@ -392,6 +393,7 @@ static int issue(int fd, unsigned long req, unsigned weird_pct, const Action *ra
 			if (W.f[i].kind == K_CONN && W.f[i].fd == fd)
 				W.f[i].c.dead = true;
 	}
+	last_flip = is->flip;
 	if (is->raced) {
 		act_finish(&is->done);
 		if (is->done.type == ACT_CLOSE && victim >= 0)
@@ -414,6 +416,8 @@ static void check_negotiate(size_t hdr)
 	size_t offs[600], n = item_offsets(B0, bl, hdr, offs, 600), i, k;
 	uint64_t flags;
 
+	if (last_flip)
+		return;	/* either size may be the one the kernel answered for */
 	memcpy(&flags, B + 8, 8);
 	if (flags & KDBUS_FLAG_NEGOTIATE)
 		violation("negotiation answered with KDBUS_FLAG_NEGOTIATE still set");
@@ -875,6 +879,8 @@ void op_free(void)
 	int i = pick_conn(), r;
 	Conn *c;
 	bool tracked = false, mutated = false;
+	uint64_t from_k = 0;
+	int from_op = 0;
 	Issue is;
 
 	if (i < 0)
@@ -884,8 +890,12 @@ void op_free(void)
 	bl = sizeof(*f);
 	f->size = bl;
 	if (W.f[i].kind == K_CONN && c->nsl && chance(65)) {
-		f->offset = c->sl[rn(c->nsl)].off;
+		const Slice *sl = &c->sl[rn(c->nsl)];
+
+		f->offset = sl->off;
 		tracked = true;
+		from_op = sl->op;
+		from_k = sl->k;
 	} else if (W.f[i].kind == K_CONN && c->nsl && chance(20)) {
 		f->offset = c->sl[rn(c->nsl)].off + 8 * (1 + rn(4));
 	} else if (chance(70)) {
@@ -908,8 +918,9 @@ void op_free(void)
 	} else if (tracked && !mutated && !c->tainted && !is.flip && f->flags == 0 &&
 		   (is.pl.mode == PL_NORMAL || is.pl.mode == PL_GUARD || is.pl.mode == PL_RO) &&
 		   (errno == ENXIO || errno == EINVAL)) {
-		violation("FREE of offset 0x%" PRIx64 ", which the kernel gave and nobody freed, failed: %s",
-			  (uint64_t)((struct kdbus_cmd_free *)B0)->offset, strerror(errno));
+		violation("FREE of offset 0x%" PRIx64 ", which the kernel gave (%s #%" PRIu64 ") and nobody freed,"
+			  " failed: %s", (uint64_t)((struct kdbus_cmd_free *)B0)->offset, op_names[from_op], from_k,
+			  strerror(errno));
 		slice_drop(c, ((struct kdbus_cmd_free *)B0)->offset);
 	}
 }
