@@ -51,6 +51,10 @@
 
 #include "kfuzz.h"
 
+#ifndef KFUZZ_VERSION
+#define KFUZZ_VERSION "unknown"
+#endif
+
 Shared *shared;
 Worker W;
 unsigned avoid;
@@ -1571,8 +1575,8 @@ static void print_figures(int procs, double elapsed, int stuck, int died)
 	for (e = 0; e < MAX_VIOL_TEXT && shared->viol_fmt[e]; e++)
 		printf("# violations: %" PRIu64 " like %s\n", shared->viol_count[e], shared->viol[e]);
 	printf("kfuzz: seed=0x%016" PRIx64 " procs=%d commands=%" PRIu64 " ioctls=%" PRIu64
-	       " time=%.1fs violations=%" PRIu64 " stuck=%d died=%d%s\n",
-	       seed, procs, total, issued_total, elapsed, shared->violations, stuck, died,
+	       " time=%.1fs violations=%" PRIu64 " stuck=%d died=%d version=%s%s\n",
+	       seed, procs, total, issued_total, elapsed, shared->violations, stuck, died, KFUZZ_VERSION,
 	       avoid ? " (some classes avoided)" : "");
 }
 
@@ -1665,7 +1669,7 @@ int main(int argc, char **argv)
 		if (!count_limit || count_limit > last + 1)
 			count_limit = last + 1;
 	}
-	printf("# kfuzz: seed 0x%016" PRIx64 ", %d workers, %.0f s%s%s\n", seed, procs, seconds,
+	printf("# kfuzz %s: seed 0x%016" PRIx64 ", %d workers, %.0f s%s%s\n", KFUZZ_VERSION, seed, procs, seconds,
 	       replay >= 0 ? ", replay of one worker" : "", avoid ? ", some classes avoided" : "");
 	snprintf(path, sizeof(path), "%s/control", kdbusfs);
 	if (stat(path, &st) < 0) {

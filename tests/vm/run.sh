@@ -84,8 +84,10 @@ if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-functio
 fi
 
 # --- the ioctl fuzzer, static -------------------------------------------------------
+# (a seed replays the same commands with the same kfuzz: its version is printed with the seed)
+kfuzz_version=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
 if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-function-declaration -pthread \
-	-I"$top" -o "$work/kfuzz" "$top"/tests/kfuzz/*.c > "$work/kfuzz.build.log" 2>&1; then
+	-DKFUZZ_VERSION="\"$kfuzz_version\"" -I"$top" -o "$work/kfuzz" "$top"/tests/kfuzz/*.c > "$work/kfuzz.build.log" 2>&1; then
 	tail -30 "$work/kfuzz.build.log"
 	fail "static build of the ioctl fuzzer"
 fi
@@ -131,7 +133,8 @@ splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|
 result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
 if [ -n "$splat" ]; then
 	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
-	grep -A 40 -E 'Kernel panic|Oops|BUG:|WARNING:' "$log.txt" | head -60 | sed 's/^/#   /'
+	first=$(echo "$splat" | head -1 | cut -d: -f1)
+	tail -n +"$first" "$log.txt" | grep -vE '^\[ *[0-9.]+\]  \? ' | head -40 | sed 's/^/#   /'
 	if [ -s "$cmdlog" ]; then
 		echo "#   kfuzz (seed $fuzz_seed${fuzz_args:+, $fuzz_args}): last commands of each worker ($cmdlog):"
 		tr -d '\r' < "$cmdlog" | grep -E '^w[0-9]+f? ' | awk '{ last[$1] = $0 } END { for (w in last) print last[w] }' |
