@@ -142,7 +142,12 @@ static const uint64_t all_types[] = {
 
 static uint64_t random_type(void)
 {
-	return all_types[rn(sizeof(all_types) / sizeof(all_types[0]))];
+	uint64_t t = all_types[rn(sizeof(all_types) / sizeof(all_types[0]))];
+
+	/* --avoid make-attach: no BUS_MAKE gets an ATTACH_FLAGS_SEND by chance */
+	if (t == KDBUS_ITEM_ATTACH_FLAGS_SEND && (avoid & AVOID_MAKE_ATTACH) && W.op == OP_BUS_MAKE)
+		t = KDBUS_ITEM_ATTACH_FLAGS_RECV;
+	return t;
 }
 
 static void item_junk(uint8_t *buf, size_t *len, size_t cap)
@@ -514,6 +519,24 @@ static void policy_access(uint8_t *buf, size_t *len, size_t cap)
 
 /* ---- BUS_MAKE ---- */
 
+/* --avoid make-attach: whatever the mutations did, no ATTACH_FLAGS_SEND
+ * item of B has an unknown bit (issue 20's bug 6) */
+static void sanitize_make_attach(void)
+{
+	size_t offs[600], n, k;
+
+	if (!(avoid & AVOID_MAKE_ATTACH))
+		return;
+	n = item_offsets(B, bl, sizeof(struct kdbus_cmd), offs, 600);
+	for (k = 0; k < n; k++) {
+		struct kdbus_item *it = (void *)(B + offs[k]);
+
+		if (it->type == KDBUS_ITEM_ATTACH_FLAGS_SEND && offs[k] + KDBUS_ITEM_HEADER_SIZE + 8 <= bl &&
+		    it->data64[0] != _KDBUS_ATTACH_ANY)
+			it->data64[0] &= _KDBUS_ATTACH_ALL;
+	}
+}
+
 void op_bus_make(void)
 {
 	struct kdbus_cmd *cmd = (void *)B;
@@ -607,6 +630,7 @@ void op_bus_make(void)
 		if (!(avoid & AVOID_MAKE_ATTACH) || !strstr(W.desc, "attach-send"))
 			mutate(B, &bl, sizeof(struct kdbus_cmd), CMD_CAP);
 	}
+	sanitize_make_attach();
 	r = issue(W.f[i].fd, KDBUS_CMD_BUS_MAKE, 4, NULL, &is);
 	if (r == 0 && negotiating()) {
 		check_negotiate(sizeof(struct kdbus_cmd));
@@ -1596,6 +1620,8 @@ void op_raw(void)
 		memcpy(B + 8, &v, 8);
 	}
 	dlog("fd=%d req=0x%lx len=%zu", fd, req, bl);
+	if (req == KDBUS_CMD_BUS_MAKE)
+		sanitize_make_attach();
 	issue(fd, req, 10, NULL, &is);
 }
 
