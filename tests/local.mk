@@ -20,7 +20,7 @@ tests_activation_stress_stress_service_LDADD = $(DBUS_LIBS)
 # tools/run-tests.sh runs, shipped whole (tools/check-dist.sh checks that
 # the tarball holds every file of the repository)
 EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial tests/diff tests/lib tests/policy-diff tests/external \
-	tests/dbus-tests.sh tests/dbus-tests-run.sh tests/dbus-tests.expected-failures tests/vm
+	tests/dbus-tests.sh tests/dbus-tests-run.sh tests/dbus-tests.expected-failures tests/vm tests/kfuzz
 # the daemon itself under make check: real clients against the built
 # busbridged (the fast part of the integration suite; sd-bus's client is a
 # check program)

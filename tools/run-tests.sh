@@ -176,11 +176,12 @@ else
 fi
 
 # --- the kernel module in a VM ------------------------------------------------------
-# tests/vm/run.sh (about 80 s, 60 of them the stress test): kmod/ built
-# against linux-headers-amd64, the matching kernel booted in qemu, the
+# tests/vm/run.sh (about 150 s: a minute of stress, a minute of kfuzz): kmod/
+# built against linux-headers-amd64, the matching kernel booted in qemu, the
 # conformance suite on the ioctl backend twice and after rmmod/insmod, a
-# minute of concurrent senders, receivers, names and connections; any
-# oops, WARN or hang fails.  Where it cannot run (exit 77) it counts as skipped.
+# minute of concurrent senders, receivers, names and connections, a minute
+# of the ioctl fuzzer (tests/kfuzz, a new seed each run, printed in its TAP
+# line); any oops, WARN, hang or fuzzer violation fails.  Where it cannot run (exit 77) it counts as skipped.
 if [ "${SKIP_VM:-0}" != 1 ]; then
 	out=$(tests/vm/run.sh 2>&1 | tee build-vm.log | tail -n 1)
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')

@@ -1,10 +1,13 @@
 #!/bin/busybox sh
 # /init of the VM test's initramfs (tests/vm/run.sh): loads kdbus.ko, mounts
-# kdbusfs, runs the conformance suite on the ioctl backend twice and the
-# concurrency stress test (kernel_stress, /kdbus/stress-seconds long),
-# checks that umount and rmmod are refused while an fd is open (and that a
-# lazy umount completes when it closes), unloads and reloads the module,
-# runs the suite once more, and then either switches to the second stage
+# kdbusfs, runs the conformance suite on the ioctl backend twice, the
+# original kdbus selftests, the concurrency stress test (kernel_stress,
+# /kdbus/stress-seconds long) and the ioctl fuzzer (kfuzz, /kdbus/fuzz.conf:
+# its TAP line carries the seed and the figures; with FUZZ_ONLY=1 nothing
+# else runs), checks that umount and rmmod are refused while an fd is open
+# (and that a lazy umount completes when it closes), unloads and reloads
+# the module, runs the suite and the selftests once more, and then either
+# switches to the second stage
 # (the host's root over 9p: tests/vm/guest-stage2.sh, which ends the run)
 # or validates every slab cache and powers off.  Output goes to the
 # serial console; the host reads the TAP between KDBUS-VM-BEGIN and
@@ -88,8 +91,30 @@ selftests() { # RUN: the original kdbus selftests, as root, in TAP; the
 	killall -9 kdbus-selftest 2> /dev/null
 	sleep 1
 }
+fuzz() { # kfuzz as configured in /kdbus/fuzz.conf, one TAP line
+	FUZZ_SECONDS=0 FUZZ_SEED=0 FUZZ_ARGS= FUZZ_ONLY=0
+	. /kdbus/fuzz.conf
+	[ "$FUZZ_SECONDS" != 0 ] || return 0
+	logopt=
+	[ -c /dev/ttyS1 ] && logopt="--log /dev/ttyS1"
+	echo "# kfuzz --seed $FUZZ_SEED --seconds $FUZZ_SECONDS $FUZZ_ARGS"
+	{ /kdbus/kfuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" $logopt $FUZZ_ARGS 2>&1; echo $? > /tmp/kfuzz.rc; } |
+		tee /tmp/kfuzz.out
+	rc=$(cat /tmp/kfuzz.rc)
+	last=$(grep '^kfuzz: ' /tmp/kfuzz.out | tail -1)
+	case $rc in
+	0) echo "ok - ${last:-kfuzz: no result line}" ;;
+	77) echo "ok - kfuzz # SKIP $(grep SKIP /tmp/kfuzz.out | head -1)" ;;
+	*) echo "not ok - ${last:-kfuzz: no result line} (exit $rc)"; status=1 ;;
+	esac
+}
 echo "KDBUS-VM-BEGIN $(cut -d' ' -f1 /proc/uptime)"
-if [ -f /kdbus/quick ]; then
+. /kdbus/fuzz.conf
+if [ "$FUZZ_ONLY" = 1 ]; then
+	load
+	fuzz
+	unload
+elif [ -f /kdbus/quick ]; then
 	echo "# quick run: the first stage's tests are not run"
 else
 	load
@@ -99,6 +124,7 @@ else
 	echo "# stress"
 	KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 ||
 		status=1
+	fuzz
 	teardown
 	unload
 	load

@@ -16,9 +16,11 @@
 #    the suite on the ioctl backend twice, the original kdbus selftests
 #    (../shared/tools/kdbus-selftests) twice, the concurrency stress test
 #    (VM_STRESS_SECONDS, 60 s: senders, receivers, names changing hands,
-#    connections closing mid-send on both vCPUs), checks that umount and
-#    rmmod are refused while an fd is open (a lazy umount completes once it
-#    closes), then runs the suite again after umount, rmmod and insmod
+#    connections closing mid-send on both vCPUs), the ioctl fuzzer
+#    (tests/kfuzz, VM_FUZZ_SECONDS), checks that umount and rmmod are
+#    refused while an fd is open (a lazy umount completes once it closes),
+#    then runs the suite and the selftests again after umount, rmmod and
+#    insmod
 # 6. second stage (VM_STAGE2=0 skips it): the guest mounts the host's root
 #    read-only over 9p (an overlay on tmpfs above it), switches to it and
 #    runs tests/vm/guest-stage2.sh there: real programs (the daemon, its
@@ -31,6 +33,16 @@
 # that script in the second stage before its tests (by hand, while
 # working on one test).
 #
+# The fuzz phase (doc/fuzzing.md, "The kernel module's fuzzer"):
+#   VM_FUZZ_SECONDS  how long kfuzz runs (60; 0 leaves it out)
+#   VM_FUZZ_SEED     its seed (default: a new one; printed either way)
+#   VM_FUZZ_ARGS     more options for kfuzz (e.g. "--procs 6 --avoid make-attach")
+#   VM_FUZZ_ONLY=1   only load the module, fuzz and unload (no suite, no
+#                    stress, no second stage)
+# kfuzz writes every command to the guest's second serial port, which
+# lands in $VM_WORK/kfuzz-commands.log; after a splat its last lines are
+# printed with the worker and command numbers to replay.
+#
 # A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 600 s) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
 # status 0 when nothing failed, 1 on failure, 77 when the test cannot run
@@ -38,10 +50,15 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${VM_WORK:-$top/build-vm}
-timeout_s=${VM_TIMEOUT:-600}
 accel=${VM_ACCEL:-tcg}
 stress_s=${VM_STRESS_SECONDS:-60}
+fuzz_s=${VM_FUZZ_SECONDS:-60}
+fuzz_seed=${VM_FUZZ_SEED:-0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')}
+fuzz_args=${VM_FUZZ_ARGS:-}
+fuzz_only=${VM_FUZZ_ONLY:-0}
+timeout_s=${VM_TIMEOUT:-$((600 + fuzz_s))}
 stage2=${VM_STAGE2:-1}
+[ "$fuzz_only" = 0 ] || stage2=0
 # the integration tests of tests/integration that pass with busbridged on
 # kdbus.ko so far (ONLY= regex); the second stage runs them.  The list grows
 # as the daemon's kernel backend does; VM_INTEGRATION=. runs them all
@@ -119,6 +136,15 @@ else
 	echo "# the original kdbus selftests are not beside the tree ($selftests): not run"
 fi
 
+# --- the ioctl fuzzer, static -------------------------------------------------------
+# (a seed replays the same commands with the same kfuzz: its version is printed with the seed)
+kfuzz_version=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
+if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-function-declaration -pthread \
+	-DKFUZZ_VERSION="\"$kfuzz_version\"" -I"$top" -o "$work/kfuzz" "$top"/tests/kfuzz/*.c > "$work/kfuzz.build.log" 2>&1; then
+	tail -30 "$work/kfuzz.build.log"
+	fail "static build of the ioctl fuzzer"
+fi
+
 # --- initramfs ---------------------------------------------------------------------
 root=$work/initramfs
 rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initramfs"
@@ -126,18 +152,23 @@ cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
 	cp "$top/kmod/unsupported-tests" "$top/kmod/unsupported-selftests" "$root/kdbus/" &&
+	cp "$work/kfuzz" "$root/kdbus/" &&
 	mkdir -p "$root/kdbus/mods" && cp "$modsdir"/*.ko "$root/kdbus/mods/" &&
 	echo $guest_mods > "$root/kdbus/mods/order" &&
 	{ [ -z "${VM_QUICK:-}" ] || : > "$root/kdbus/quick"; } &&
 	{ [ "$stage2" = 0 ] || printf '%s\n%s\n%s\n%s\n' "$top" "$work" "$integration" "${VM_SCRIPT:-}" > "$root/kdbus/stage2"; } &&
 	{ [ -z "$have_selftests" ] || cp "$work/selftests/kdbus-test" "$root/kdbus/kdbus-selftest"; } &&
 	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
-	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" || fail "initramfs"
+	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" &&
+	printf 'FUZZ_SECONDS=%s\nFUZZ_SEED=%s\nFUZZ_ARGS="%s"\nFUZZ_ONLY=%s\n' \
+		"$fuzz_s" "$fuzz_seed" "$fuzz_args" "$fuzz_only" > "$root/kdbus/fuzz.conf" || fail "initramfs"
 ( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
 
 # --- boot ----------------------------------------------------------------------------
 log=$work/console.log
-rm -f "$log"
+cmdlog=$work/kfuzz-commands.log
+rm -f "$log" "$cmdlog"
+[ "$fuzz_s" != 0 ] && echo "# kfuzz in the guest: seed $fuzz_seed, $fuzz_s s${fuzz_args:+, $fuzz_args}"
 cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU
   init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
   rdinit=/init"
@@ -147,7 +178,7 @@ start=$(date +%s.%N)
 hostroot=
 [ "$stage2" = 0 ] || hostroot="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 2048 -display none -monitor none \
-	-no-reboot -serial "file:$log" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" $hostroot \
+	-no-reboot -serial "file:$log" -serial "file:$cmdlog" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" $hostroot \
 	-append "$(echo $cmdline)" < /dev/null > "$work/qemu.log" 2>&1
 qrc=$?
 end=$(date +%s.%N)
@@ -162,11 +193,17 @@ skipped=$(grep -cE '^ok .*# SKIP' "$log.txt")
 failed=$(grep -cE '^not ok ' "$log.txt")
 pass=$((pass - skipped))
 
-splat=$(grep -nE 'Kernel panic|Oops|BUG:|BUG [^ ]+ \(|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|(Poison|Redzone|Padding) overwritten|Object padding|Freepointer corrupt|usercopy:' "$log.txt" | head -20)
+splat=$(grep -nE 'Kernel panic|Oops|BUG:|WARNING:|general protection|Call Trace|UBSAN|kernel BUG|RIP:|Unable to handle|refcount_t:|list_(add|del) corruption|INFO: task .* blocked|BUG [-a-z0-9_]+ \(|Redzone overwritten|Poison overwritten|Object padding overwritten|Freepointer corrupt|usercopy:' "$log.txt" | head -20)
 result=$(grep -E '^KDBUS-VM-RESULT: ' "$log.txt" | tail -1)
 if [ -n "$splat" ]; then
 	echo "not ok - kernel splat in the guest:"; echo "$splat" | sed 's/^/#   /'
-	grep -A 40 -E 'Kernel panic|Oops|BUG:|WARNING:' "$log.txt" | head -60 | sed 's/^/#   /'
+	first=$(echo "$splat" | head -1 | cut -d: -f1)
+	tail -n +"$first" "$log.txt" | grep -vE '^\[ *[0-9.]+\]  \? ' | head -40 | sed 's/^/#   /'
+	if [ -s "$cmdlog" ]; then
+		echo "#   kfuzz (seed $fuzz_seed${fuzz_args:+, $fuzz_args}): last commands of each worker ($cmdlog):"
+		tr -d '\r' < "$cmdlog" | grep -E '^w[0-9]+f? ' | awk '{ last[$1] = $0 } END { for (w in last) print last[w] }' |
+			sort | cut -c1-300 | sed 's/^/#     /'
+	fi
 	failed=$((failed + 1))
 elif [ $qrc = 124 ] || [ $qrc = 137 ]; then
 	echo "not ok - guest timed out after $timeout_s s"; tail -20 "$log.txt" | sed 's/^/#   /'
