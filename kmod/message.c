@@ -700,6 +700,11 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	r = -EINVAL;
 	if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->timeout_ns == 0)
 		goto out;
+	/* a signal is never answered: no tracker, so no (synchronous) reply */
+	r = -ENOTUNIQ;
+	if ((msg->flags & KDBUS_MSG_EXPECT_REPLY) && (msg->flags & KDBUS_MSG_SIGNAL))
+		goto out;
+	r = -EINVAL;
 	if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY))
 		goto out;
 	if ((msg->flags & KDBUS_MSG_SIGNAL) && !(msg->flags & KDBUS_MSG_EXPECT_REPLY) &&

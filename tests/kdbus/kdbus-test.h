@@ -184,7 +184,7 @@ uint64_t kt_now_ns(void);
 	X(send_by_name) X(send_eremchg) X(send_to_self) X(recv_empty) X(recv_fifo_order) \
 	X(recv_priority) X(recv_peek) X(quota_max_msgs) X(quota_pool) \
 	X(broadcast_dropped_count) X(broadcast_shared_payload) X(broadcast_own) \
-	X(limits_payload_size) X(unicast_signal) \
+	X(limits_payload_size) X(unicast_signal) X(signal_expects_no_reply) \
 	X(reply_tracking) X(reply_unexpected) X(reply_twice) X(reply_emlink) \
 	X(reply_dead_on_close) X(reply_dead_after_recv) X(reply_dead_on_drop) \
 	X(timeout_notification) X(timeout_timer_callback) X(timeout_order) \

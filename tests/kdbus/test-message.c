@@ -471,6 +471,33 @@ int test_limits_payload_size(Env *env) {
 	return TEST_OK;
 }
 
+/*
+ * A signal that expects a reply: ENOTUNIQ, as the final ABI (found by
+ * tests/kfuzz: the module took it as a unicast signal with no tracker, and
+ * a synchronous SEND of it returned 0 without writing its reply).
+ */
+int test_signal_expects_no_reply(Env *env) {
+	KdbusConn *c = kt_hello(env, 0);
+	uint64_t mask[BLOOM_SIZE / 8];
+	KtMsg m;
+
+	ASSERT_RETURN(c);
+	memset(mask, 0, sizeof(mask));
+	ASSERT_EQ(kt_match_bloom(c, 1, mask, 1), 0);
+	m = KT_MSG(.dst_id = kdbus_conn_get_id(c), .cookie = 1, .flags = KDBUS_MSG_SIGNAL | KDBUS_MSG_EXPECT_REPLY,
+		   .timeout_ns = kt_now_ns() + 1000000000ULL);
+	ASSERT_EQ(kt_send_msg(env->conn, &m), -ENOTUNIQ);
+	m.send_flags = KDBUS_SEND_SYNC_REPLY;
+	m.reply.offset = 0x5a5a5a5a;
+	ASSERT_EQ(kt_send_msg(env->conn, &m), -ENOTUNIQ);
+	m.dst_id = KDBUS_DST_ID_BROADCAST;
+	m.send_flags = 0;
+	ASSERT_EQ(kt_send_msg(env->conn, &m), -ENOTUNIQ);
+	ASSERT_EQ(kt_recv(c, NULL, NULL), -EAGAIN);
+	kdbus_conn_close(c);
+	return TEST_OK;
+}
+
 int test_unicast_signal(Env *env) {
 	KdbusConn *c = kt_hello(env, 0);
 	KtMsg m = KT_MSG(.cookie = 3, .flags = KDBUS_MSG_SIGNAL);
