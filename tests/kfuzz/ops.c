@@ -1819,6 +1819,11 @@ void op_fork(void)
 		return;
 	__atomic_fetch_add(&shared->ok[OP_FORK], 1, __ATOMIC_RELAXED);
 	wait_child(pid, 10);
+	/* a connection is its fd: the child may have received and freed on
+	 * ours, so what we know of their slices is no longer true */
+	for (int i = 0; i < MAX_FDS; i++)
+		if (W.f[i].kind == K_CONN)
+			W.f[i].c.tainted = true;
 }
 
 /* ---- a user namespace where we are root: may it make "0-" buses? ---- */
@@ -2245,11 +2250,12 @@ void op_probe(void)
 		return;
 	pid = fork();
 	if (pid == 0) {
-		int fd = open(W.buses[b].path, O_RDWR);
+		int fd = -1;
 
 		W.child = true;
 		close(p[0]);
 		if (mode == 0) {
+			fd = open(W.buses[b].path, O_RDWR);
 			int ring = -1;
 			uint8_t params[120] = { 0 };
 
@@ -2268,6 +2274,8 @@ void op_probe(void)
 
 			if (setresgid(1001, 1001, 1001) < 0 || setresuid(1001, 1001, 1001) < 0)
 				_exit(1);
+			/* opened as uid 1001: a connection has its opener's credentials */
+			fd = open(W.buses[b].path, O_RDWR);
 			if (fd < 0 || !hello_plain(fd, 0, 16 * PAGE))
 				_exit(2);
 			size_t sz = 64 * 1024;
@@ -2315,10 +2323,17 @@ void op_probe(void)
 				  " its fd", id);
 	} else if (mode == 1 && id) {
 		uint64_t small = payload_tag(64);
-		int r;
+		int sfd = open(W.buses[b].path, O_RDWR | O_CLOEXEC), r = -1;
 
+		/* from a connection of our own user (one of ours may stand for
+		 * uid 1001 with faked credentials: its share is the flooder's) */
 		payload_fill(payload, 64, small);
-		r = send_plain(W.f[x].fd, rid, payload, 64, NULL, 0, NULL);
+		if (sfd >= 0 && hello_plain(sfd, 0, 16 * PAGE))
+			r = send_plain(sfd, rid, payload, 64, NULL, 0, NULL);
+		else
+			errno = 0;
+		if (sfd >= 0)
+			close(sfd);
 		if (r < 0 && (errno == EXFULL || errno == ENOBUFS))
 			violation("after %" PRIu64 " messages of 64 KiB and less from uid 1001, a 64-byte message from uid %u to"
 				  " the same 1 MiB pool fails: %s", id, W.uid, strerror(errno));
