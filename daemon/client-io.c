@@ -334,7 +334,28 @@ static void client_write_done(Client *c, size_t k) {
 	}
 }
 
-/* write as much of the output ring as the socket takes; -EPIPE etc. on error */
+/*
+ * The first message of the ring, whose fds the kernel would not pass
+ * (ETOOMANYREFS: the bus's user has more fds in flight than its
+ * RLIMIT_NOFILE, or they are passed too deep), is dropped unwritten and the
+ * connection stays, as libdbus drops it (dbus-transport-socket.c
+ * do_writing()): the receiver cannot be knocked off the bus by what others
+ * leave unread.  Its fds travel with its first byte, so none of it was sent.
+ */
+static void client_write_drop_first(Client *c) {
+	ClientOut *o = &c->out[c->out_head];
+
+	assert(o->sent == 0 && o->n_fds > 0);
+	log_debug("Dropping a message of %zu bytes with %u fds to %s: the kernel refuses to pass its fds "
+		  "(too many in flight)", o->len, o->n_fds, client_name(c));
+	c->out_bytes -= o->len;
+	client_out_release(c, o);
+	c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+	c->out_n--;
+}
+
+/* write as much of the output ring as the socket takes; -EPIPE etc. on error
+ * (a message whose fds cannot be passed is dropped, the rest goes on) */
 int client_write(Client *c) {
 	while (c->out_n) {
 		struct iovec iov[CLIENT_IOV_MAX];
@@ -355,6 +376,10 @@ int client_write(Client *c) {
 		if (k < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
+			if (errno == ETOOMANYREFS && mh.msg_control) {
+				client_write_drop_first(c);
+				continue;
+			}
 			return -errno;
 		}
 		client_write_done(c, k);
