@@ -396,7 +396,7 @@ int client_write(Client *c) {
  * the bytes sit in its socket rather than in our queue.  Not for a
  * limited output (client_limit_output()), whose small buffer is the point.
  */
-static void client_grow_sndbuf(Client *c) {
+static _noinline_ void client_grow_sndbuf(Client *c) {
 	int v = CLIENT_SNDBUF_LARGE;
 
 	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
@@ -420,14 +420,13 @@ static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint
 	return o->n_iov != 0 && o->len != 0;
 }
 
-/* the header of the message in @o (client_header_parse_payload()); NULL:
- * not one vector, or not parsed */
-static const WireHeader *client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off,
-					     WireHeader *parsed, uint64_t *ret_hid) {
+/* the header of the message in @o (client_header_parse_payload()); its h
+ * is NULL when it is not one vector, or does not parse */
+static ClientPayloadHeader client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off) {
 	if (o->n_iov != 1)
-		return NULL;
+		return (ClientPayloadHeader) {};
 	return client_header_parse_payload(c->bus, kdbus_payload_id(c->conn, payload_off), o->iov[0].iov_base,
-					   o->len, parsed, ret_hid);
+					   o->len);
 }
 
 /* as dbus-daemon, what monitor @c is not shown of @m */
@@ -455,10 +454,11 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
  * then the receive side of the policy */
 static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off,
 				      bool from_driver) {
-	WireHeader parsed;
 	const uint8_t *p = o->iov[0].iov_base;
-	uint64_t dst = m->dst_id, hid = 0;
-	const WireHeader *h = client_slice_header(c, o, payload_off, &parsed, &hid);
+	uint64_t dst = m->dst_id;
+	ClientPayloadHeader ph = client_slice_header(c, o, payload_off);
+	const WireHeader *h = ph.h;
+	uint64_t hid = ph.id;
 
 	if (!h)
 		return false;
@@ -490,6 +490,12 @@ static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const Clie
 	return !(m->flags & KDBUS_MSG_HANDED_OVER) || client_handed_over_allowed(c, m, o);
 }
 
+/* the slice at @offset goes back to the core unwritten (out of line: the
+ * address of @offset would cost client_take_slice() a stack canary) */
+static _noinline_ void client_free_slice(Client *c, uint64_t offset) {
+	(void) kdbus_free_batch(c->conn, &offset, 1);
+}
+
 /*
  * One received slice: queue it for the socket, or drop it.  It is built in
  * place in the ring's free tail slot; nothing below pushes to the ring
@@ -503,12 +509,12 @@ static int client_take_slice(Client *c, uint64_t offset) {
 
 	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
 		client_handle_kernel_msg(c, m);
-		(void) kdbus_free_batch(c->conn, &offset, 1);
+		client_free_slice(c, offset);
 		return 0;
 	}
 	o = client_out_reserve(c);
 	if (!o) {
-		(void) kdbus_free_batch(c->conn, &offset, 1);
+		client_free_slice(c, offset);
 		return -ENOMEM;
 	}
 	if (!client_slice_fill(c, o, m, offset, &payload_off) || !client_slice_wanted(c, m, o, payload_off) ||
@@ -831,6 +837,34 @@ static ssize_t client_read_once(Client *c, size_t want) {
 	return k;
 }
 
+/* the nonce of a nonce-tcp connection (out of line: its buffer would cost
+ * every read a stack canary).  Return: 1 once it came and was right (the
+ * client goes on to SASL), 0 while it is not all there, -EBADMSG when
+ * wrong, -ECONNRESET when the peer went before sending it */
+static _noinline_ int client_read_nonce(Client *c) {
+	uint8_t buf[16];
+	ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
+
+	if (k < 0 && errno == EAGAIN)
+		return 0;
+	if (k < 16)
+		return k > 0 ? 0 : -ECONNRESET;	/* wait for the whole nonce */
+	(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
+	if (memcmp(buf, c->nonce, 16) != 0)
+		return -EBADMSG;
+	c->state = CLIENT_AUTH;
+	return 1;
+}
+
+/* a read failed with @r (out of line: the text's buffer would cost every
+ * read a stack canary) */
+static _noinline_ void client_close_read_failed(Client *c, int r) {
+	char why[64];
+
+	snprintf(why, sizeof(why), "read failed: %s", strerror(-r));
+	client_close(c, why);
+}
+
 void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 	size_t budget = CLIENT_READ_BUDGET;
@@ -866,19 +900,11 @@ void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			goto process;
 		}
 		if (c->state == CLIENT_NONCE) {
-			uint8_t buf[16];
-			k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
-			if (k < 0 && errno == EAGAIN)
+			r = client_read_nonce(c);
+			if (r < 0)
+				return client_close(c, r == -EBADMSG ? "wrong nonce" : "nonce missing");
+			if (r == 0)
 				return;
-			if (k < 16) {
-				if (k > 0)
-					return; /* wait for the whole nonce */
-				return client_close(c, "nonce missing");
-			}
-			(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
-			if (memcmp(buf, c->nonce, 16) != 0)
-				return client_close(c, "wrong nonce");
-			c->state = CLIENT_AUTH;
 			continue;
 		}
 
@@ -887,11 +913,8 @@ void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			break;
 		if (k == 0 || k == -ECONNRESET)
 			return client_close(c, "peer closed");
-		if (k < 0) {
-			char why[64];
-			snprintf(why, sizeof(why), "read failed: %s", strerror((int) -k));
-			return client_close(c, why);
-		}
+		if (k < 0)
+			return client_close_read_failed(c, (int) k);
 		budget = budget > (size_t) k ? budget - k : 0;
 
 		if (c->state == CLIENT_AUTH) {
@@ -980,11 +1003,23 @@ uint64_t client_ms_to_us(uint64_t ms) {
 	return ms > UINT64_C(1) << 52 ? UINT64_C(1) << 62 : ms * 1000;
 }
 
-uint64_t client_now(void) {
+/* (out of line: its timespec would cost its callers on the message path a
+ * stack canary; it is read only when a deadline changes) */
+_noinline_ uint64_t client_now(void) {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* ev_timeout for @deadline (out of line: its timeval would cost every
+ * client_arm_timer() a stack canary, and the deadline rarely changes) */
+static _noinline_ void client_arm_timer_at(Client *c, uint64_t deadline, uint64_t now) {
+	if (!now)
+		now = client_now();
+	uint64_t d = deadline > now ? deadline - now : 0;
+	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
+	evtimer_add(c->ev_timeout, &tv);
 }
 
 /* arm ev_timeout for the earliest deadline, or disarm it */
@@ -1002,11 +1037,7 @@ void client_arm_timer(Client *c, uint64_t now) {
 		event_del(c->ev_timeout);
 		return;
 	}
-	if (!now)
-		now = client_now();
-	d = d > now ? d - now : 0;
-	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
-	evtimer_add(c->ev_timeout, &tv);
+	client_arm_timer_at(c, d, now);
 }
 
 void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {

@@ -107,7 +107,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 }
 
 /* a kernel message: notifications become dbus1 signals or errors */
-void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
+_noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 	const struct kdbus_item *cursor = NULL;
 	KclientNotify nt;
 	uint8_t *msg;
