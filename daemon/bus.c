@@ -455,8 +455,8 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 
 		r = listen_address_open(*a, &socks, &n, &error);
 		if (r < 0) {
-			if (!error && r != -ENOMEM)
-				(void) asprintf(&error, "Failed to listen on \"%s\": %s", *a, strerror(-r));
+			if (!error && r != -ENOMEM && asprintf(&error, "Failed to listen on \"%s\": %s", *a, strerror(-r)) < 0)
+				error = NULL;
 			*ret_error = TAKE_PTR(error);
 			return r;
 		}
@@ -499,7 +499,8 @@ int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error) {
 		ListenSocket *s;
 		r = listen_socket_from_fd(fd, &s);
 		if (r < 0) {
-			(void) asprintf(ret_error, "Socket %d passed by systemd is not usable: %s", fd, strerror(-r));
+			if (asprintf(ret_error, "Socket %d passed by systemd is not usable: %s", fd, strerror(-r)) < 0)
+				*ret_error = NULL;
 			return r;
 		}
 		r = strv_append_address(&all, listen_socket_address(s), guid);

@@ -475,7 +475,7 @@ static void notify_parent(int notify_fd) {
 	}
 	/* what dbus-daemon logs to stderr is lost after it forks */
 	log_set_target(log_get_target() & ~LOG_TARGET_STDERR);
-	(void) write(notify_fd, "", 1);
+	(void) !write(notify_fd, "", 1);
 	close(notify_fd);
 }
 
