@@ -227,8 +227,17 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 	return r;
 }
 
+static int client_pull(Client *c);
+
 int client_send_owned(Client *c, uint8_t *msg, size_t len) {
-	int r = client_queue_owned(c, msg, len);
+	/* after what the core holds for @c: it was sent before */
+	int r = client_pull(c);
+
+	if (r < 0) {
+		free(msg);
+		return r;
+	}
+	r = client_queue_owned(c, msg, len);
 
 	if (r >= 0)
 		r = client_write(c);
@@ -437,8 +446,13 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
 	 * as the originals */
 	if (bus->sink && m->src_id == kdbus_conn_get_id(bus->sink))
 		return true;
-	/* a call (or reply) without destination and the bus's answer to it */
-	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL)
+	/* a call (or reply, or anything of the Peer interface) without
+	 * destination, and the bus's answer to it (libdbus's: without
+	 * sender, and with a destination only if the client wrote itself
+	 * one as SENDER) */
+	if (!h->destination.s && (h->type != WIRE_TYPE_SIGNAL || driver_is_peer_message(h)))
+		return true;
+	if (!h->sender.s && m->src_id == driver_id(bus->driver))
 		return true;
 	if (m->dst_id == driver_id(bus->driver) && driver_shows_monitors_itself(h))
 		return true;

@@ -216,7 +216,7 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 	size_t len;
 	int r;
 
-	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL) {
+	if (!h->destination.s && (h->type != WIRE_TYPE_SIGNAL || driver_is_peer_message(h))) {
 		r = driver_build_undirected_reply(c, h, &msg, &len);
 	} else if (!h->destination.s || !streq(h->destination.s, DRIVER_NAME)) {
 		client_capture_before_hello(c, h, body);
@@ -272,6 +272,7 @@ typedef struct Forward {
 	MessageFds fds;
 	bool is_hello;		/* the client's Hello: not subject to the send policy */
 	bool to_driver;
+	bool undirected;	/* no destination, answered by the bus as libdbus (to the driver) */
 	bool allowed;		/* else it goes to the monitors' sink, then is refused */
 	bool unrequested;	/* a reply no call waits for that the policy allows */
 	PolicyRefusal refusal;
@@ -289,7 +290,7 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 	f->msg = msg;
 	f->len = len;
 	f->fds.n = 0;
-	f->is_hello = f->to_driver = f->allowed = f->unrequested = false;
+	f->is_hello = f->to_driver = f->undirected = f->allowed = f->unrequested = false;
 	/* (h, t and refusal are set by the steps that decide them) */
 	f->hheap = NULL;
 	f->hbuf = NULL;
@@ -373,9 +374,24 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	return r > 0 ? DISPATCH_DONE : DISPATCH_NEXT;
 }
 
-/* monitors may not send; dbus-daemon disconnects them */
+/* monitors may not send; dbus-daemon disconnects them, but for what
+ * libdbus answers before the bus sees it (the Peer interface without
+ * destination), which is answered as to any connection */
 static Dispatch forward_from_monitor(Client *c, Forward *f) {
 	const WireHeader *h = &f->h;
+
+	if (driver_is_peer_message(h)) {
+		uint8_t *msg;
+		size_t len;
+		int r = driver_build_undirected_reply(c, h, &msg, &len);
+		if (r >= 0 && msg)
+			r = client_send_owned(c, msg, len);
+		if (r < 0 && r != -ENOMEM) {
+			client_close(c, "write failed");
+			return DISPATCH_CLOSED;
+		}
+		return DISPATCH_DONE;
+	}
 
 	log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
 		    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
@@ -443,8 +459,28 @@ static Dispatch forward_policy(Client *c, Forward *f) {
  * filter, a refused message the monitors' sink */
 static Dispatch forward_rewrite(Client *c, Forward *f) {
 	Bus *bus = c->bus;
-	size_t hmax = wire_header_rewrite_size(&f->h, c->unique_name_len);
+	size_t hmax;
 	int r;
+
+	if (_unlikely_(f->t.dst_id == KDBUS_DST_ID_BROADCAST) &&
+	    (f->h.type != WIRE_TYPE_SIGNAL || driver_is_peer_message(&f->h))) {
+		/* no destination, and not a broadcast signal: dbus-daemon's
+		 * end of the connection (libdbus) answers a call, or any
+		 * message of the Peer interface, and drops a reply
+		 * (driver_build_undirected_reply()).  The driver answers in
+		 * libdbus' place, after the client's earlier calls; the
+		 * header goes as the client wrote it (its SENDER, if any, is
+		 * the answer's destination), as a plain message (no reply is
+		 * tracked, nobody else sees it) */
+		if (f->h.type != WIRE_TYPE_METHOD_CALL && !driver_is_peer_message(&f->h))
+			return DISPATCH_DONE;
+		f->t.dst_id = driver_id(bus->driver);
+		f->to_driver = f->undirected = true;
+		f->hbuf = f->msg;
+		f->hlen = f->h.header_len;
+		return DISPATCH_NEXT;
+	}
+	hmax = wire_header_rewrite_size(&f->h, c->unique_name_len);
 
 	f->hbuf = f->hstack;
 	if (hmax > sizeof(f->hstack)) {
@@ -460,19 +496,8 @@ static Dispatch forward_rewrite(Client *c, Forward *f) {
 	}
 
 	if (f->t.dst_id == KDBUS_DST_ID_BROADCAST) {
-		if (f->h.type == WIRE_TYPE_METHOD_RETURN || f->h.type == WIRE_TYPE_ERROR)
-			/* no destination: dbus-daemon routes a reply to nobody,
-			 * and neither refuses nor answers it */
-			return DISPATCH_DONE;
-		if (f->h.type != WIRE_TYPE_SIGNAL) {
-			/* no destination, a method call: dbus-daemon hands it to
-			 * the driver, which answers only org.freedesktop.DBus.Peer */
-			f->t.dst_id = driver_id(bus->driver);
-			f->to_driver = true;
-		} else {
-			f->bloom_size = BLOOM_DEFAULT_SIZE;
-			client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
-		}
+		f->bloom_size = BLOOM_DEFAULT_SIZE;
+		client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
 	}
 
 	if (!f->allowed) {
@@ -560,8 +585,9 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
 	/* (an unrequested reply that the policy allows is an ordinary
-	 * unicast: it consumes no tracker) */
-	if (!f->allowed || f->unrequested) {
+	 * unicast: it consumes no tracker; so is what goes to the driver
+	 * without destination) */
+	if (!f->allowed || f->unrequested || f->undirected) {
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}

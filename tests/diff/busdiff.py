@@ -135,6 +135,10 @@ def scenario_list(kind, mode, conf_file, cname=''):
     if system:
         out.append(('grid-user', 'messages', lambda s, ids: S.message_grid(s, ids, 'bbtest1',
                     flag_sets=S.FLAG_SETS if full else (0, S.NRE), activatable=full)))
+    if full:
+        out.append(('peer-root', 'peer', lambda s, ids: S.peer_interface(s, ids, 'root')))
+        if system:
+            out.append(('peer-user', 'peer', lambda s, ids: S.peer_interface(s, ids, 'bbtest1')))
     if full or kind == 'synthetic':
         out.append(('driver-root', 'driver', lambda s, ids: S.driver_methods(s, ids, 'root')))
         if system:

@@ -203,6 +203,81 @@ def driver_methods(s, ids, who='root'):
     s.call_driver('a', 'ReloadConfig')
 
 
+PEER = 'org.freedesktop.DBus.Peer'
+
+
+def peer_interface(s, ids, who='root'):
+    """messages of org.freedesktop.DBus.Peer of every type and flag set,
+    without destination (dbus-daemon's side of each connection, libdbus's
+    peer filter, answers them and the bus sees nothing) and to every kind
+    of destination (routed as any message), before Hello and from a
+    monitor, while a monitor, a root eavesdropper and a signal subscriber
+    look on"""
+    observers(s, ids)
+    s.connect('a', ids.get(who))
+    s.connect('b', ids.get('root'))
+    s.call_driver('b', 'AddMatch', 's', ("interface='%s'" % PEER,))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.PeerOwned', 0))
+    s.step('setup')
+    dests = (None, DRIVER, '@b', 'com.example.PeerOwned', 'com.example.Unowned', ':1.9999')
+    for dest in dests:
+        for typ in TYPES:
+            for member in ('Ping', 'GetMachineId', 'Other'):
+                for flags in (0, NRE, NAS, AIA):
+                    s.step('Peer %s %s to %s flags=%d' % (W.TYPE_NAMES[typ], member, dest, flags))
+                    kw = dict(dest=dest, path='/', iface=PEER, member=member, flags=flags)
+                    if typ == W.ERROR:
+                        kw.update(error_name='com.example.Error.Failed', reply_serial=4242)
+                    elif typ == W.METHOD_RETURN:
+                        kw.update(reply_serial=4242)
+                    s.send('a', typ, **kw)
+    # what libdbus's filter does not look at: arguments, another interface,
+    # none, a forged sender, no member at all
+    for what, kw in (('Ping with an argument', dict(iface=PEER, member='Ping', sig='s', body=('x',))),
+                     ('GetMachineId with an argument', dict(iface=PEER, member='GetMachineId', sig='u', body=(1,))),
+                     ('Ping without interface', dict(member='Ping')),
+                     ('GetMachineId on another interface', dict(iface='com.example.Peer', member='GetMachineId')),
+                     ('Ping with a forged sender', dict(iface=PEER, member='Ping', sender='@b')),
+                     ('Other with a forged sender', dict(iface=PEER, member='Other', sender='@b')),
+                     ('Introspect with a forged sender', dict(iface='org.freedesktop.DBus.Introspectable',
+                                                              member='Introspect', sender='@b')),
+                     ('an unknown method with a forged sender', dict(iface='com.example.I', member='Frob',
+                                                                     sender='@b')),
+                     ('on another path', dict(iface=PEER, member='Ping', path='/com/example/x'))):
+        for typ in (W.METHOD_CALL, W.SIGNAL) if 'iface' in kw else (W.METHOD_CALL,):
+            s.step('%s, %s' % (W.TYPE_NAMES[typ], what))
+            kw2 = dict(path='/')
+            kw2.update(kw)
+            s.send('a', typ, **kw2)
+    s.step('a return of Peer without member')
+    s.send('a', W.METHOD_RETURN, iface=PEER, reply_serial=77)
+    s.step('an error of Peer')
+    s.send('a', W.ERROR, iface=PEER, error_name='org.freedesktop.DBus.Error.Failed', reply_serial=77)
+    # before Hello: answered, the connection stays
+    s.connect('pre', ids.get(who), hello=False)
+    for typ in TYPES:
+        for member in ('Ping', 'Other'):
+            s.step('before Hello: Peer %s %s' % (W.TYPE_NAMES[typ], member))
+            kw = dict(path='/', iface=PEER, member=member)
+            if typ == W.ERROR:
+                kw.update(error_name='com.example.Error.Failed', reply_serial=1)
+            elif typ == W.METHOD_RETURN:
+                kw.update(reply_serial=1)
+            s.send('pre', typ, **kw)
+    s.step('before Hello: Peer Ping to the driver')
+    s.send('pre', W.METHOD_CALL, dest=DRIVER, path='/', iface=PEER, member='Ping')
+    s.step('Hello after Peer messages')
+    s.hello('pre')
+    # a monitor that sends: answered without a destination, closed otherwise
+    s.become_monitor('m2', ["type='error'"], ids.get('root'))
+    for typ in (W.METHOD_CALL, W.SIGNAL):
+        for member in ('Ping', 'GetMachineId', 'Other'):
+            s.step('monitor sends Peer %s %s' % (W.TYPE_NAMES[typ], member))
+            s.send('m2', typ, path='/', iface=PEER, member=member)
+    s.step('monitor sends Peer Ping to the driver')
+    s.send('m2', W.METHOD_CALL, dest=DRIVER, path='/', iface=PEER, member='Ping')
+
+
 def name_sequences(s, ids):
     """queueing, replacement and release among three connections while a
     monitor and a NameOwnerChanged watcher look on"""
