@@ -922,7 +922,10 @@ static int method_release_name(DriverCall *call) {
 		result = DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;
 		break;
 	case -EADDRINUSE:
-		result = DBUS_RELEASE_NAME_REPLY_NOT_OWNER;
+		/* as dbus-daemon, a name only an activator holds has no
+		 * owner at all */
+		result = driver_lookup_owner(call->driver, name) ? DBUS_RELEASE_NAME_REPLY_NOT_OWNER :
+								    DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;
 		break;
 	default:
 		return r;
@@ -1098,9 +1101,13 @@ static int method_list_queued_owners(DriverCall *call) {
 					 "Could not get owners of name '%s': no such name", name);
 		return reply_strv(call, name, NULL, 0);
 	}
-	r = driver_list_names(call->driver, name, &l, &n);
-	if (r < 0)
-		return r;
+	/* as dbus-daemon, which looks a name up without checking it: one that
+	 * is not valid (too long, say) has no owner */
+	if (wire_bus_name_is_valid(name, strlen(name))) {
+		r = driver_list_names(call->driver, name, &l, &n);
+		if (r < 0)
+			return r;
+	}
 	if (n == 0)
 		return call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get owners of name '%s': no such name",
 				 name);

@@ -131,6 +131,8 @@ def driver_methods(s, ids, who='root'):
         ('GetNameOwner', 's', ('..bad',)),
         ('ListQueuedOwners', 's', ('com.example.Owned',)), ('ListQueuedOwners', 's', ('com.example.Nobody',)),
         ('ListQueuedOwners', 's', (D,)), ('ListQueuedOwners', 's', ('@b',)),
+        ('ListQueuedOwners', 's', ('not a name',)), ('ListQueuedOwners', 's', ('bad',)),
+        ('ListQueuedOwners', 's', ('',)),
         ('GetConnectionUnixUser', 's', ('@b',)), ('GetConnectionUnixUser', 's', ('com.example.Owned',)),
         ('GetConnectionUnixUser', 's', (D,)), ('GetConnectionUnixUser', 's', ('com.example.Nobody',)),
         ('GetConnectionUnixUser', 's', (':1.9999',)),
@@ -163,6 +165,18 @@ def driver_methods(s, ids, who='root'):
         ('UpdateActivationEnvironment', 'a{ss}', ([('DBUS_STARTER_ADDRESS', 'x')],)),
         ('NoSuchMethod', '', ()),
     ]
+    # names of 255 and 256 characters (the longest valid one, and one more),
+    # and an activatable name nobody owns, for every method that takes a name
+    long255, long256 = 'a.' + 'b' * 253, 'a.' + 'b' * 254
+    for member, sig, rest in (('NameHasOwner', 's', ()), ('GetNameOwner', 's', ()), ('ListQueuedOwners', 's', ()),
+                              ('GetConnectionUnixUser', 's', ()), ('GetConnectionUnixProcessID', 's', ()),
+                              ('GetConnectionCredentials', 's', ()), ('GetAdtAuditSessionData', 's', ()),
+                              ('GetConnectionSELinuxSecurityContext', 's', ()), ('RequestName', 'su', (0,)),
+                              ('ReleaseName', 's', ()), ('StartServiceByName', 'su', (0,))):
+        for name in (long255, long256, ':1.' + '1' * 253, ACTIVATABLE):
+            calls.append((member, sig, (name,) + rest))
+    calls.append(('ReleaseName', 's', (ACTIVATABLE_BROKEN,)))
+    calls.append(('ReleaseName', 's', ('com.example.Two',)))
     for member, sig, body in calls:
         body = tuple(s.resolve(v) if isinstance(v, str) else v for v in body)
         s.step('%s%r' % (member, body))
