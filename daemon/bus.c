@@ -920,6 +920,58 @@ int bus_apply_core_limits(Bus *bus) {
 	return bus_apply_limits(bus);
 }
 
+static int bus_id_cmp(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a connection that said Hello, by its id (a monitor's stays the id of its
+ * Hello); NULL if it is gone */
+static Client *bus_find_complete(Bus *bus, uint64_t id) {
+	Client *c = bus_find_client(bus, id);
+
+	if (c || !bus->n_monitors)
+		return c;
+	list_for_each_entry(c, &bus->clients, link)
+		if (c->state == CLIENT_MONITOR && c->id == id)
+			return c;
+	return NULL;
+}
+
+void bus_disconnect_all(Bus *bus) {
+	_cleanup_free_ uint64_t *ids = NULL;
+	size_t n = 0, i = 0;
+	Client *c, *next;
+
+	bus->exiting = true;
+	list_for_each_entry_safe(c, next, &bus->clients, link) {
+		if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR) {
+			n++;
+			continue;
+		}
+		log_debug("Closing connection %s (%s): the bus exits", client_name(c), client_loginfo(c));
+		client_free(c);
+	}
+	/* (ids are given at Hello, in order; without memory they all go at
+	 * once, in bus_free()) */
+	ids = malloc(MAX(n, (size_t) 1) * sizeof(*ids));
+	if (!ids)
+		return;
+	list_for_each_entry(c, &bus->clients, link)
+		ids[i++] = c->id;
+	qsort(ids, n, sizeof(*ids), bus_id_cmp);
+	for (i = 0; i < n; i++) {
+		c = bus_find_complete(bus, ids[i]);
+		if (!c)
+			continue;	/* it went while others were written to */
+		log_debug("Closing connection %s (%s): the bus exits", client_name(c), client_loginfo(c));
+		client_free(c);
+		/* what its departure sent the others, written now */
+		bus_on_ready(-1, 0, bus);
+	}
+}
+
 int bus_run(Bus *bus) {
 	int r = event_base_dispatch(bus->base);
 	return r < 0 ? -EIO : 0;

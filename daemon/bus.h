@@ -113,6 +113,7 @@ typedef struct Bus {
 	struct ServiceRegistry *services;
 	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
+	bool exiting;			/* bus_disconnect_all() closes everyone */
 
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
@@ -141,6 +142,16 @@ int bus_reload(Bus *bus, char **ret_error);
  * logs them while it reads the files */
 int bus_config_read(const char *path, BusConfig **ret, char **ret_error);
 int bus_run(Bus *bus);
+/**
+ * bus_disconnect_all() - close every connection, as dbus-daemon does when
+ * it exits (bus_connections_unref()): those that have not said Hello
+ * first, then the others one at a time in the order of their Hello, and
+ * those still connected are sent what each departure causes (the
+ * NameOwnerChanged of its names, the NameAcquired of the next owner, the
+ * NoReply of calls it did not answer) before the next goes
+ * @bus:	the bus, its loop no longer running
+ */
+void bus_disconnect_all(Bus *bus);
 /* the core's limits again, after activator_reserve grew */
 int bus_apply_core_limits(Bus *bus);
 

@@ -557,6 +557,7 @@ int main(int argc, char **argv) {
 	(void) sd_notifyf(false, "READY=1\nSTATUS=Serving %s\nMAINPID=%d", address, (int) getpid());
 	r = bus_run(bus);
 	(void) sd_notify(false, "STOPPING=1");
+	bus_disconnect_all(bus);
 	bus = bus_free(bus);
 	return r < 0 ? 1 : 0;
 }

@@ -136,6 +136,7 @@ def scenario_list(kind, mode, conf_file, cname=''):
         out.append(('grid-user', 'messages', lambda s, ids: S.message_grid(s, ids, 'bbtest1',
                     flag_sets=S.FLAG_SETS if full else (0, S.NRE), activatable=full)))
     if full:
+        out.append(('shutdown', 'shutdown', S.shutdown))
         out.append(('peer-root', 'peer', lambda s, ids: S.peer_interface(s, ids, 'root')))
         if system:
             out.append(('peer-user', 'peer', lambda s, ids: S.peer_interface(s, ids, 'bbtest1')))

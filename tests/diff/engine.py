@@ -515,6 +515,21 @@ class Session:
             os.close(fd)
         c.fds = []
 
+    def stop_daemon(self):
+        """SIGTERM to the daemon, then every connection read until the
+        daemon has closed it (what each sees of the others going)"""
+        self.sync()
+        self.daemon.p.send_signal(signal.SIGTERM)
+        end = time.monotonic() + START_TIMEOUT
+        for c in self.clients.values():
+            while not c.closed and time.monotonic() < end:
+                c._fill(0.5)
+            self._take(c)
+        try:
+            self.daemon.p.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+
     def finish(self):
         self.step('end')
         for label in list(self.clients):

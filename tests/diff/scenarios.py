@@ -292,6 +292,33 @@ def peer_interface(s, ids, who='root'):
     s.send('m2', W.METHOD_CALL, dest=DRIVER, path='/', iface=PEER, member='Ping')
 
 
+def shutdown(s, ids):
+    """SIGTERM: dbus-daemon closes its connections one at a time (those
+    without Hello first, then in the order of their Hello), and the ones
+    still connected see the names of each go, a queued owner its
+    NameAcquired; monitors with and without rules, eavesdroppers, a call
+    waiting for the answer of one that goes"""
+    observers(s, ids)
+    s.become_monitor('m1', ["type='signal',member='NameOwnerChanged'"], ids.get('root'))
+    for label in 'abcd':
+        s.connect(label, ids.get('root'))
+    s.connect('u', ids.get('bbtest1') or ids.get('root'))
+    s.call_driver('u', 'AddMatch', 's', ("type='signal',sender='org.freedesktop.DBus'",))
+    s.step('names')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.Down.A', 0))
+    s.call_driver('a', 'RequestName', 'su', ('com.example.Down.A2', 0))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Down.B', 0))
+    s.step('queued')
+    s.call_driver('c', 'RequestName', 'su', ('com.example.Down.A', 0))
+    s.call_driver('d', 'RequestName', 'su', ('com.example.Down.B', 4))
+    s.step('calls waiting for answers')
+    s.send('b', W.METHOD_CALL, dest='@a', path='/', iface='com.example.I', member='Wait')
+    s.send('a', W.METHOD_CALL, dest='com.example.Down.B', path='/', iface='com.example.I', member='Wait')
+    s.connect('pre', ids.get('root'), hello=False)
+    s.step('SIGTERM')
+    s.stop_daemon()
+
+
 def name_sequences(s, ids):
     """queueing, replacement and release among three connections while a
     monitor and a NameOwnerChanged watcher look on"""
