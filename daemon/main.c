@@ -340,8 +340,17 @@ static void *evmem_realloc(void *p, size_t n) {
 
 /* fds 0-2 must be taken before any socket is made, or a socket could
  * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
+/* as dbus-daemon (_dbus_ensure_standard_fds(DBUS_FORCE_STDIN_NULL)): stdin
+ * is /dev/null, stdout and stderr are opened on it if closed; the services
+ * the bus starts inherit them */
 static void take_stdio(void) {
-	for (int fd = 0; fd <= 2; fd++)
+	int in = open("/dev/null", O_RDONLY);
+
+	if (in > 0) {
+		(void) dup2(in, 0);
+		close(in);
+	}
+	for (int fd = 1; fd <= 2; fd++)
 		if (fcntl(fd, F_GETFD) < 0) {
 			int null = open("/dev/null", O_RDWR);
 			if (null >= 0 && null != fd) {
