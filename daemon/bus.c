@@ -26,6 +26,7 @@
 
 #include "daemon/address.h"
 #include "daemon/bus.h"
+#include "daemon/dir-watch.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/listen-socket.h"
@@ -531,18 +532,34 @@ int bus_config_read(const char *path, BusConfig **ret, char **ret_error) {
 
 /* ---- setup ---------------------------------------------------------------- */
 
+void bus_reload_signalled(Bus *bus) {
+	_cleanup_free_ char *error = NULL;
+	int r = bus_reload(bus, &error);
+
+	/* as dbus-daemon: bus_context_reload_config() logs, and then its
+	 * SIGHUP handler warns once more, without the prefix */
+	if (r < 0) {
+		log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
+		log_unprefixed(LOG_WARNING, "Unable to reload configuration: %s", error ? error : strerror(-r));
+	}
+}
+
+void bus_watch_dirs(Bus *bus) {
+	if (!bus->dir_watch) {
+		int r = dir_watch_new(bus, &bus->dir_watch);
+		if (r < 0) {
+			log_debug("Cannot watch the configuration's directories: %s", strerror(-r));
+			return;
+		}
+	}
+	dir_watch_update(bus->dir_watch);
+}
+
 static void bus_on_signal(evutil_socket_t sig, short what, void *userdata) {
 	Bus *bus = userdata;
 
 	if (sig == SIGHUP) {
-		_cleanup_free_ char *error = NULL;
-		int r = bus_reload(bus, &error);
-		/* as dbus-daemon: bus_context_reload_config() logs, and then
-		 * its SIGHUP handler warns once more, without the prefix */
-		if (r < 0) {
-			log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
-			log_unprefixed(LOG_WARNING, "Unable to reload configuration: %s", error ? error : strerror(-r));
-		}
+		bus_reload_signalled(bus);
 		return;
 	}
 	log_debug("Exiting on signal %d", (int) sig);
@@ -808,6 +825,7 @@ Bus *bus_free(Bus *bus) {
 	client_rbuf_pool_free(bus);
 	client_header_cache_free(bus);
 	monitor_free(bus);
+	bus->dir_watch = dir_watch_free(bus->dir_watch);
 	service_registry_free(bus);
 	bus_internal_conn_remove(bus, bus->sink);
 	bus->sink = kdbus_conn_close(bus->sink);
@@ -910,6 +928,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
 	(void) service_registry_load(bus);
+	bus_watch_dirs(bus);
 	if (bus->driver)
 		driver_broadcast_activatable_services_changed(bus->driver);
 	log_info("Reloaded configuration");

@@ -111,6 +111,7 @@ typedef struct Bus {
 	KdbusConn *sink;		/* refused messages go here, for monitors */
 	unsigned n_monitors;
 	struct ServiceRegistry *services;
+	struct DirWatch *dir_watch;	/* the directories whose changes reload the configuration */
 	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 	bool exiting;			/* bus_disconnect_all() closes everyone */
@@ -138,6 +139,20 @@ Bus *bus_free(Bus *bus);
 int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address, char **ret_error);
 int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error);
 int bus_reload(Bus *bus, char **ret_error);
+/**
+ * bus_reload_signalled() - bus_reload() as SIGHUP asks for it (and a
+ * change in a watched directory, for which dbus-daemon sends itself
+ * SIGHUP): a failure is logged, twice, as dbus-daemon logs it
+ * @bus:	the bus
+ */
+void bus_reload_signalled(Bus *bus);
+/**
+ * bus_watch_dirs() - watch the directories of the configuration now in
+ * use (daemon/dir-watch.h); once it is loaded, and after each reload
+ * @bus:	the bus
+ */
+void bus_watch_dirs(Bus *bus);
+
 /* bus_config_load() with its warnings logged as they come, as dbus-daemon
  * logs them while it reads the files */
 int bus_config_read(const char *path, BusConfig **ret, char **ret_error);

@@ -273,6 +273,7 @@ typedef struct Forward {
 	bool is_hello;		/* the client's Hello: not subject to the send policy */
 	bool to_driver;
 	bool undirected;	/* no destination, answered by the bus as libdbus (to the driver) */
+	bool rescanned;		/* its name was unknown: the service directories were read again */
 	bool allowed;		/* else it goes to the monitors' sink, then is refused */
 	bool unrequested;	/* a reply no call waits for that the policy allows */
 	PolicyRefusal refusal;
@@ -290,7 +291,7 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 	f->msg = msg;
 	f->len = len;
 	f->fds.n = 0;
-	f->is_hello = f->to_driver = f->undirected = f->allowed = f->unrequested = false;
+	f->is_hello = f->to_driver = f->undirected = f->rescanned = f->allowed = f->unrequested = false;
 	/* (h, t and refusal are set by the steps that decide them) */
 	f->hheap = NULL;
 	f->hbuf = NULL;
@@ -454,6 +455,17 @@ static Dispatch forward_policy(Client *c, Forward *f) {
 	return DISPATCH_NEXT;
 }
 
+/* monitors see what the policy refused, as with dbus-daemon: it goes to a
+ * connection that only drops it */
+static void forward_refused_to_sink(Client *c, Forward *f) {
+	if (f->allowed)
+		return;
+	f->t = (MessageTarget) { .dst_id = monitor_sink_id(c->bus) };
+	f->bloom_size = 0;
+	f->n_keys = 0;
+	f->to_driver = false;
+}
+
 /* → rewrite: the header the bus forwards (our sender, only known fields);
  * a message without destination gets its real target, a signal its bloom
  * filter, a refused message the monitors' sink */
@@ -500,14 +512,7 @@ static Dispatch forward_rewrite(Client *c, Forward *f) {
 		client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
 	}
 
-	if (!f->allowed) {
-		/* monitors see what the policy refused, as with dbus-daemon:
-		 * it goes to a connection that only drops it */
-		f->t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
-		f->bloom_size = 0;
-		f->n_keys = 0;
-		f->to_driver = false;
-	}
+	forward_refused_to_sink(c, f);
 	return DISPATCH_NEXT;
 }
 
@@ -555,10 +560,29 @@ static void forward_before_send(Client *c, const Forward *f) {
 		service_registry_activation_failure_raw(c->bus, c, f->msg, f->len);
 }
 
+/* forward_send()'s answer when the message is to go again: its name was
+ * unknown, and is activatable since the directories were read again */
+#define FORWARD_SEND_AGAIN 1
+
+/*
+ * A name nobody holds, not even an activator (the core's ESRCH), and
+ * auto-start allowed: as dbus-daemon's activation_find_entry(), the
+ * service directories are read again (once) before the sender is told
+ * that no .service file provides it.  Return: whether it is activatable
+ * now.
+ */
+static bool forward_rescan(Client *c, Forward *f) {
+	if (!f->t.dst_name || (f->h.flags & WIRE_FLAG_NO_AUTO_START) || f->rescanned)
+		return false;
+	f->rescanned = true;
+	return service_registry_rescan(c->bus, f->h.destination.s);
+}
+
 /* → SEND: the kdbus message to the core, and what dbus-daemon does where
  * the core says no (a call to the driver beyond the pending replies, a
  * reply no call waits for, fds on a broadcast).  Return: the send's
- * result; @ret_full set when the client has max_incoming_* in flight */
+ * result, or FORWARD_SEND_AGAIN (nothing sent, nothing answered); @ret_full
+ * set when the client has max_incoming_* in flight */
 static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full) {
 	Bus *bus = c->bus;
 	const WireHeader *h = &f->h;
@@ -597,6 +621,11 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {
+		if (adopt_at)
+			(void) kdbus_payload_offer(c->conn, NULL, NULL);	/* offered again */
+		return FORWARD_SEND_AGAIN;
+	}
 	if (r == -EMLINK && f->to_driver) {
 		/* as dbus-daemon, calls to the driver are answered whatever
 		 * the caller has pending: no reply tracker for this one (the
@@ -685,6 +714,15 @@ Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	if (d != DISPATCH_NEXT)
 		return d;
 	r = forward_send(c, &f, adopt_at, &full);
+	if (_unlikely_(r == FORWARD_SEND_AGAIN)) {
+		/* to a name that is activatable now: the policy decides
+		 * it again, as it does a message to an activatable name */
+		d = forward_policy(c, &f);
+		if (d != DISPATCH_NEXT)
+			return d;
+		forward_refused_to_sink(c, &f);
+		r = forward_send(c, &f, adopt_at, &full);
+	}
 	/* as dbus-daemon: the next message waits while what this client
 	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
 	if (full)

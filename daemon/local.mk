@@ -10,6 +10,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/driver.c daemon/driver.h \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
+	daemon/dir-watch.c daemon/dir-watch.h \
 	daemon/log.c daemon/log.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS)
 

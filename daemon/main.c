@@ -557,6 +557,7 @@ int main(int argc, char **argv) {
 	r = service_registry_load(bus);
 	if (r < 0)
 		log_warning_errno(r, "Failed to read service directories: %m");
+	bus_watch_dirs(bus);
 
 	if (detach(bus, base, &o, config, &notify_fd) < 0 || print_address_and_pid(&o, address) < 0)
 		return 1;

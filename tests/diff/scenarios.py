@@ -4,6 +4,7 @@
 # after every step.  A scenario must be deterministic: the same script is
 # run once against dbus-daemon and once against busbridged.
 import os
+import time
 
 import dbuswire as W  # noqa: E402  (on the path busdiff.py sets)
 from engine import DRIVER, DRIVER_PATH
@@ -317,6 +318,121 @@ def shutdown(s, ids):
     s.connect('pre', ids.get('root'), hello=False)
     s.step('SIGTERM')
     s.stop_daemon()
+
+
+def late_dirs(s, ids):
+    """service directories and files that appear, change and go while the
+    bus runs (engine.late_config(): two service directories, the XDG ones
+    and an includedir under s.late, none there at start): what
+    ListActivatableNames lists and ActivatableServicesChanged says, what
+    auto-start and StartServiceByName find (dbus-daemon reads the
+    directories again for a name it does not know, and checks the file of
+    one it knows), which directories are watched (those there at the last
+    load; a watched one that goes keeps its watch) and what a policy file
+    in an includedir does before and after a reload"""
+    L = s.late
+    # (no monitor: the order in which monitors see a StartServiceByName
+    # reply is a known difference, of the activation scenario)
+    observers(s, ids, monitor=False, eavesdrop=False)
+    s.connect('a', ids.get('root'))
+    s.step('setup')
+
+    def write(d, name, ok=True, mtime=None):
+        os.makedirs(os.path.join(L, d), exist_ok=True)
+        path = os.path.join(L, d, name + '.service')
+        with open(path, 'w') as f:
+            f.write('[D-BUS Service]\nName=%s\nExec=%s\n' %
+                    (name, '/usr/bin/python3 %s/service.py %s' % (HERE, name) if ok else '/bin/false'))
+        if mtime:
+            os.utime(path, (mtime, mtime))
+        s.pause(0.3)   # a watched directory reloads the configuration
+
+    def remove(path):
+        p = os.path.join(L, path)
+        if os.path.isdir(p):
+            os.rmdir(p)
+        else:
+            os.unlink(p)
+        s.pause(0.3)
+
+    def call(what, name, flags=0):
+        s.step(what)
+        serial = s.send('a', W.METHOD_CALL, dest=name, path='/', iface='com.example.Iface', member='Hi', flags=flags)
+        if not flags & NAS:
+            s.wait_reply('a', serial, timeout=10.0)
+
+    def start(what, name):
+        s.step(what)
+        s.wait_reply('a', s.call_driver('a', 'StartServiceByName', 'su', (name, 0)), timeout=10.0)
+
+    def stop(name):
+        s.step('%s exits' % name)
+        s.send('a', W.METHOD_CALL, dest=name, path='/', iface='com.example.Iface', member='Exit', flags=NRE)
+        s.pause(0.5)
+
+    def listed(what):
+        s.step('ListActivatableNames: ' + what)
+        s.call_driver('a', 'ListActivatableNames')
+
+    call('an unknown name', 'com.example.Late1')
+    s.step('a service directory appears, with a file')
+    write('services-a', 'com.example.Late1')
+    listed('the directory was not there at start')
+    call('NO_AUTO_START: no rescan', 'com.example.Late1', NAS)
+    call('auto-start reads the directories again', 'com.example.Late1')
+    listed('after the rescan')
+    stop('com.example.Late1')
+    s.step('its file goes (nothing watches the directory)')
+    remove('services-a/com.example.Late1.service')
+    listed('the name is still known')
+    call('auto-start of a name whose file is gone', 'com.example.Late1')
+    listed('after that')
+    s.step('ReloadConfig: the directory is watched now')
+    s.call_driver('a', 'ReloadConfig')
+    s.step('a file in the watched directory')
+    write('services-a', 'com.example.Late2', ok=False)
+    listed('after the reload it caused')
+    s.step('the file changes')
+    write('services-a', 'com.example.Late2')
+    call('Late2 starts', 'com.example.Late2')
+    stop('com.example.Late2')
+    s.step('a second directory appears, with a file')
+    write('services-b', 'com.example.Late3')
+    start('StartServiceByName reads the directories again', 'com.example.Late3')
+    stop('com.example.Late3')
+    s.step('its file changes, a second later (nothing watches it)')
+    write('services-b', 'com.example.Late3', ok=False, mtime=time.time() + 2)
+    call('auto-start reads a modified file again', 'com.example.Late3')
+    s.step('the watched directory goes')
+    remove('services-a/com.example.Late2.service')
+    remove('services-a')
+    listed('after that')
+    s.step('it comes back, with a file (its old watch is gone)')
+    write('services-a', 'com.example.Late4')
+    listed('not noticed')
+    call('auto-start finds it', 'com.example.Late4')
+    stop('com.example.Late4')
+    s.step('an includedir appears, with a policy file')
+    os.makedirs(os.path.join(L, 'conf.d'))
+    with open(os.path.join(L, 'conf.d', 'deny.conf'), 'w') as f:
+        f.write('<busconfig><policy context="default"><deny own="com.example.DeniedLate"/></policy></busconfig>\n')
+    s.pause(0.3)
+    s.step('RequestName: not read yet')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.call_driver('a', 'ReleaseName', 's', ('com.example.DeniedLate',))
+    s.step('ReloadConfig reads it')
+    s.call_driver('a', 'ReloadConfig')
+    s.step('RequestName: denied')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.step('the policy file goes (the includedir is watched now)')
+    remove('conf.d/deny.conf')
+    s.step('RequestName: allowed again')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.step('the user\'s service directory appears ($XDG_DATA_HOME/dbus-1/services)')
+    write('xdg-data/dbus-1/services', 'com.example.Late5')
+    call('auto-start finds it', 'com.example.Late5')
+    stop('com.example.Late5')
+    listed('at the end')
 
 
 def name_sequences(s, ids):
