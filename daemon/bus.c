@@ -308,7 +308,7 @@ void bus_raise_fd_limit(Bus *bus) {
 	if (lim.rlim_cur == bus_initial_nofile.rlim_cur && lim.rlim_max == bus_initial_nofile.rlim_max)
 		return;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
-		log_info("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
+		log_warning("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
 			 errno == EPERM || errno == EACCES ? "AccessDenied" : "Failed", (unsigned long) lim.rlim_cur);
 	bus_fd_reserve_compute(bus);
 }
