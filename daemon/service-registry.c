@@ -1003,8 +1003,25 @@ static void registry_order_listed(ServiceRegistry *reg, const Activatable *a, co
 		log_debug("Out of memory: ListActivatableNames may list %s out of order", a->name);
 }
 
-/* the service files of the configured directories; the scan's warnings are logged */
-static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *ret_n) {
+/* a rescan does not read again a file it knows as it is: the file of the
+ * name its file name says, unmodified since (seconds, as dbus-daemon) */
+static bool registry_knows_file(const char *path, const char *filename, int64_t mtime_sec, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	size_t l = strlen(filename);
+	char name[256];
+
+	if (l <= 8 || l - 8 >= sizeof(name))
+		return false;
+	memcpy(name, filename, l - 8);	/* less ".service" */
+	name[l - 8] = '\0';
+	Activatable *a = registry_find(reg, name);
+	return a && a->file && !a->removed && streq(a->file->path, path) && mtime_sec <= a->file->mtime_usec / 1000000;
+}
+
+/* the service files of the configured directories (on a rescan, only those
+ * new or modified); the scan's warnings are logged */
+static int registry_scan(ServiceRegistry *reg, bool rescan, ServiceFile ***ret_files, size_t *ret_n) {
+	const BusConfig *c = reg->bus->config;
 	char **warnings = NULL;
 	int r;
 
@@ -1014,8 +1031,8 @@ static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *r
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_servicedirs; i++)
 		dirs[i] = c->servicedirs[i];
-	r = service_dir_scan_full(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
-				  ret_files, ret_n, &warnings);
+	r = service_dir_scan_known(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
+				   rescan ? registry_knows_file : NULL, reg, ret_files, ret_n, &warnings);
 	if (r < 0)
 		return r;
 	for (char **w = warnings; w && *w; w++)
@@ -1156,7 +1173,7 @@ static int registry_load(Bus *bus, bool rescan) {
 		if (r < 0)
 			return r;
 	}
-	r = registry_scan(bus->config, &files, &n_files);
+	r = registry_scan(reg, rescan, &files, &n_files);
 	if (r < 0)
 		return r;
 
