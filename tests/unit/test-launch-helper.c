@@ -274,7 +274,7 @@ int main(void) {
 		char cmd[4200];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		(void) system(cmd);
+		(void) !system(cmd);
 	}
 	return test_done();
 }
