@@ -569,8 +569,9 @@ static bool client_out_room(Client *c) {
 	return false;
 }
 
-/* pull from the core while there is room in flight */
-static int client_pull(Client *c) {
+/* pull from the core while there is room in flight (inlined in
+ * client_flush(), the common path, though client_send_owned() uses it too) */
+static inline __attribute__((always_inline)) int client_pull(Client *c) {
 	if (!c->conn)
 		return 0;
 	c->out_held = false;

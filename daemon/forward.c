@@ -690,6 +690,7 @@ static void forward_answer(Client *c, Forward *f, int r) {
 Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	/* (not zeroed as a whole: its buffers are kilobytes, per message) */
 	_cleanup_(forward_done) Forward f;
+	uint8_t *adopt_at = NULL;
 	Dispatch d;
 
 	forward_init(&f, msg, len);
@@ -703,26 +704,26 @@ Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		d = forward_from_monitor(c, &f);
 	if (d == DISPATCH_NEXT)
 		d = forward_target(c, &f);
+again:
 	if (d == DISPATCH_NEXT)
 		d = forward_policy(c, &f);
-	if (d == DISPATCH_NEXT)
-		d = forward_rewrite(c, &f);
+	if (d == DISPATCH_NEXT) {
+		if (!f.rescanned)
+			d = forward_rewrite(c, &f);
+		else
+			forward_refused_to_sink(c, &f);	/* (its header is written already) */
+	}
 	if (d != DISPATCH_NEXT)
 		return d;
-
-	uint8_t *adopt_at = forward_adopt(c, &f, &d);
-	if (d != DISPATCH_NEXT)
-		return d;
-	r = forward_send(c, &f, adopt_at, &full);
-	if (_unlikely_(r == FORWARD_SEND_AGAIN)) {
-		/* to a name that is activatable now: the policy decides
-		 * it again, as it does a message to an activatable name */
-		d = forward_policy(c, &f);
+	if (!f.rescanned) {
+		adopt_at = forward_adopt(c, &f, &d);
 		if (d != DISPATCH_NEXT)
 			return d;
-		forward_refused_to_sink(c, &f);
-		r = forward_send(c, &f, adopt_at, &full);
 	}
+	r = forward_send(c, &f, adopt_at, &full);
+	/* (each step has one call, so that all are inlined here) */
+	if (_unlikely_(r == FORWARD_SEND_AGAIN))
+		goto again;	/* to a name activatable now: the policy decides it anew */
 	/* as dbus-daemon: the next message waits while what this client
 	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
 	if (full)
