@@ -37,15 +37,11 @@ run_probe() { # DAEMON NAME: the probe's lines on stdout
 	stop "$OWN_PID"
 }
 
-ref=$(run_probe /usr/bin/dbus-daemon ref)
-ours=$(run_probe "$BUS_DAEMON" ours)
-sed 's/^/# dbus-daemon: /' "$T/ref.probe.err"
-sed 's/^/# busbridged: /' "$T/ours.probe.err"
-compare_with_reference "$ours" "$ref" 10
+compare_probe_runs 10
 # what the comparison stands on, stated: the fds were refused, and the
 # victim kept its connection
 for line in "a unicast signal with an fd: nothing, 0 fds" "then one without fds: Plain(0 fds), 0 fds" \
 	"the victim still owns its name: yes" "once the parkers are gone, an fd: Later(1 fds), 1 fds"; do
-	if grep -qxF -- "$line" <<<"$ours"; then ok "busbridged: $line"; else not_ok "busbridged: expected [$line]"; fi
+	if grep -qxF -- "$line" <<<"$OURS"; then ok "busbridged: $line"; else not_ok "busbridged: expected [$line]"; fi
 done
 echo "1..$n"

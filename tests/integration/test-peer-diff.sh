@@ -19,9 +19,5 @@ run_probe() { # DAEMON NAME: the probe's lines on stdout
 	PYTHONPATH=$TOP/tests/lib timeout -k 2 60 python3 "$here/peer-probe.py" "$T/peer.sock" 2>"$T/$2.probe.err"
 	stop "$OWN_PID"
 }
-ref=$(run_probe /usr/bin/dbus-daemon ref)
-ours=$(run_probe "$BUS_DAEMON" ours)
-sed 's/^/# dbus-daemon: /' "$T/ref.probe.err"
-sed 's/^/# busbridged: /' "$T/ours.probe.err"
-compare_with_reference "$ours" "$ref" 80
+compare_probe_runs 80
 echo "1..$n"

@@ -23,12 +23,8 @@ run_probe() { # DAEMON NAME: the probe's lines, then the daemon's log lines, on 
 	# (pids masked; the fd limit warning is not about shutting down)
 	sed 's/\[[0-9]*\]/[PID]/g; s/pid=[0-9]*/pid=PID/g' "$T/$2.log" | grep -v 'fd limit' | nl -s ': ' | sed 's/^ */log line /'
 }
-ref=$(run_probe /usr/bin/dbus-daemon ref)
-ours=$(run_probe "$BUS_DAEMON" ours)
-sed 's/^/# dbus-daemon: /' "$T/ref.probe.err"
-sed 's/^/# busbridged: /' "$T/ours.probe.err"
-compare_with_reference "$ours" "$ref" 9
+compare_probe_runs 9
 # stated: the connections that stay see the names of those that go
-if grep -q "^w: .*NameOwnerChanged com.example.Shutdown.A2,a," <<<"$ours"; then ok "busbridged: w sees a's names go"
-else not_ok "busbridged: w sees a's names go: $(grep '^w:' <<<"$ours")"; fi
+if grep -q "^w: .*NameOwnerChanged com.example.Shutdown.A2,a," <<<"$OURS"; then ok "busbridged: w sees a's names go"
+else not_ok "busbridged: w sees a's names go: $(grep '^w:' <<<"$OURS")"; fi
 echo "1..$n"
