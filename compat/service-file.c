@@ -509,6 +509,11 @@ static int warn(char ***warnings, size_t *n_warnings, char *msg) {
 
 int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_flags,
 			  ServiceFile ***ret, size_t *ret_n, char ***ret_warnings) {
+	return service_dir_scan_known(dirs, dir_flags, scan_flags, NULL, NULL, ret, ret_n, ret_warnings);
+}
+
+int service_dir_scan_known(char **dirs, const unsigned *dir_flags, unsigned scan_flags, ServiceScanKnownFn known,
+			   void *userdata, ServiceFile ***ret, size_t *ret_n, char ***ret_warnings) {
 	ServiceFile **files = NULL;
 	size_t n_files = 0, n_warnings = 0;
 	char **warnings = NULL, ***w = ret_warnings ? &warnings : NULL;
@@ -532,6 +537,11 @@ int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_
 			if (!path) {
 				r = -ENOMEM;
 				break;
+			}
+			if (known) {
+				struct stat st;
+				if (stat(path, &st) >= 0 && known(path, names[j], (int64_t) st.st_mtime, userdata))
+					continue;
 			}
 			r = service_file_load(path, &f, &error);
 			if (r == -ENOMEM)

@@ -149,6 +149,32 @@ int service_dir_scan(char **dirs, ServiceFile ***ret, size_t *ret_n);
 int service_dir_scan_full(char **dirs, const unsigned *dir_flags, unsigned scan_flags,
 			  ServiceFile ***ret, size_t *ret_n, char ***ret_warnings);
 
+/*
+ * ServiceScanKnownFn - does the caller know the file at @path (named
+ * @filename) as it is, modified last at @mtime_sec (seconds)?  Then it is
+ * not loaded again.
+ */
+typedef bool (*ServiceScanKnownFn)(const char *path, const char *filename, int64_t mtime_sec, void *userdata);
+
+/**
+ * service_dir_scan_known() - service_dir_scan_full() without the files
+ * @known says the caller has read already and that have not changed since
+ * (dbus-daemon's update_directory() reads again only new and modified
+ * files)
+ * @dirs:         NULL-terminated directories in search order
+ * @dir_flags:    flags per directory (SERVICE_DIR_*), or NULL
+ * @scan_flags:   SERVICE_SCAN_*
+ * @known:        the caller's answer, or NULL (every file is loaded)
+ * @userdata:     for @known
+ * @ret:          array of services, one per Name
+ * @ret_n:        its length
+ * @ret_warnings: as service_dir_scan_full()'s
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int service_dir_scan_known(char **dirs, const unsigned *dir_flags, unsigned scan_flags, ServiceScanKnownFn known,
+			   void *userdata, ServiceFile ***ret, size_t *ret_n, char ***ret_warnings);
+
 /**
  * service_exec_split() - split an Exec line into argv
  * @exec:     the Exec value

@@ -26,6 +26,7 @@
 
 #include "daemon/address.h"
 #include "daemon/bus.h"
+#include "daemon/dir-watch.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/listen-socket.h"
@@ -307,7 +308,7 @@ void bus_raise_fd_limit(Bus *bus) {
 	if (lim.rlim_cur == bus_initial_nofile.rlim_cur && lim.rlim_max == bus_initial_nofile.rlim_max)
 		return;
 	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
-		log_info("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
+		log_warning("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
 			 errno == EPERM || errno == EACCES ? "AccessDenied" : "Failed", (unsigned long) lim.rlim_cur);
 	bus_fd_reserve_compute(bus);
 }
@@ -455,8 +456,8 @@ int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **
 
 		r = listen_address_open(*a, &socks, &n, &error);
 		if (r < 0) {
-			if (!error && r != -ENOMEM)
-				(void) asprintf(&error, "Failed to listen on \"%s\": %s", *a, strerror(-r));
+			if (!error && r != -ENOMEM && asprintf(&error, "Failed to listen on \"%s\": %s", *a, strerror(-r)) < 0)
+				error = NULL;
 			*ret_error = TAKE_PTR(error);
 			return r;
 		}
@@ -499,7 +500,8 @@ int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error) {
 		ListenSocket *s;
 		r = listen_socket_from_fd(fd, &s);
 		if (r < 0) {
-			(void) asprintf(ret_error, "Socket %d passed by systemd is not usable: %s", fd, strerror(-r));
+			if (asprintf(ret_error, "Socket %d passed by systemd is not usable: %s", fd, strerror(-r)) < 0)
+				*ret_error = NULL;
 			return r;
 		}
 		r = strv_append_address(&all, listen_socket_address(s), guid);
@@ -530,18 +532,34 @@ int bus_config_read(const char *path, BusConfig **ret, char **ret_error) {
 
 /* ---- setup ---------------------------------------------------------------- */
 
+void bus_reload_signalled(Bus *bus) {
+	_cleanup_free_ char *error = NULL;
+	int r = bus_reload(bus, &error);
+
+	/* as dbus-daemon: bus_context_reload_config() logs, and then its
+	 * SIGHUP handler warns once more, without the prefix */
+	if (r < 0) {
+		log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
+		log_unprefixed(LOG_WARNING, "Unable to reload configuration: %s", error ? error : strerror(-r));
+	}
+}
+
+void bus_watch_dirs(Bus *bus) {
+	if (!bus->dir_watch) {
+		int r = dir_watch_new(bus, &bus->dir_watch);
+		if (r < 0) {
+			log_debug("Cannot watch the configuration's directories: %s", strerror(-r));
+			return;
+		}
+	}
+	dir_watch_update(bus->dir_watch);
+}
+
 static void bus_on_signal(evutil_socket_t sig, short what, void *userdata) {
 	Bus *bus = userdata;
 
 	if (sig == SIGHUP) {
-		_cleanup_free_ char *error = NULL;
-		int r = bus_reload(bus, &error);
-		/* as dbus-daemon: bus_context_reload_config() logs, and then
-		 * its SIGHUP handler warns once more, without the prefix */
-		if (r < 0) {
-			log_info("Unable to reload configuration: %s", error ? error : strerror(-r));
-			log_unprefixed(LOG_WARNING, "Unable to reload configuration: %s", error ? error : strerror(-r));
-		}
+		bus_reload_signalled(bus);
 		return;
 	}
 	log_debug("Exiting on signal %d", (int) sig);
@@ -861,6 +879,7 @@ Bus *bus_free(Bus *bus) {
 	client_rbuf_pool_free(bus);
 	client_header_cache_free(bus);
 	monitor_free(bus);
+	bus->dir_watch = dir_watch_free(bus->dir_watch);
 	service_registry_free(bus);
 	bus_internal_conn_remove(bus, bus->sink);
 	bus->sink = kdbus_conn_close(bus->sink);
@@ -963,6 +982,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
 	(void) service_registry_load(bus);
+	bus_watch_dirs(bus);
 	if (bus->driver)
 		driver_broadcast_activatable_services_changed(bus->driver);
 	log_info("Reloaded configuration");
@@ -971,6 +991,58 @@ int bus_reload(Bus *bus, char **ret_error) {
 
 int bus_apply_core_limits(Bus *bus) {
 	return bus_apply_limits(bus);
+}
+
+static int bus_id_cmp(const void *a, const void *b) {
+	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a connection that said Hello, by its id (a monitor's stays the id of its
+ * Hello); NULL if it is gone */
+static Client *bus_find_complete(Bus *bus, uint64_t id) {
+	Client *c = bus_find_client(bus, id);
+
+	if (c || !bus->n_monitors)
+		return c;
+	list_for_each_entry(c, &bus->clients, link)
+		if (c->state == CLIENT_MONITOR && c->id == id)
+			return c;
+	return NULL;
+}
+
+void bus_disconnect_all(Bus *bus) {
+	_cleanup_free_ uint64_t *ids = NULL;
+	size_t n = 0, i = 0;
+	Client *c, *next;
+
+	bus->exiting = true;
+	list_for_each_entry_safe(c, next, &bus->clients, link) {
+		if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR) {
+			n++;
+			continue;
+		}
+		log_debug("Closing connection %s (%s): the bus exits", client_name(c), client_loginfo(c));
+		client_free(c);
+	}
+	/* (ids are given at Hello, in order; without memory they all go at
+	 * once, in bus_free()) */
+	ids = malloc(MAX(n, (size_t) 1) * sizeof(*ids));
+	if (!ids)
+		return;
+	list_for_each_entry(c, &bus->clients, link)
+		ids[i++] = c->id;
+	qsort(ids, n, sizeof(*ids), bus_id_cmp);
+	for (i = 0; i < n; i++) {
+		c = bus_find_complete(bus, ids[i]);
+		if (!c)
+			continue;	/* it went while others were written to */
+		log_debug("Closing connection %s (%s): the bus exits", client_name(c), client_loginfo(c));
+		client_free(c);
+		/* what its departure sent the others, written now */
+		bus_on_ready(-1, 0, bus);
+	}
 }
 
 int bus_run(Bus *bus) {

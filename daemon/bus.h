@@ -111,8 +111,10 @@ typedef struct Bus {
 	KdbusConn *sink;		/* refused messages go here, for monitors */
 	unsigned n_monitors;
 	struct ServiceRegistry *services;
+	struct DirWatch *dir_watch;	/* the directories whose changes reload the configuration */
 	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
+	bool exiting;			/* bus_disconnect_all() closes everyone */
 
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
@@ -138,10 +140,34 @@ Bus *bus_free(Bus *bus);
 int bus_listen(Bus *bus, char **addresses, const char *fallback_address, char **ret_address, char **ret_error);
 int bus_adopt_systemd_sockets(Bus *bus, char **ret_address, char **ret_error);
 int bus_reload(Bus *bus, char **ret_error);
+/**
+ * bus_reload_signalled() - bus_reload() as SIGHUP asks for it (and a
+ * change in a watched directory, for which dbus-daemon sends itself
+ * SIGHUP): a failure is logged, twice, as dbus-daemon logs it
+ * @bus:	the bus
+ */
+void bus_reload_signalled(Bus *bus);
+/**
+ * bus_watch_dirs() - watch the directories of the configuration now in
+ * use (daemon/dir-watch.h); once it is loaded, and after each reload
+ * @bus:	the bus
+ */
+void bus_watch_dirs(Bus *bus);
+
 /* bus_config_load() with its warnings logged as they come, as dbus-daemon
  * logs them while it reads the files */
 int bus_config_read(const char *path, BusConfig **ret, char **ret_error);
 int bus_run(Bus *bus);
+/**
+ * bus_disconnect_all() - close every connection, as dbus-daemon does when
+ * it exits (bus_connections_unref()): those that have not said Hello
+ * first, then the others one at a time in the order of their Hello, and
+ * those still connected are sent what each departure causes (the
+ * NameOwnerChanged of its names, the NameAcquired of the next owner, the
+ * NoReply of calls it did not answer) before the next goes
+ * @bus:	the bus, its loop no longer running
+ */
+void bus_disconnect_all(Bus *bus);
 /* the core's limits again, after activator_reserve grew */
 int bus_apply_core_limits(Bus *bus);
 

@@ -44,6 +44,8 @@ struct ClientHeaderCache {
 		uint64_t header_id;
 		WireHeader h;
 	} by_payload[128];
+	WireHeader scratch;	/* the last parse of a payload without id */
+	uint64_t scratch_id;
 };
 
 int client_header_cache_new(Bus *bus) {
@@ -127,22 +129,21 @@ int client_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, Wir
 	return 0;
 }
 
-const WireHeader *client_header_parse_payload(Bus *bus, uint64_t pid, const uint8_t *data, size_t len,
-					      WireHeader *parsed, uint64_t *ret_hid) {
+ClientPayloadHeader client_header_parse_payload(Bus *bus, uint64_t pid, const uint8_t *data, size_t len) {
 	ClientHeaderCache *hc = bus->header_cache;
 	typeof(hc->by_payload[0]) *ph = &hc->by_payload[pid % ELEMENTSOF(hc->by_payload)];
 
-	if (pid && ph->payload_id == pid) {
+	if (pid && ph->payload_id == pid)
 		/* a broadcast's receivers share one parse */
-		*ret_hid = ph->header_id;
-		return &ph->h;
+		return (ClientPayloadHeader) { .h = &ph->h, .id = ph->header_id };
+	if (!pid) {
+		if (client_header_parse_shared_id(bus, data, len, &hc->scratch, &hc->scratch_id) < 0)
+			return (ClientPayloadHeader) {};
+		return (ClientPayloadHeader) { .h = &hc->scratch, .id = hc->scratch_id };
 	}
-	if (client_header_parse_shared_id(bus, data, len, parsed, ret_hid) < 0)
-		return NULL;
-	if (pid) {
-		ph->payload_id = pid;
-		ph->header_id = *ret_hid;
-		ph->h = *parsed;
-	}
-	return parsed;
+	ph->payload_id = 0;
+	if (client_header_parse_shared_id(bus, data, len, &ph->h, &ph->header_id) < 0)
+		return (ClientPayloadHeader) {};
+	ph->payload_id = pid;
+	return (ClientPayloadHeader) { .h = &ph->h, .id = ph->header_id };
 }

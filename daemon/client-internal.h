@@ -73,12 +73,18 @@ int client_header_parse_shared(Bus *bus, const uint8_t *data, size_t len, WireHe
 /* the same, and @ret_id: nonzero and equal for two headers that differ at
  * most in their serial (0 if the header was not cached) */
 int client_header_parse_shared_id(Bus *bus, const uint8_t *data, size_t len, WireHeader *ret, uint64_t *ret_id);
+/* a header parsed for the receivers of a payload: @h NULL if it does not
+ * parse, @id as client_header_parse_shared_id()'s */
+typedef struct ClientPayloadHeader {
+	const WireHeader *h;
+	uint64_t id;
+} ClientPayloadHeader;
 /* the header of the message of @len bytes at @data that the core delivers
  * as payload @pid (0: not known), parsed once for all the receivers of the
- * payload, else into @parsed; *@ret_hid as client_header_parse_shared_id().
- * NULL: it does not parse */
-const WireHeader *client_header_parse_payload(Bus *bus, uint64_t pid, const uint8_t *data, size_t len,
-					      WireHeader *parsed, uint64_t *ret_hid);
+ * payload; it stays valid until the next call (it lives in the bus's cache:
+ * returned by value, nothing of the caller's frame is written, which would
+ * cost every receiver a stack canary) */
+ClientPayloadHeader client_header_parse_payload(Bus *bus, uint64_t pid, const uint8_t *data, size_t len);
 
 /* daemon/client.c */
 int client_auth_step(Client *c);

@@ -227,8 +227,17 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 	return r;
 }
 
+static int client_pull(Client *c);
+
 int client_send_owned(Client *c, uint8_t *msg, size_t len) {
-	int r = client_queue_owned(c, msg, len);
+	/* after what the core holds for @c: it was sent before */
+	int r = client_pull(c);
+
+	if (r < 0) {
+		free(msg);
+		return r;
+	}
+	r = client_queue_owned(c, msg, len);
 
 	if (r >= 0)
 		r = client_write(c);
@@ -334,7 +343,28 @@ static void client_write_done(Client *c, size_t k) {
 	}
 }
 
-/* write as much of the output ring as the socket takes; -EPIPE etc. on error */
+/*
+ * The first message of the ring, whose fds the kernel would not pass
+ * (ETOOMANYREFS: the bus's user has more fds in flight than its
+ * RLIMIT_NOFILE, or they are passed too deep), is dropped unwritten and the
+ * connection stays, as libdbus drops it (dbus-transport-socket.c
+ * do_writing()): the receiver cannot be knocked off the bus by what others
+ * leave unread.  Its fds travel with its first byte, so none of it was sent.
+ */
+static void client_write_drop_first(Client *c) {
+	ClientOut *o = &c->out[c->out_head];
+
+	assert(o->sent == 0 && o->n_fds > 0);
+	log_debug("Dropping a message of %zu bytes with %u fds to %s: the kernel refuses to pass its fds "
+		  "(too many in flight)", o->len, o->n_fds, client_name(c));
+	c->out_bytes -= o->len;
+	client_out_release(c, o);
+	c->out_head = (c->out_head + 1) & (c->out_cap - 1);
+	c->out_n--;
+}
+
+/* write as much of the output ring as the socket takes; -EPIPE etc. on error
+ * (a message whose fds cannot be passed is dropped, the rest goes on) */
 int client_write(Client *c) {
 	while (c->out_n) {
 		struct iovec iov[CLIENT_IOV_MAX];
@@ -355,6 +385,10 @@ int client_write(Client *c) {
 		if (k < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
+			if (errno == ETOOMANYREFS && mh.msg_control) {
+				client_write_drop_first(c);
+				continue;
+			}
 			return -errno;
 		}
 		client_write_done(c, k);
@@ -371,7 +405,7 @@ int client_write(Client *c) {
  * the bytes sit in its socket rather than in our queue.  Not for a
  * limited output (client_limit_output()), whose small buffer is the point.
  */
-static void client_grow_sndbuf(Client *c) {
+static _noinline_ void client_grow_sndbuf(Client *c) {
 	int v = CLIENT_SNDBUF_LARGE;
 
 	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
@@ -395,14 +429,13 @@ static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint
 	return o->n_iov != 0 && o->len != 0;
 }
 
-/* the header of the message in @o (client_header_parse_payload()); NULL:
- * not one vector, or not parsed */
-static const WireHeader *client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off,
-					     WireHeader *parsed, uint64_t *ret_hid) {
+/* the header of the message in @o (client_header_parse_payload()); its h
+ * is NULL when it is not one vector, or does not parse */
+static ClientPayloadHeader client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off) {
 	if (o->n_iov != 1)
-		return NULL;
+		return (ClientPayloadHeader) {};
 	return client_header_parse_payload(c->bus, kdbus_payload_id(c->conn, payload_off), o->iov[0].iov_base,
-					   o->len, parsed, ret_hid);
+					   o->len);
 }
 
 /* as dbus-daemon, what monitor @c is not shown of @m */
@@ -413,8 +446,13 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
 	 * as the originals */
 	if (bus->sink && m->src_id == kdbus_conn_get_id(bus->sink))
 		return true;
-	/* a call (or reply) without destination and the bus's answer to it */
-	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL)
+	/* a call (or reply, or anything of the Peer interface) without
+	 * destination, and the bus's answer to it (libdbus's: without
+	 * sender, and with a destination only if the client wrote itself
+	 * one as SENDER) */
+	if (!h->destination.s && (h->type != WIRE_TYPE_SIGNAL || driver_is_peer_message(h)))
+		return true;
+	if (!h->sender.s && m->src_id == driver_id(bus->driver))
 		return true;
 	if (m->dst_id == driver_id(bus->driver) && driver_shows_monitors_itself(h))
 		return true;
@@ -430,10 +468,11 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
  * then the receive side of the policy */
 static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off,
 				      bool from_driver) {
-	WireHeader parsed;
 	const uint8_t *p = o->iov[0].iov_base;
-	uint64_t dst = m->dst_id, hid = 0;
-	const WireHeader *h = client_slice_header(c, o, payload_off, &parsed, &hid);
+	uint64_t dst = m->dst_id;
+	ClientPayloadHeader ph = client_slice_header(c, o, payload_off);
+	const WireHeader *h = ph.h;
+	uint64_t hid = ph.id;
 
 	if (!h)
 		return false;
@@ -465,6 +504,12 @@ static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const Clie
 	return !(m->flags & KDBUS_MSG_HANDED_OVER) || client_handed_over_allowed(c, m, o);
 }
 
+/* the slice at @offset goes back to the core unwritten (out of line: the
+ * address of @offset would cost client_take_slice() a stack canary) */
+static _noinline_ void client_free_slice(Client *c, uint64_t offset) {
+	(void) kdbus_free_batch(c->conn, &offset, 1);
+}
+
 /*
  * One received slice: queue it for the socket, or drop it.  It is built in
  * place in the ring's free tail slot; nothing below pushes to the ring
@@ -478,12 +523,12 @@ static int client_take_slice(Client *c, uint64_t offset) {
 
 	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
 		client_handle_kernel_msg(c, m);
-		(void) kdbus_free_batch(c->conn, &offset, 1);
+		client_free_slice(c, offset);
 		return 0;
 	}
 	o = client_out_reserve(c);
 	if (!o) {
-		(void) kdbus_free_batch(c->conn, &offset, 1);
+		client_free_slice(c, offset);
 		return -ENOMEM;
 	}
 	if (!client_slice_fill(c, o, m, offset, &payload_off) || !client_slice_wanted(c, m, o, payload_off) ||
@@ -524,8 +569,9 @@ static bool client_out_room(Client *c) {
 	return false;
 }
 
-/* pull from the core while there is room in flight */
-static int client_pull(Client *c) {
+/* pull from the core while there is room in flight (inlined in
+ * client_flush(), the common path, though client_send_owned() uses it too) */
+static inline __attribute__((always_inline)) int client_pull(Client *c) {
 	if (!c->conn)
 		return 0;
 	c->out_held = false;
@@ -806,6 +852,34 @@ static ssize_t client_read_once(Client *c, size_t want) {
 	return k;
 }
 
+/* the nonce of a nonce-tcp connection (out of line: its buffer would cost
+ * every read a stack canary).  Return: 1 once it came and was right (the
+ * client goes on to SASL), 0 while it is not all there, -EBADMSG when
+ * wrong, -ECONNRESET when the peer went before sending it */
+static _noinline_ int client_read_nonce(Client *c) {
+	uint8_t buf[16];
+	ssize_t k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
+
+	if (k < 0 && errno == EAGAIN)
+		return 0;
+	if (k < 16)
+		return k > 0 ? 0 : -ECONNRESET;	/* wait for the whole nonce */
+	(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
+	if (memcmp(buf, c->nonce, 16) != 0)
+		return -EBADMSG;
+	c->state = CLIENT_AUTH;
+	return 1;
+}
+
+/* a read failed with @r (out of line: the text's buffer would cost every
+ * read a stack canary) */
+static _noinline_ void client_close_read_failed(Client *c, int r) {
+	char why[64];
+
+	snprintf(why, sizeof(why), "read failed: %s", strerror(-r));
+	client_close(c, why);
+}
+
 void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 	size_t budget = CLIENT_READ_BUDGET;
@@ -841,19 +915,11 @@ void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			goto process;
 		}
 		if (c->state == CLIENT_NONCE) {
-			uint8_t buf[16];
-			k = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_PEEK);
-			if (k < 0 && errno == EAGAIN)
+			r = client_read_nonce(c);
+			if (r < 0)
+				return client_close(c, r == -EBADMSG ? "wrong nonce" : "nonce missing");
+			if (r == 0)
 				return;
-			if (k < 16) {
-				if (k > 0)
-					return; /* wait for the whole nonce */
-				return client_close(c, "nonce missing");
-			}
-			(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
-			if (memcmp(buf, c->nonce, 16) != 0)
-				return client_close(c, "wrong nonce");
-			c->state = CLIENT_AUTH;
 			continue;
 		}
 
@@ -862,11 +928,8 @@ void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 			break;
 		if (k == 0 || k == -ECONNRESET)
 			return client_close(c, "peer closed");
-		if (k < 0) {
-			char why[64];
-			snprintf(why, sizeof(why), "read failed: %s", strerror((int) -k));
-			return client_close(c, why);
-		}
+		if (k < 0)
+			return client_close_read_failed(c, (int) k);
 		budget = budget > (size_t) k ? budget - k : 0;
 
 		if (c->state == CLIENT_AUTH) {
@@ -955,11 +1018,23 @@ uint64_t client_ms_to_us(uint64_t ms) {
 	return ms > UINT64_C(1) << 52 ? UINT64_C(1) << 62 : ms * 1000;
 }
 
-uint64_t client_now(void) {
+/* (out of line: its timespec would cost its callers on the message path a
+ * stack canary; it is read only when a deadline changes) */
+_noinline_ uint64_t client_now(void) {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* ev_timeout for @deadline (out of line: its timeval would cost every
+ * client_arm_timer() a stack canary, and the deadline rarely changes) */
+static _noinline_ void client_arm_timer_at(Client *c, uint64_t deadline, uint64_t now) {
+	if (!now)
+		now = client_now();
+	uint64_t d = deadline > now ? deadline - now : 0;
+	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
+	evtimer_add(c->ev_timeout, &tv);
 }
 
 /* arm ev_timeout for the earliest deadline, or disarm it */
@@ -977,11 +1052,7 @@ void client_arm_timer(Client *c, uint64_t now) {
 		event_del(c->ev_timeout);
 		return;
 	}
-	if (!now)
-		now = client_now();
-	d = d > now ? d - now : 0;
-	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
-	evtimer_add(c->ev_timeout, &tv);
+	client_arm_timer_at(c, d, now);
 }
 
 void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {

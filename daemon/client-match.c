@@ -190,7 +190,9 @@ int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userd
 /* ---- the rules checked against a message ------------------------------------ */
 
 /* the id owning @name, 0 if none */
-uint64_t client_name_owner(Client *c, const char *name) {
+/* (out of line: the address of its id would cost its callers on the
+ * broadcast path a stack canary) */
+_noinline_ uint64_t client_name_owner(Client *c, const char *name) {
 	uint64_t id = 0;
 
 	return bus_name_owner(c->conn, name, &id) < 0 ? 0 : id;
@@ -275,12 +277,13 @@ static bool client_match_header_only(const MatchRule *r) {
  * client_header_parse_shared_id()) from the same sender, until a rule is
  * removed (an added one cannot undo a match), so that is remembered.
  */
-bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
-			    uint64_t sender_id) {
+/* client_match_broadcast() when the memo does not answer (out of line:
+ * the address of the rule that matched would cost every broadcast
+ * received a stack canary) */
+static _noinline_ bool client_match_broadcast_rules(Client *c, const WireHeader *h, const uint8_t *body,
+						    uint64_t header_id, uint64_t sender_id) {
 	const MatchRule *r = NULL;
 
-	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
-		return true;
 	if (!client_match_any_of(c, h, body, sender_id, KDBUS_DST_ID_BROADCAST, false, false, &r))
 		return false;
 	if (header_id && client_match_header_only(r)) {
@@ -288,6 +291,13 @@ bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body,
 		c->match_memo.sender_id = sender_id;
 	}
 	return true;
+}
+
+bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
+			    uint64_t sender_id) {
+	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
+		return true;
+	return client_match_broadcast_rules(c, h, body, header_id, sender_id);
 }
 
 bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint64_t sender_id,

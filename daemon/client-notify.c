@@ -107,7 +107,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 }
 
 /* a kernel message: notifications become dbus1 signals or errors */
-void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
+_noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 	const struct kdbus_item *cursor = NULL;
 	KclientNotify nt;
 	uint8_t *msg;
@@ -149,8 +149,11 @@ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			}
 			break;
 		case KCLIENT_REPLY_DEAD:
-			/* a failed activation already answered this call */
-			if (c->state == CLIENT_MONITOR ||
+			/* a failed activation already answered this call; and
+			 * none when the bus exits: dbus-daemon sends these from
+			 * its main loop (the expiry of its pending replies),
+			 * which no longer runs */
+			if (c->state == CLIENT_MONITOR || c->bus->exiting ||
 			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
 				break;
 			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),

@@ -323,14 +323,20 @@ int driver_build_error_to(Client *to, const char *destination, uint32_t reply_se
 }
 
 /*
- * A method call without a destination is nobody's: dbus-daemon leaves it to
- * its end of the connection (libdbus), which answers the Peer interface and
- * Introspect (an empty node) and refuses anything else; these replies carry
- * neither sender nor destination.  *ret_msg is NULL when no reply is due.
+ * A message without a destination that dbus-daemon leaves to its end of the
+ * connection (libdbus, dbus-connection.c): the peer filter answers every
+ * message of org.freedesktop.DBus.Peer, whatever its type and flags (Ping
+ * and GetMachineId calls, UnknownMethod for anything else); the object tree
+ * answers other method calls (Introspect: an empty node; anything else:
+ * UnknownMethod); the rest is dropped.  The answers carry no sender, and
+ * the message's own SENDER field, if the client wrote one, as destination
+ * (dbus_message_new_method_return(), dbus_message_new_error()).  *ret_msg
+ * is NULL when no answer is due.
  */
 int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret_msg, size_t *ret_len) {
 	static const char empty_node[] = DBUS_INTROSPECT_1_0_XML_DOCTYPE_DECL_NODE "<node>\n</node>\n";
 	const char *iface = h->interface.s, *member = h->member.s;
+	bool call = h->type == WIRE_TYPE_METHOD_CALL;
 	_cleanup_free_ char *text = NULL;
 	const char *error = NULL, *value = NULL;
 	WireBuilder b;
@@ -338,15 +344,15 @@ int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret
 
 	*ret_msg = NULL;
 	*ret_len = 0;
-	if (h->type != WIRE_TYPE_METHOD_CALL || !member)
-		return 0;
-	if (iface && streq(iface, "org.freedesktop.DBus.Peer")) {
-		if (streq(member, "GetMachineId"))
+	if (driver_is_peer_message(h)) {
+		if (call && streq(member, "GetMachineId"))
 			value = to->bus->machine_id;
-		else if (!streq(member, "Ping")) {
+		else if (!call || !streq(member, "Ping")) {
 			error = DBUS_ERR("UnknownMethod");
-			value = "Unknown method invoked on org.freedesktop.DBus.Peer interface";
+			value = "Unknown method invoked on " DRIVER_PEER_INTERFACE " interface";
 		}
+	} else if (!call || !member) {
+		return 0;
 	} else if ((!iface || streq(iface, "org.freedesktop.DBus.Introspectable")) && streq(member, "Introspect")) {
 		value = empty_node;
 	} else {
@@ -360,6 +366,8 @@ int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret
 			      client_next_serial(to));
 	if (r < 0)
 		return r;
+	if (h->sender.s)
+		wire_builder_set_destination(&b, h->sender.s);
 	if (error)
 		wire_builder_set_error_name(&b, error);
 	wire_builder_set_reply_serial(&b, h->serial);
@@ -916,7 +924,10 @@ static int method_release_name(DriverCall *call) {
 		result = DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;
 		break;
 	case -EADDRINUSE:
-		result = DBUS_RELEASE_NAME_REPLY_NOT_OWNER;
+		/* as dbus-daemon, a name only an activator holds has no
+		 * owner at all */
+		result = driver_lookup_owner(call->driver, name) ? DBUS_RELEASE_NAME_REPLY_NOT_OWNER :
+								    DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;
 		break;
 	default:
 		return r;
@@ -1092,9 +1103,13 @@ static int method_list_queued_owners(DriverCall *call) {
 					 "Could not get owners of name '%s': no such name", name);
 		return reply_strv(call, name, NULL, 0);
 	}
-	r = driver_list_names(call->driver, name, &l, &n);
-	if (r < 0)
-		return r;
+	/* as dbus-daemon, which looks a name up without checking it: one that
+	 * is not valid (too long, say) has no owner */
+	if (wire_bus_name_is_valid(name, strlen(name))) {
+		r = driver_list_names(call->driver, name, &l, &n);
+		if (r < 0)
+			return r;
+	}
 	if (n == 0)
 		return call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get owners of name '%s': no such name",
 				 name);
@@ -2141,12 +2156,13 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	}
 	if (!h.destination.s) {
 		/* through the driver only to keep its place among the
-		 * client's calls */
+		 * client's calls (its header as the client wrote it, as a
+		 * plain message: forward_rewrite()) */
 		_cleanup_free_ uint8_t *reply = NULL;
 		size_t reply_len;
 		r = driver_build_undirected_reply(c, &h, &reply, &reply_len);
 		if (r >= 0 && reply)
-			r = driver_send_raw(d, c, reply, reply_len, h.serial);
+			r = driver_send_raw(d, c, reply, reply_len, 0);
 		if (r < 0)
 			log_debug("Cannot answer a call of %s without destination: %s", c->unique_name,
 				  strerror(-r));

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "compat/protocol.h"
 #include "compat/wire.h"
@@ -100,6 +101,21 @@ int driver_build_name_signal_to(Client *to, const char *destination, const char 
 void driver_broadcast_activatable_services_changed(Driver *d);
 void driver_stats_names(Driver *d, Client *c, bool fresh);
 int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret_msg, size_t *ret_len);
+
+#define DRIVER_PEER_INTERFACE "org.freedesktop.DBus.Peer"
+
+/*
+ * driver_is_peer_message() - a message of the interface
+ * org.freedesktop.DBus.Peer without destination, of any type: dbus-daemon's
+ * end of every connection (libdbus's peer filter, dbus-connection.c
+ * _dbus_connection_peer_filter_unlocked_no_update()) answers it before the
+ * bus sees it, and it reaches nobody, monitors neither, whatever the
+ * connection's state (before Hello, a monitor)
+ */
+static inline bool driver_is_peer_message(const WireHeader *h) {
+	return !h->destination.s && h->interface.s && h->interface.len == sizeof(DRIVER_PEER_INTERFACE) - 1 &&
+	       memcmp(h->interface.s, DRIVER_PEER_INTERFACE, sizeof(DRIVER_PEER_INTERFACE) - 1) == 0;
+}
 int driver_build_error(Client *to, uint32_t reply_serial, const char *name, const char *text,
 		       uint8_t **ret_msg, size_t *ret_len);
 /* the same with another destination (NULL: none) */

@@ -216,7 +216,7 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 	size_t len;
 	int r;
 
-	if (!h->destination.s && h->type != WIRE_TYPE_SIGNAL) {
+	if (!h->destination.s && (h->type != WIRE_TYPE_SIGNAL || driver_is_peer_message(h))) {
 		r = driver_build_undirected_reply(c, h, &msg, &len);
 	} else if (!h->destination.s || !streq(h->destination.s, DRIVER_NAME)) {
 		client_capture_before_hello(c, h, body);
@@ -272,6 +272,8 @@ typedef struct Forward {
 	MessageFds fds;
 	bool is_hello;		/* the client's Hello: not subject to the send policy */
 	bool to_driver;
+	bool undirected;	/* no destination, answered by the bus as libdbus (to the driver) */
+	bool rescanned;		/* its name was unknown: the service directories were read again */
 	bool allowed;		/* else it goes to the monitors' sink, then is refused */
 	bool unrequested;	/* a reply no call waits for that the policy allows */
 	PolicyRefusal refusal;
@@ -289,7 +291,7 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 	f->msg = msg;
 	f->len = len;
 	f->fds.n = 0;
-	f->is_hello = f->to_driver = f->allowed = f->unrequested = false;
+	f->is_hello = f->to_driver = f->undirected = f->rescanned = f->allowed = f->unrequested = false;
 	/* (h, t and refusal are set by the steps that decide them) */
 	f->hheap = NULL;
 	f->hbuf = NULL;
@@ -373,9 +375,24 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	return r > 0 ? DISPATCH_DONE : DISPATCH_NEXT;
 }
 
-/* monitors may not send; dbus-daemon disconnects them */
+/* monitors may not send; dbus-daemon disconnects them, but for what
+ * libdbus answers before the bus sees it (the Peer interface without
+ * destination), which is answered as to any connection */
 static Dispatch forward_from_monitor(Client *c, Forward *f) {
 	const WireHeader *h = &f->h;
+
+	if (driver_is_peer_message(h)) {
+		uint8_t *msg;
+		size_t len;
+		int r = driver_build_undirected_reply(c, h, &msg, &len);
+		if (r >= 0 && msg)
+			r = client_send_owned(c, msg, len);
+		if (r < 0 && r != -ENOMEM) {
+			client_close(c, "write failed");
+			return DISPATCH_CLOSED;
+		}
+		return DISPATCH_DONE;
+	}
 
 	log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
 		    "monitor to not do that. (message type=\"%s\" interface=\"%s\" member=\"%s\" error "
@@ -438,13 +455,44 @@ static Dispatch forward_policy(Client *c, Forward *f) {
 	return DISPATCH_NEXT;
 }
 
+/* monitors see what the policy refused, as with dbus-daemon: it goes to a
+ * connection that only drops it */
+static void forward_refused_to_sink(Client *c, Forward *f) {
+	if (f->allowed)
+		return;
+	f->t = (MessageTarget) { .dst_id = monitor_sink_id(c->bus) };
+	f->bloom_size = 0;
+	f->n_keys = 0;
+	f->to_driver = false;
+}
+
 /* → rewrite: the header the bus forwards (our sender, only known fields);
  * a message without destination gets its real target, a signal its bloom
  * filter, a refused message the monitors' sink */
 static Dispatch forward_rewrite(Client *c, Forward *f) {
 	Bus *bus = c->bus;
-	size_t hmax = wire_header_rewrite_size(&f->h, c->unique_name_len);
+	size_t hmax;
 	int r;
+
+	if (_unlikely_(f->t.dst_id == KDBUS_DST_ID_BROADCAST) &&
+	    (f->h.type != WIRE_TYPE_SIGNAL || driver_is_peer_message(&f->h))) {
+		/* no destination, and not a broadcast signal: dbus-daemon's
+		 * end of the connection (libdbus) answers a call, or any
+		 * message of the Peer interface, and drops a reply
+		 * (driver_build_undirected_reply()).  The driver answers in
+		 * libdbus' place, after the client's earlier calls; the
+		 * header goes as the client wrote it (its SENDER, if any, is
+		 * the answer's destination), as a plain message (no reply is
+		 * tracked, nobody else sees it) */
+		if (f->h.type != WIRE_TYPE_METHOD_CALL && !driver_is_peer_message(&f->h))
+			return DISPATCH_DONE;
+		f->t.dst_id = driver_id(bus->driver);
+		f->to_driver = f->undirected = true;
+		f->hbuf = f->msg;
+		f->hlen = f->h.header_len;
+		return DISPATCH_NEXT;
+	}
+	hmax = wire_header_rewrite_size(&f->h, c->unique_name_len);
 
 	f->hbuf = f->hstack;
 	if (hmax > sizeof(f->hstack)) {
@@ -460,29 +508,11 @@ static Dispatch forward_rewrite(Client *c, Forward *f) {
 	}
 
 	if (f->t.dst_id == KDBUS_DST_ID_BROADCAST) {
-		if (f->h.type == WIRE_TYPE_METHOD_RETURN || f->h.type == WIRE_TYPE_ERROR)
-			/* no destination: dbus-daemon routes a reply to nobody,
-			 * and neither refuses nor answers it */
-			return DISPATCH_DONE;
-		if (f->h.type != WIRE_TYPE_SIGNAL) {
-			/* no destination, a method call: dbus-daemon hands it to
-			 * the driver, which answers only org.freedesktop.DBus.Peer */
-			f->t.dst_id = driver_id(bus->driver);
-			f->to_driver = true;
-		} else {
-			f->bloom_size = BLOOM_DEFAULT_SIZE;
-			client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
-		}
+		f->bloom_size = BLOOM_DEFAULT_SIZE;
+		client_bloom(c, &f->h, f->hbuf, f->hlen, f->msg + f->h.header_len, f->bloom, f->keys, &f->n_keys);
 	}
 
-	if (!f->allowed) {
-		/* monitors see what the policy refused, as with dbus-daemon:
-		 * it goes to a connection that only drops it */
-		f->t = (MessageTarget) { .dst_id = monitor_sink_id(bus) };
-		f->bloom_size = 0;
-		f->n_keys = 0;
-		f->to_driver = false;
-	}
+	forward_refused_to_sink(c, f);
 	return DISPATCH_NEXT;
 }
 
@@ -530,10 +560,29 @@ static void forward_before_send(Client *c, const Forward *f) {
 		service_registry_activation_failure_raw(c->bus, c, f->msg, f->len);
 }
 
+/* forward_send()'s answer when the message is to go again: its name was
+ * unknown, and is activatable since the directories were read again */
+#define FORWARD_SEND_AGAIN 1
+
+/*
+ * A name nobody holds, not even an activator (the core's ESRCH), and
+ * auto-start allowed: as dbus-daemon's activation_find_entry(), the
+ * service directories are read again (once) before the sender is told
+ * that no .service file provides it.  Return: whether it is activatable
+ * now.
+ */
+static bool forward_rescan(Client *c, Forward *f) {
+	if (!f->t.dst_name || (f->h.flags & WIRE_FLAG_NO_AUTO_START) || f->rescanned)
+		return false;
+	f->rescanned = true;
+	return service_registry_rescan(c->bus, f->h.destination.s);
+}
+
 /* → SEND: the kdbus message to the core, and what dbus-daemon does where
  * the core says no (a call to the driver beyond the pending replies, a
  * reply no call waits for, fds on a broadcast).  Return: the send's
- * result; @ret_full set when the client has max_incoming_* in flight */
+ * result, or FORWARD_SEND_AGAIN (nothing sent, nothing answered); @ret_full
+ * set when the client has max_incoming_* in flight */
 static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full) {
 	Bus *bus = c->bus;
 	const WireHeader *h = &f->h;
@@ -560,8 +609,9 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
 	/* (an unrequested reply that the policy allows is an ordinary
-	 * unicast: it consumes no tracker) */
-	if (!f->allowed || f->unrequested) {
+	 * unicast: it consumes no tracker; so is what goes to the driver
+	 * without destination) */
+	if (!f->allowed || f->unrequested || f->undirected) {
 		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
 		km->cookie_reply = 0;
 	}
@@ -571,6 +621,11 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {
+		if (adopt_at)
+			(void) kdbus_payload_offer(c->conn, NULL, NULL);	/* offered again */
+		return FORWARD_SEND_AGAIN;
+	}
 	if (r == -EMLINK && f->to_driver) {
 		/* as dbus-daemon, calls to the driver are answered whatever
 		 * the caller has pending: no reply tracker for this one (the
@@ -635,6 +690,7 @@ static void forward_answer(Client *c, Forward *f, int r) {
 Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
 	/* (not zeroed as a whole: its buffers are kilobytes, per message) */
 	_cleanup_(forward_done) Forward f;
+	uint8_t *adopt_at = NULL;
 	Dispatch d;
 
 	forward_init(&f, msg, len);
@@ -648,17 +704,26 @@ Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len) {
 		d = forward_from_monitor(c, &f);
 	if (d == DISPATCH_NEXT)
 		d = forward_target(c, &f);
+again:
 	if (d == DISPATCH_NEXT)
 		d = forward_policy(c, &f);
-	if (d == DISPATCH_NEXT)
-		d = forward_rewrite(c, &f);
+	if (d == DISPATCH_NEXT) {
+		if (!f.rescanned)
+			d = forward_rewrite(c, &f);
+		else
+			forward_refused_to_sink(c, &f);	/* (its header is written already) */
+	}
 	if (d != DISPATCH_NEXT)
 		return d;
-
-	uint8_t *adopt_at = forward_adopt(c, &f, &d);
-	if (d != DISPATCH_NEXT)
-		return d;
+	if (!f.rescanned) {
+		adopt_at = forward_adopt(c, &f, &d);
+		if (d != DISPATCH_NEXT)
+			return d;
+	}
 	r = forward_send(c, &f, adopt_at, &full);
+	/* (each step has one call, so that all are inlined here) */
+	if (_unlikely_(r == FORWARD_SEND_AGAIN))
+		goto again;	/* to a name activatable now: the policy decides it anew */
 	/* as dbus-daemon: the next message waits while what this client
 	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
 	if (full)

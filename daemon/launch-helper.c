@@ -15,7 +15,7 @@
  *     <standard_system_servicedirs/>, following no <include>);
  *  4. check that it was run by that <user> (getuid()) and is setuid root;
  *  5. find SERVICE.service in the service directories (the first that
- *     loads), require Name=SERVICE, Exec= and User=;
+ *     loads), require Name= (SERVICE), Exec= and User=;
  *  6. switch to User= (initgroups, setgid, setuid), split Exec= and execv()
  *     it, with the environment of step 1.
  *
@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compat/protocol.h"
 #include "compat/service-file.h"
 #include "daemon/launch-helper.h"
 #include "util/macro.h"
@@ -126,6 +127,12 @@ static int fail(int code, const char *fmt, ...) {
 	return code;
 }
 
+/* a key the .service file lacks, in the words dbus-daemon-launch-helper
+ * prints for it (the error's name and its message, which ends a line) */
+static int fail_missing_key(const char *key) {
+	return fail(LAUNCH_HELPER_EXIT_GENERIC_FAILURE, DBUS_ERR("Failed") ": No \"%s\" key in .service file\n", key);
+}
+
 static int run(const char *name) {
 	_cleanup_free_ char *config_override = NULL, *data = NULL, *user = NULL;
 	_cleanup_strv_free_ char **dirs = NULL, **argv = NULL;
@@ -185,8 +192,17 @@ static int run(const char *name) {
 	}
 	if (!f)
 		return LAUNCH_HELPER_EXIT_SERVICE_NOT_FOUND;
-	if (!f->name || !streq(f->name, name) || !f->exec || !f->user)
+	/* as dbus-daemon-launch-helper: a missing key is a plain failure
+	 * (bus_desktop_file_get_string()'s DBUS_ERROR_FAILED, exit 1), another
+	 * Name= an invalid file */
+	if (!f->name)
+		return fail_missing_key("Name");
+	if (!streq(f->name, name))
 		return LAUNCH_HELPER_EXIT_FILE_INVALID;
+	if (!f->exec)
+		return fail_missing_key("Exec");
+	if (!f->user)
+		return fail_missing_key("User");
 
 	/* 6. the service, as its user */
 	reset_oom_score_adj();

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <systemd/sd-journal.h>
 
 #include "compat/protocol.h"
 #include "compat/service-file.h"
@@ -207,11 +208,12 @@ typedef struct ChildReport {
 	int err;
 } ChildReport;
 
-/* in the forked child: never returns */
-static _noreturn_ void child_exec(char **argv, char **envp, const char *user, uid_t uid, gid_t gid, int err_fd) {
+/* in the forked child: never returns.  @stdout_fd and @stderr_fd (or -1:
+ * the daemon's own) become its stdout and stderr; @err_fd reports a failure */
+static _noreturn_ void child_exec(char **argv, char **envp, const char *user, uid_t uid, gid_t gid, int stdout_fd,
+				  int stderr_fd, int err_fd) {
 	ChildReport rep = { .stage = 2 };
 	sigset_t ss;
-	int null;
 
 	sigemptyset(&ss);
 	(void) sigprocmask(SIG_SETMASK, &ss, NULL);
@@ -221,12 +223,12 @@ static _noreturn_ void child_exec(char **argv, char **envp, const char *user, ui
 	(void) setsid();
 	bus_restore_fd_limit();
 
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null >= 0)
-		(void) dup2(null, 0);
-	if (fcntl(2, F_GETFD) < 0 && null >= 0)
-		(void) dup2(null, 2);
-	(void) dup2(2, 1);	/* the service's output goes to the daemon's stderr */
+	/* as dbus-daemon (dbus-spawn-unix.c): the daemon's stdin (/dev/null,
+	 * main.c), stdout and stderr, or the journal's streams */
+	if (stdout_fd >= 0)
+		(void) dup2(stdout_fd, STDOUT_FILENO);
+	if (stderr_fd >= 0)
+		(void) dup2(stderr_fd, STDERR_FILENO);
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 		if (max < 0 || max > 65536)
@@ -503,6 +505,14 @@ int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *
 		child_free(ch);
 		return r;
 	}
+	/* as dbus-daemon when it logs to syslog (DBUS_SPAWN_REDIRECT_OUTPUT):
+	 * the service's stdout and stderr go to the journal under its name,
+	 * where there is one; else it keeps the daemon's */
+	_cleanup_close_ int stdout_fd = -1, stderr_fd = -1;
+	if (log_get_target() & LOG_TARGET_SYSLOG) {
+		stdout_fd = sd_journal_stream_fd(name, LOG_INFO, false);
+		stderr_fd = sd_journal_stream_fd(name, LOG_WARNING, false);
+	}
 
 	pid = fork();
 	if (pid < 0) {
@@ -516,7 +526,7 @@ int launcher_spawn(Launcher *l, const char *name, const char *exec, const char *
 	}
 	if (pid == 0) {
 		safe_close(p[0]);
-		child_exec(argv, envp, as_user, uid, gid, p[1]);
+		child_exec(argv, envp, as_user, uid, gid, stdout_fd, stderr_fd, p[1]);
 	}
 
 	safe_close(p[1]);

@@ -10,6 +10,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/driver.c daemon/driver.h \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
+	daemon/dir-watch.c daemon/dir-watch.h \
 	daemon/log.c daemon/log.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS)
 
@@ -27,10 +28,16 @@ dist_man_MANS += doc/busbridged.1
 LAUNCH_HELPER_CPPFLAGS = -DLAUNCH_HELPER_PATH='"$(libexecdir)/busbridge-launch-helper"'
 daemon_libdaemon_a_SOURCES += daemon/launch-helper-common.c daemon/launch-helper.h
 daemon_libdaemon_a_CPPFLAGS = $(AM_CPPFLAGS) $(LAUNCH_HELPER_CPPFLAGS)
+# It is always built with the hardening flags (HELPER_HARDEN_*, even with
+# --disable-hardening), from its own objects: the code it shares with the
+# daemon (.service files, UTF-8) is compiled for it, not taken from libcompat.a
 libexec_PROGRAMS = daemon/busbridge-launch-helper
-daemon_busbridge_launch_helper_SOURCES = daemon/launch-helper.c daemon/launch-helper-common.c daemon/launch-helper.h
-daemon_busbridge_launch_helper_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS)
-daemon_busbridge_launch_helper_LDADD = compat/libcompat.a $(EXPAT_LIBS)
+daemon_busbridge_launch_helper_SOURCES = daemon/launch-helper.c daemon/launch-helper-common.c daemon/launch-helper.h \
+	compat/service-file.c compat/wire.c
+daemon_busbridge_launch_helper_CPPFLAGS = $(AM_CPPFLAGS) $(HELPER_HARDEN_CPPFLAGS)
+daemon_busbridge_launch_helper_CFLAGS = $(AM_CFLAGS) $(HELPER_HARDEN_CFLAGS) $(EXPAT_CFLAGS)
+daemon_busbridge_launch_helper_LDFLAGS = $(AM_LDFLAGS) $(HELPER_HARDEN_LDFLAGS)
+daemon_busbridge_launch_helper_LDADD = $(EXPAT_LIBS)
 
 install-exec-hook:
 	@helper='$(DESTDIR)$(libexecdir)/busbridge-launch-helper'; \

@@ -343,8 +343,17 @@ static void *evmem_realloc(void *p, size_t n) {
 
 /* fds 0-2 must be taken before any socket is made, or a socket could
  * become "stdout" (test-dbus-daemon-fork.sh closes all three) */
+/* as dbus-daemon (_dbus_ensure_standard_fds(DBUS_FORCE_STDIN_NULL)): stdin
+ * is /dev/null, stdout and stderr are opened on it if closed; the services
+ * the bus starts inherit them */
 static void take_stdio(void) {
-	for (int fd = 0; fd <= 2; fd++)
+	int in = open("/dev/null", O_RDONLY);
+
+	if (in > 0) {
+		(void) dup2(in, 0);
+		close(in);
+	}
+	for (int fd = 1; fd <= 2; fd++)
 		if (fcntl(fd, F_GETFD) < 0) {
 			int null = open("/dev/null", O_RDWR);
 			if (null >= 0 && null != fd) {
@@ -478,7 +487,7 @@ static void notify_parent(int notify_fd) {
 	}
 	/* what dbus-daemon logs to stderr is lost after it forks */
 	log_set_target(log_get_target() & ~LOG_TARGET_STDERR);
-	(void) write(notify_fd, "", 1);
+	(void) !write(notify_fd, "", 1);
 	close(notify_fd);
 }
 
@@ -553,6 +562,7 @@ int main(int argc, char **argv) {
 	r = service_registry_load(bus);
 	if (r < 0)
 		log_warning_errno(r, "Failed to read service directories: %m");
+	bus_watch_dirs(bus);
 
 	if (detach(bus, base, &o, config, &notify_fd) < 0 || print_address_and_pid(&o, address) < 0)
 		return 1;
@@ -562,6 +572,7 @@ int main(int argc, char **argv) {
 	(void) sd_notifyf(false, "READY=1\nSTATUS=Serving %s\nMAINPID=%d", address, (int) getpid());
 	r = bus_run(bus);
 	(void) sd_notify(false, "STOPPING=1");
+	bus_disconnect_all(bus);
 	bus = bus_free(bus);
 	return r < 0 ? 1 : 0;
 }

@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -144,16 +143,12 @@ struct ServiceRegistry {
 	unsigned n_pending;	/* max_pending_service_starts */
 	uint64_t next_launch_id;
 	bool process_pending;
-	int inotify_fd;
-	struct event *ev_inotify;
-	struct event *ev_rescan;
-	int *watches;
-	size_t n_watches;
 	HashOrder *listed_order;	/* dbus-daemon's activation entries, for ListActivatableNames */
 };
 
 static void launch_fail(Launch *l, const char *error_name, const char *text);
 static int registry_new(Bus *bus, ServiceRegistry **ret);
+static bool activatable_check_file(Activatable *a);
 static void activatable_set_previous(Activatable *a, uint64_t id);
 
 static uint64_t now_ns(void) {
@@ -902,6 +897,8 @@ static void activatable_trigger(Activatable *a) {
 		activatable_fail_queued(a, DBUS_ERR("ServiceUnknown"), text ? text : "");
 		return;
 	}
+	if (!activatable_check_file(a))
+		return;	/* its file is gone: what was queued got ServiceUnknown */
 	if (registry_over_limit(a->reg, a->name, &text)) {
 		activatable_fail_queued(a, DBUS_ERR("LimitsExceeded"), text ? text : "");
 		return;
@@ -931,77 +928,6 @@ static void registry_on_process(evutil_socket_t fd, short what, void *userdata) 
 
 /* ---- loading ---------------------------------------------------------------- */
 
-static void registry_on_rescan(evutil_socket_t fd, short what, void *userdata) {
-	ServiceRegistry *reg = userdata;
-	int r = service_registry_load(reg->bus);
-
-	if (r < 0)
-		log_warning_errno(r, "Failed to re-read service directories: %m");
-	else if (reg->bus->driver)
-		driver_broadcast_activatable_services_changed(reg->bus->driver);
-}
-
-static void registry_on_inotify(evutil_socket_t fd, short what, void *userdata) {
-	ServiceRegistry *reg = userdata;
-	_Alignas(struct inotify_event) char buf[4096];
-	bool changed = false;
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t pos = 0; pos + (ssize_t) sizeof(struct inotify_event) <= n;) {
-			const struct inotify_event *ev = (const void *) (buf + pos);
-			/* not IN_IGNORED (a watch we removed) nor IN_Q_OVERFLOW alone */
-			if (ev->mask & (IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_Q_OVERFLOW))
-				changed = true;
-			pos += sizeof(struct inotify_event) + ev->len;
-		}
-	if (changed)
-		event_active(reg->ev_rescan, EV_TIMEOUT, 0);
-}
-
-/* watch the service directories, as dbus-daemon does (dir-watch-inotify.c);
- * adding a watch twice gives the same descriptor, so only the directories
- * that left the list lose theirs */
-static void registry_update_watches(ServiceRegistry *reg) {
-	const BusConfig *c = reg->bus->config;
-	int *w;
-
-	if (reg->inotify_fd < 0) {
-		reg->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (reg->inotify_fd < 0)
-			return;
-		reg->ev_inotify = event_new(reg->bus->base, reg->inotify_fd, EV_READ | EV_PERSIST,
-					    registry_on_inotify, reg);
-		if (!reg->ev_inotify) {
-			reg->inotify_fd = safe_close(reg->inotify_fd);
-			return;
-		}
-		event_add(reg->ev_inotify, NULL);
-	}
-	w = calloc(c->n_servicedirs + 1, sizeof(int));
-	if (!w)
-		return;
-	size_t n = 0;
-	for (size_t i = 0; i < c->n_servicedirs; i++) {
-		if (c->servicedir_flags && (c->servicedir_flags[i] & BUS_CONFIG_SERVICE_DIR_NO_WATCH))
-			continue;
-		int wd = inotify_add_watch(reg->inotify_fd, c->servicedirs[i],
-					   IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM);
-		if (wd >= 0)
-			w[n++] = wd;
-	}
-	for (size_t i = 0; i < reg->n_watches; i++) {
-		bool kept = false;
-		for (size_t j = 0; j < n && !kept; j++)
-			kept = w[j] == reg->watches[i];
-		if (!kept)
-			(void) inotify_rm_watch(reg->inotify_fd, reg->watches[i]);
-	}
-	free(reg->watches);
-	reg->watches = w;
-	reg->n_watches = n;
-}
-
 static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	ServiceRegistry *reg = calloc(1, sizeof(*reg));
 	int r;
@@ -1009,7 +935,6 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	if (!reg)
 		return -ENOMEM;
 	reg->bus = bus;
-	reg->inotify_fd = -1;
 	list_init(&reg->all);
 	list_init(&reg->launches);
 	list_init(&reg->answered);
@@ -1020,8 +945,7 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 		return r;
 	}
 	reg->ev_process = event_new(bus->base, -1, 0, registry_on_process, reg);
-	reg->ev_rescan = event_new(bus->base, -1, 0, registry_on_rescan, reg);
-	if (!reg->ev_process || !reg->ev_rescan) {
+	if (!reg->ev_process) {
 		service_registry_free(bus);
 		return -ENOMEM;
 	}
@@ -1079,8 +1003,25 @@ static void registry_order_listed(ServiceRegistry *reg, const Activatable *a, co
 		log_debug("Out of memory: ListActivatableNames may list %s out of order", a->name);
 }
 
-/* the service files of the configured directories; the scan's warnings are logged */
-static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *ret_n) {
+/* a rescan does not read again a file it knows as it is: the file of the
+ * name its file name says, unmodified since (seconds, as dbus-daemon) */
+static bool registry_knows_file(const char *path, const char *filename, int64_t mtime_sec, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	size_t l = strlen(filename);
+	char name[256];
+
+	if (l <= 8 || l - 8 >= sizeof(name))
+		return false;
+	memcpy(name, filename, l - 8);	/* less ".service" */
+	name[l - 8] = '\0';
+	Activatable *a = registry_find(reg, name);
+	return a && a->file && !a->removed && streq(a->file->path, path) && mtime_sec <= a->file->mtime_usec / 1000000;
+}
+
+/* the service files of the configured directories (on a rescan, only those
+ * new or modified); the scan's warnings are logged */
+static int registry_scan(ServiceRegistry *reg, bool rescan, ServiceFile ***ret_files, size_t *ret_n) {
+	const BusConfig *c = reg->bus->config;
 	char **warnings = NULL;
 	int r;
 
@@ -1090,8 +1031,8 @@ static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *r
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_servicedirs; i++)
 		dirs[i] = c->servicedirs[i];
-	r = service_dir_scan_full(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
-				  ret_files, ret_n, &warnings);
+	r = service_dir_scan_known(dirs, c->servicedir_flags, c->servicehelper ? SERVICE_SCAN_SERVICEHELPER : 0,
+				   rescan ? registry_knows_file : NULL, reg, ret_files, ret_n, &warnings);
 	if (r < 0)
 		return r;
 	for (char **w = warnings; w && *w; w++)
@@ -1100,12 +1041,23 @@ static int registry_scan(const BusConfig *c, ServiceFile ***ret_files, size_t *r
 	return 0;
 }
 
-/* the entry for @f (taken): the one of its name, kept (a removed name
- * still activating comes back as it is), or a new one */
+/*
+ * the entry for @f (taken): the one of its name, kept (a removed name
+ * still activating comes back as it is), or a new one.  A rescan changes
+ * a name it knows only as dbus-daemon's update_directory() does: its own
+ * file is read again if modified since (mtime, in seconds), another file
+ * for it is ignored.
+ */
 static int registry_take_file(ServiceRegistry *reg, ServiceFile *f, bool rescan, Activatable **ret) {
 	Activatable *a = registry_find_any(reg, f->name);
 	int r;
 
+	if (a && rescan && !a->removed && a->file &&
+	    (!streq(a->file->path, f->path) || f->mtime_usec / 1000000 <= a->file->mtime_usec / 1000000)) {
+		service_file_free(f);
+		*ret = a;
+		return 0;
+	}
 	if (a) {
 		_cleanup_(service_file_freep) ServiceFile *old = a->removed ? NULL : a->file;
 		if (a->removed)
@@ -1165,6 +1117,49 @@ static void registry_replace_names(ServiceRegistry *reg, Activatable **names, si
 	free(old);
 }
 
+/* @a leaves the table at once (the others stay as they are) */
+static void registry_forget(ServiceRegistry *reg, Activatable *a) {
+	for (size_t i = 0; i < reg->n_names; i++)
+		if (reg->names[i] == a) {
+			memmove(reg->names + i, reg->names + i + 1, (reg->n_names - i - 1) * sizeof(*reg->names));
+			reg->n_names--;
+			break;
+		}
+	hash_order_remove(reg->listed_order, a->name);
+	activatable_remove(a);
+}
+
+/*
+ * As dbus-daemon's check_service_file(), whenever a name it knows is
+ * looked up to be started (an activation, StartServiceByName): a .service
+ * file that is gone takes its name with it (what waits on the activator
+ * is answered ServiceUnknown); one modified since it was read (mtime, in
+ * seconds) is read again, and stays as it was if it no longer loads or
+ * names another service.  Return: whether the name is still provided.
+ */
+static bool activatable_check_file(Activatable *a) {
+	ServiceFile *f = NULL;
+	struct stat st;
+
+	if (!a->file || a->removed)
+		return true;	/* systemd's own name; or being started as it is */
+	if (stat(a->file->path, &st) < 0) {
+		log_debug("%s is gone: %s is no longer activatable", a->file->path, a->name);
+		registry_forget(a->reg, a);
+		return false;
+	}
+	if ((int64_t) st.st_mtime <= a->file->mtime_usec / 1000000)
+		return true;
+	if (service_file_load(a->file->path, &f, NULL) < 0 || !f->name || !streq(f->name, a->name)) {
+		service_file_free(f);
+		return true;
+	}
+	_cleanup_(service_file_freep) ServiceFile *old = a->file;
+	a->file = f;
+	registry_order_listed(a->reg, a, old, true);
+	return true;
+}
+
 static int registry_load(Bus *bus, bool rescan) {
 	ServiceRegistry *reg = bus->services;
 	ServiceFile **files = NULL;
@@ -1178,11 +1173,11 @@ static int registry_load(Bus *bus, bool rescan) {
 		if (r < 0)
 			return r;
 	}
-	r = registry_scan(bus->config, &files, &n_files);
+	r = registry_scan(reg, rescan, &files, &n_files);
 	if (r < 0)
 		return r;
 
-	names = calloc(n_files + 2, sizeof(*names));
+	names = calloc(n_files + 2 + reg->n_names, sizeof(*names));
 	if (!names) {
 		service_files_free(files, n_files);
 		return -ENOMEM;
@@ -1213,9 +1208,17 @@ static int registry_load(Bus *bus, bool rescan) {
 		if (a)
 			names[n_new++] = a;
 	}
+	/* a rescan forgets nothing: a name whose file is gone goes when it is
+	 * looked up (activatable_check_file()), as with dbus-daemon */
+	for (size_t i = 0; rescan && i < reg->n_names; i++) {
+		bool kept = false;
+		for (size_t j = 0; j < n_new && !kept; j++)
+			kept = names[j] == reg->names[i];
+		if (!kept)
+			names[n_new++] = reg->names[i];
+	}
 
 	registry_replace_names(reg, names, n_new);
-	registry_update_watches(reg);
 	return 0;
 }
 
@@ -1246,12 +1249,6 @@ void service_registry_free(Bus *bus) {
 	reg->watcher = kdbus_conn_close(reg->watcher);
 	if (reg->ev_process)
 		event_free(reg->ev_process);
-	if (reg->ev_rescan)
-		event_free(reg->ev_rescan);
-	if (reg->ev_inotify)
-		event_free(reg->ev_inotify);
-	safe_close(reg->inotify_fd);
-	free(reg->watches);
 	free(reg->names);
 	hash_order_free(reg->listed_order);
 	free(reg);
@@ -1284,19 +1281,31 @@ int service_registry_list(Bus *bus, char ***ret, size_t *ret_n) {
 	return 0;
 }
 
+bool service_registry_rescan(Bus *bus, const char *name) {
+	ServiceRegistry *reg = bus->services;
+	Activatable *a;
+
+	if (!reg)
+		return false;
+	(void) registry_load(bus, true);
+	a = registry_find(reg, name);
+	return a && a->conn;
+}
+
 int service_registry_start(Bus *bus, Client *caller, const char *name, const WireHeader *call, BusError *error) {
 	ServiceRegistry *reg = bus->services;
 	_cleanup_free_ char *text = NULL;
 	Activatable *a;
 	Starter *st;
 
+	/* as dbus-daemon's activation_find_entry(): a known name whose file
+	 * is gone is unknown now; an unknown one makes us look at the
+	 * directories again */
 	a = reg ? registry_find(reg, name) : NULL;
-	if (reg && !a) {
-		/* as dbus-daemon: an unknown name makes us look at the
-		 * directories again */
-		(void) registry_load(bus, true);
+	if (a && !activatable_check_file(a))
+		a = NULL;
+	else if (reg && !a && service_registry_rescan(bus, name))
 		a = registry_find(reg, name);
-	}
 	if (!a || (!a->file && !(bus->systemd_activation && activatable_is_systemd(a)))) {
 		return bus_error_set(error, DBUS_ERR("ServiceUnknown"),
 				     "The name %s was not provided by any .service files", name);

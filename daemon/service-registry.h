@@ -32,7 +32,8 @@ typedef struct ServiceRegistry ServiceRegistry;
  * new activatable name; names whose file disappeared lose their activator
  * (once an activation in progress is over).  Running services and the
  * messages queued for them are not touched.  Called at startup and by
- * ReloadConfig / SIGHUP (bus_reload()).
+ * every reload (ReloadConfig, SIGHUP, a change in a watched directory:
+ * bus_reload()).
  *
  * Return: 0 or -ENOMEM.
  */
@@ -68,6 +69,22 @@ int service_registry_set_address(Bus *bus, const char *address);
  * Return: 0 or -ENOMEM.
  */
 int service_registry_list(Bus *bus, char ***ret, size_t *ret_n);
+
+/**
+ * service_registry_rescan() - read the service directories again for a
+ * name nobody holds, as dbus-daemon does before it answers ServiceUnknown
+ * (activation_find_entry(): auto-start and StartServiceByName alike)
+ * @bus:	the bus
+ * @name:	the name
+ *
+ * As dbus-daemon's update_service_cache(): new files are read, files
+ * modified since they were read are read again, and no name is forgotten
+ * (a name whose file is gone goes when it is started).  Directories that
+ * appeared since the configuration was loaded are read too.
+ *
+ * Return: whether @name is activatable now (an activator holds it).
+ */
+bool service_registry_rescan(Bus *bus, const char *name);
 
 /**
  * service_registry_start() - StartServiceByName

@@ -230,13 +230,11 @@ int kdbus_recv_batch(KdbusConn *conn, uint64_t *offsets, size_t max) {
 	return (int)n;
 }
 
-int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
+/* KDBUS_CMD_FREE of each (out of line: its command would cost the
+ * userspace core's path a stack canary) */
+static _noinline_ int kdbus_ioctl_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
 	int ret = 0;
 
-	assert_return(conn, -EINVAL);
-	assert_return(offsets || n == 0, -EFAULT);
-	if (!IS_IOCTL(conn))
-		return kdbus_us_free_batch(conn, offsets, n);
 	for (size_t i = 0; i < n; i++) {
 		struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offsets[i] };
 		int r = kdbus_ioctl_cmd(conn, KDBUS_CMD_FREE, &cmd);
@@ -245,6 +243,14 @@ int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
 			ret = r;
 	}
 	return ret;
+}
+
+int kdbus_free_batch(KdbusConn *conn, const uint64_t *offsets, size_t n) {
+	assert_return(conn, -EINVAL);
+	assert_return(offsets || n == 0, -EFAULT);
+	if (!IS_IOCTL(conn))
+		return kdbus_us_free_batch(conn, offsets, n);
+	return kdbus_ioctl_free_batch(conn, offsets, n);
 }
 
 int kdbus_cmd_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {

@@ -167,7 +167,8 @@ uint64_t kdbus_ioctl_conn_get_id(KdbusConn *conn) {
 	return to_conn(conn)->id;
 }
 
-bool kdbus_ioctl_conn_has_messages(KdbusConn *conn) {
+/* (out of line: its pollfd would cost the userspace core's callers a stack canary) */
+_noinline_ bool kdbus_ioctl_conn_has_messages(KdbusConn *conn) {
 	struct pollfd p = { .fd = to_conn(conn)->fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);

@@ -25,7 +25,8 @@
 #define KDBUS_MSG_MAX_ITEMS		128
 #define KDBUS_MSG_MAX_MEMFD_ITEMS	16
 
-static void kdbus_staging_timestamp(KdbusStaging *s) {
+/* (out of line: its timespec would cost every entry built a stack canary) */
+static _noinline_ void kdbus_staging_timestamp(KdbusStaging *s) {
 	struct timespec ts;
 
 	if (s->have_ts)
@@ -38,12 +39,21 @@ static void kdbus_staging_timestamp(KdbusStaging *s) {
 	s->have_ts = true;
 }
 
-int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_fds,
-		      KdbusQueueEntry **ret) {
+/*
+ * @dst's queue entry for @s, charged: or a negative errno in the pointer
+ * (the kernel's ERR_PTR()): -ENOBUFS, -EXFULL, -ECOMM (fds to a receiver
+ * without ACCEPT_FD), -ENOMEM, -errno of dup().  The callers on the
+ * broadcast path then need no address of a local of theirs for it, which
+ * would cost each receiver a stack canary.
+ */
+#define ENTRY_ERR(r) ((KdbusQueueEntry *)(intptr_t)(r))
+#define ENTRY_IS_ERR(e) ((uintptr_t)(e) >= (uintptr_t)-4095)
+#define ENTRY_ERRNO(e) ((int)(intptr_t)(e))
+
+static KdbusQueueEntry *kdbus_entry_new(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_fds) {
 	uint64_t payload_size = s->payload ? s->payload->size : 0;
 	size_t n_fds = with_fds ? s->n_fds : 0;
 	uint64_t mask, charge;
-	KdbusUserUsage *uc = NULL;
 	KdbusQueueEntry *e;
 	struct kdbus_msg *m;
 	size_t size;
@@ -51,9 +61,9 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	int r;
 
 	if (n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD))
-		return -ECOMM;
+		return ENTRY_ERR(-ECOMM);
 	if (dst->queue.n_msgs >= bus->limits.max_msgs_per_conn)
-		return -ENOBUFS;
+		return ENTRY_ERR(-ENOBUFS);
 
 	if (s->src)
 		mask = kdbus_meta_msg_mask(s->src, dst);
@@ -80,34 +90,30 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	charge = KDBUS_ALIGN8(size) + KDBUS_ALIGN8(payload_size);
 	r = kdbus_pool_charge_msg(&dst->pool, charge);
 	if (r < 0)
-		return r;
+		return ENTRY_ERR(r);
 
-	/* the receiver's user pays, on behalf of the sender's (user.h) */
 	if (s->src && s->src->user) {
 		r = kdbus_conn_quota_charge(dst, s->src->user->uid, charge);
 		if (r < 0) {
 			kdbus_pool_uncharge(&dst->pool, charge);
-			return r;
-		}
-		r = kdbus_user_charge_msg(bus, dst->user, s->src->user->uid, &uc, charge, n_fds);
-		if (r < 0) {
-			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
-			kdbus_pool_uncharge(&dst->pool, charge);
-			return r;
+			return ENTRY_ERR(r);
 		}
 	}
-
 	e = kdbus_queue_entry_alloc(bus, size, n_fds);
-	if (!e) {
+	/* the receiver's user pays, on behalf of the sender's (user.h), into
+	 * the entry (no address of ours escapes: no stack canary here) */
+	r = !e ? -ENOMEM : s->src && s->src->user ?
+		kdbus_user_charge_msg(bus, dst->user, s->src->user->uid, &e->ucharge, charge, n_fds) : 0;
+	if (r < 0) {
 		if (s->src && s->src->user)
 			kdbus_conn_quota_uncharge(dst, s->src->user->uid, charge);
 		kdbus_pool_uncharge(&dst->pool, charge);
-		kdbus_user_uncharge_msg(bus, &uc, charge, n_fds);
-		return -ENOMEM;
+		if (e)
+			kdbus_cache_free(&bus->cache, e);
+		return ENTRY_ERR(r);
 	}
 	e->conn = dst;
 	e->charge = charge;
-	e->ucharge = uc;
 	e->ucharge_fds = n_fds;
 	if (s->src && s->src->user) {
 		e->actor = s->src->user->uid;
@@ -121,7 +127,7 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 		if (fd < 0) {
 			r = -errno;
 			kdbus_queue_entry_free(bus, e);
-			return r;
+			return ENTRY_ERR(r);
 		}
 		e->fds[i] = fd;
 		e->n_fds = i + 1;
@@ -141,12 +147,12 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	if (s->dst_name)
 		p = kdbus_item_append(p, KDBUS_ITEM_DST_NAME, s->dst_name, s->dst_name_size);
 	if (payload_size) {
-		struct kdbus_vec v = {
-			.size = payload_size,
-			.offset = (uint64_t)(uintptr_t)s->payload->ptr,
-		};
+		struct kdbus_item *it = (struct kdbus_item *)p;
 
-		p = kdbus_item_append(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
+		it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+		it->type = KDBUS_ITEM_PAYLOAD_OFF;
+		it->vec = (struct kdbus_vec) { .size = payload_size, .offset = (uint64_t)(uintptr_t)s->payload->ptr };
+		p += KDBUS_ALIGN8(it->size);
 		e->payload = s->payload;
 		s->payload->refs++;
 		s->payload->users++;	/* kdbus_payload_put() */
@@ -176,21 +182,29 @@ int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_
 	e->seqnum = s->seqnum;
 	e->priority = s->priority;
 	e->dst_name_id = s->dst_name_id;
-	*ret = e;
-	return 0;
+	return e;
+}
+
+void kdbus_entry_deliver(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_fds) {
+	KdbusQueueEntry *e = kdbus_entry_new(bus, dst, s, with_fds);
+
+	if (ENTRY_IS_ERR(e))
+		dst->lost_count++;
+	else
+		kdbus_conn_enqueue(dst, e);
+}
+
+static _noinline_ void kdbus_bus_eavesdrop_all(KdbusBus *bus, KdbusStaging *s) {
+	KdbusConn *c;
+
+	list_for_each_entry(c, &bus->monitors, monitor_link)
+		kdbus_entry_deliver(bus, c, s, c->flags & KDBUS_HELLO_ACCEPT_FD);
 }
 
 void kdbus_bus_eavesdrop(KdbusBus *bus, KdbusStaging *s) {
-	KdbusConn *c;
-
-	list_for_each_entry(c, &bus->monitors, monitor_link) {
-		KdbusQueueEntry *e;
-
-		if (kdbus_entry_build(bus, c, s, c->flags & KDBUS_HELLO_ACCEPT_FD, &e) < 0)
-			c->lost_count++;
-		else
-			kdbus_conn_enqueue(c, e);
-	}
+	/* (most buses have no monitor: no call, no stack canary) */
+	if (!list_is_empty(&bus->monitors))
+		kdbus_bus_eavesdrop_all(bus, s);
 }
 
 static KdbusMatchMsg kdbus_staging_match_msg(const KdbusStaging *s) {
@@ -199,10 +213,23 @@ static KdbusMatchMsg kdbus_staging_match_msg(const KdbusStaging *s) {
 	};
 }
 
+/* whether @ix's match takes @s, remembered for this memo round if it may
+ * be (out of line: the memo answers most, and the message view it passes
+ * would cost every candidate a stack canary) */
+static _noinline_ bool kdbus_broadcast_match(KdbusBus *bus, KdbusStaging *s, KdbusMatchIndex *ix) {
+	KdbusMatchMsg msg = kdbus_staging_match_msg(s);
+	bool match = kdbus_match_one_user(bus, ix->match, &msg);
+
+	if (bus->bcast_memo_on && ix->memo_ok) {
+		ix->memo_stamp = bus->bcast_memo_stamp;
+		ix->memo_match = match;
+	}
+	return match;
+}
+
 /* a broadcast to the receivers of one candidate match, once per receiver */
 static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatchIndex *ix) {
 	KdbusConn *c = ix->conn;
-	KdbusQueueEntry *e;
 
 	if (c->bcast_stamp == bus->bcast_stamp || !c->connected)
 		return;
@@ -212,16 +239,8 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 	if (bus->bcast_memo_on && ix->memo_stamp == bus->bcast_memo_stamp) {
 		if (!ix->memo_match)
 			return;
-	} else {
-		KdbusMatchMsg msg = kdbus_staging_match_msg(s);
-		bool match = kdbus_match_one_user(bus, ix->match, &msg);
-
-		if (bus->bcast_memo_on && ix->memo_ok) {
-			ix->memo_stamp = bus->bcast_memo_stamp;
-			ix->memo_match = match;
-		}
-		if (!match)
-			return;
+	} else if (!kdbus_broadcast_match(bus, s, ix)) {
+		return;
 	}
 	c->bcast_stamp = bus->bcast_stamp;
 	/* a receiver needs TALK access to the sender */
@@ -231,10 +250,7 @@ static void kdbus_broadcast_candidate(KdbusBus *bus, KdbusStaging *s, KdbusMatch
 	 * receivers that take them */
 	if (s->n_fds && !(c->flags & KDBUS_HELLO_ACCEPT_FD))
 		return;
-	if (kdbus_entry_build(bus, c, s, s->n_fds != 0, &e) < 0)
-		c->lost_count++;
-	else
-		kdbus_conn_enqueue(c, e);
+	kdbus_entry_deliver(bus, c, s, s->n_fds != 0);
 }
 
 /*
@@ -302,16 +318,9 @@ void kdbus_bus_broadcast(KdbusBus *bus, KdbusStaging *s) {
 		/* every user match is in the index (match.c) */
 		kdbus_bus_broadcast_indexed(bus, s);
 	} else {
-		list_for_each_entry(c, &bus->conns_kmatch, kmatch_link) {
-			KdbusQueueEntry *e;
-
-			if (!kdbus_match_db_match_kernel(c, s->notify))
-				continue;
-			if (kdbus_entry_build(bus, c, s, false, &e) < 0)
-				c->lost_count++;
-			else
-				kdbus_conn_enqueue(c, e);
-		}
+		list_for_each_entry(c, &bus->conns_kmatch, kmatch_link)
+			if (kdbus_match_db_match_kernel(c, s->notify))
+				kdbus_entry_deliver(bus, c, s, false);
 	}
 }
 
@@ -716,7 +725,8 @@ int kdbus_us_send(KdbusConn *conn, struct kdbus_cmd_send *cmd) {
 	}
 
 	s.seqnum = ++bus->seqnum;
-	r = kdbus_entry_build(bus, dst, &s, true, &e);
+	e = kdbus_entry_new(bus, dst, &s, true);
+	r = ENTRY_IS_ERR(e) ? ENTRY_ERRNO(e) : 0;
 	if (r < 0) {
 		if (reply && reply->sync)
 			kdbus_reply_sync_wake(bus, reply, r == -ECOMM ? -EREMOTEIO : r, NULL);

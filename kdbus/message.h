@@ -53,18 +53,15 @@ typedef struct KdbusStaging {
 } KdbusStaging;
 
 /**
- * kdbus_entry_build() - build @dst's queue entry for @s and charge it
+ * kdbus_entry_deliver() - build @dst's queue entry for @s, charge it and
+ * queue it on @dst; a failure (queue or quota full, fds to a receiver
+ * without ACCEPT_FD, no memory) counts as a message @dst lost
  * @bus:	the bus
  * @dst:	the receiver
  * @s:		the staging object
  * @with_fds:	duplicate and attach the fds
- * @ret:	the entry (not queued)
- *
- * Return: 0, -ENOBUFS, -EXFULL, -ECOMM (fds to a receiver without
- * ACCEPT_FD), -ENOMEM, -errno of dup().
  */
-int kdbus_entry_build(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_fds,
-		      KdbusQueueEntry **ret);
+void kdbus_entry_deliver(KdbusBus *bus, KdbusConn *dst, KdbusStaging *s, bool with_fds);
 
 /** kdbus_bus_eavesdrop() - copy @s to every monitor (failures count as lost). */
 void kdbus_bus_eavesdrop(KdbusBus *bus, KdbusStaging *s);

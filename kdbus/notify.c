@@ -78,7 +78,7 @@ int kdbus_notify_reply(KdbusBus *bus, uint64_t type, uint64_t id, uint64_t cooki
 	return 0;
 }
 
-void kdbus_notify_flush(KdbusBus *bus) {
+_noinline_ void kdbus_notify_flush(KdbusBus *bus) {
 	if (bus->closed) {
 		/* everybody is being disconnected: nobody to tell */
 		kdbus_notify_drop(bus);
@@ -99,14 +99,9 @@ void kdbus_notify_flush(KdbusBus *bus) {
 			kdbus_bus_broadcast(bus, &s);
 		} else {
 			KdbusConn *dst = kdbus_bus_find_conn(bus, n->dst_id);
-			KdbusQueueEntry *e;
 
-			if (dst && dst->connected) {
-				if (kdbus_entry_build(bus, dst, &s, false, &e) < 0)
-					dst->lost_count++;
-				else
-					kdbus_conn_enqueue(dst, e);
-			}
+			if (dst && dst->connected)
+				kdbus_entry_deliver(bus, dst, &s, false);
 			kdbus_bus_eavesdrop(bus, &s);
 		}
 		kdbus_cache_free(&bus->cache, n);

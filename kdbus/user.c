@@ -156,8 +156,8 @@ static KdbusUserUsage *kdbus_usage_get(KdbusUser *u, uint64_t actor) {
 	return g;
 }
 
-int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserCharge *c,
-		      const uint64_t amount[_KDBUS_USER_N_SLOTS]) {
+int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserCharge *c, KdbusUserSlot slot,
+		      uint64_t amount) {
 	KdbusUserUsage *g;
 	bool fresh = false;
 
@@ -170,22 +170,15 @@ int kdbus_user_charge(KdbusBus *bus, KdbusUser *u, uint64_t actor, KdbusUserChar
 			return -ENOMEM;
 		fresh = true;
 	}
-
-	for (size_t i = 0; i < _KDBUS_USER_N_SLOTS; i++) {
-		if (!amount[i])
-			continue;
-		if (!kdbus_user_slot_ok(u, actor == u->uid, u->n_usages, g->used[i], i, amount[i])) {
-			u->n_refused++;
-			if (fresh)
-				kdbus_usage_unref(bus, g);
-			return -EDQUOT;
-		}
+	if (amount && !kdbus_user_slot_ok(u, actor == u->uid, u->n_usages, g->used[slot], slot, amount)) {
+		u->n_refused++;
+		if (fresh)
+			kdbus_usage_unref(bus, g);
+		return -EDQUOT;
 	}
-	for (size_t i = 0; i < _KDBUS_USER_N_SLOTS; i++) {
-		u->remaining[i] -= amount[i];
-		g->used[i] += amount[i];
-		c->amount[i] += amount[i];
-	}
+	u->remaining[slot] -= amount;
+	g->used[slot] += amount;
+	c->amount[slot] += amount;
 	c->usage = g;
 	return 0;
 }
@@ -273,14 +266,10 @@ void kdbus_user_uncharge_msg(KdbusBus *bus, KdbusUserUsage **usage, uint64_t byt
 
 int kdbus_user_charge_set(KdbusBus *bus, KdbusUser *user, KdbusUserCharge *c, KdbusUserSlot slot,
 			  uint64_t count) {
-	uint64_t amount[_KDBUS_USER_N_SLOTS] = {};
-
 	if (!user)
 		return 0;
-	if (count > c->amount[slot]) {
-		amount[slot] = count - c->amount[slot];
-		return kdbus_user_charge(bus, user, user->uid, c, amount);
-	}
+	if (count > c->amount[slot])
+		return kdbus_user_charge(bus, user, user->uid, c, slot, count - c->amount[slot]);
 	while (c->amount[slot] > count)
 		kdbus_user_uncharge_one(bus, c, slot);
 	return 0;

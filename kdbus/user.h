@@ -90,20 +90,20 @@ int kdbus_user_acquire(KdbusBus *bus, uint64_t uid, KdbusUser **ret);
 void kdbus_user_release(KdbusBus *bus, KdbusUser *u);
 
 /**
- * kdbus_user_charge() - charge @amount to @user's slots on behalf of @actor
+ * kdbus_user_charge() - charge @amount units of @slot to @user on behalf
+ * of @actor
  * @bus:	the bus
  * @user:	whose budget (NULL: not accounted, nothing happens)
  * @actor:	on whose behalf (the same uid: a self charge)
  * @c:		the charge to add to; zeroed or already charged for the
  *		same @user and @actor
- * @amount:	units per slot
- *
- * All slots are charged or none.
+ * @slot:	which slot
+ * @amount:	units
  *
  * Return: 0, -EDQUOT (over budget or over the actor's share), -ENOMEM.
  */
-int kdbus_user_charge(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c,
-		      const uint64_t amount[_KDBUS_USER_N_SLOTS]);
+int kdbus_user_charge(KdbusBus *bus, KdbusUser *user, uint64_t actor, KdbusUserCharge *c, KdbusUserSlot slot,
+		      uint64_t amount);
 
 /**
  * kdbus_user_charge_msg() - charge one message to @user on behalf of

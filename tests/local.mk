@@ -26,3 +26,6 @@ EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial
 # check program)
 TESTS += tests/daemon-check.sh
 EXTRA_DIST += tests/daemon-check.sh
+# the hardening of the installed binaries (hardening-check, devscripts)
+TESTS += tests/hardening.sh
+EXTRA_DIST += tests/hardening.sh

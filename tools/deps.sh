@@ -9,7 +9,7 @@ build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
   libexpat1-dev libdbus-1-dev libsystemd-dev"
 test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps
-  libglib2.0-tests python3-dbus-tests systemd-tests"
+  libglib2.0-tests python3-dbus-tests systemd-tests devscripts"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
 # with kbuild, qemu (TCG is enough), and an initramfs of busybox

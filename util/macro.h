@@ -23,6 +23,7 @@
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
 #define _printf_(a, b) __attribute__((__format__(printf, a, b)))
 #define _noreturn_ __attribute__((__noreturn__))
+#define _noinline_ __attribute__((__noinline__))
 #define _packed_ __attribute__((__packed__))
 #define _warn_unused_result_ __attribute__((__warn_unused_result__))
 

@@ -8,10 +8,12 @@
 # reader that never reads, spoofed replies and forged senders, fds beyond
 # the limit, a peer that sends 10 MB of a message and stops, SIGPIPE
 # (peers that go away before their reply), then EMFILE (a daemon with 64
-# fds) and injected ENOMEM (an LD_PRELOAD malloc shim, busbridged only).
-# The daemon's RSS must come back to within 2x of its start.  Prints one
-# line of figures per phase; the last line is "N passed, N failed, N
-# skipped"; exit status 1 if any bound is violated.
+# fds), fds parked unread until the kernel refuses the bus any more in
+# flight (a daemon running as nobody with 240 fds) and injected ENOMEM
+# (an LD_PRELOAD malloc shim, busbridged only).  The daemon's RSS must
+# come back to within 2x of its start.  Prints one line of figures per
+# phase; the last line is "N passed, N failed, N skipped"; exit status 1 if
+# any bound is violated.
 import os
 import re
 import resource
@@ -471,6 +473,71 @@ def run_many(d, n=5000, batch=50):
 # ---------------------------------------------------------------------------
 
 
+def run_fd_inflight(tmp, limit=240, parkers=16):
+    """fds parked unread: a daemon running as nobody with RLIMIT_NOFILE
+    LIMIT; PARKERS connections that never read are each sent LIMIT/PARKERS+1
+    fds, so that the kernel refuses the bus's user any more fds in flight
+    (ETOOMANYREFS).  Then a victim is sent fds 200 times: it must stay
+    connected (the bus drops what it cannot pass, as libdbus does), a
+    control client must be answered within 1 s, and the parkers cannot
+    make the bus grow"""
+    if os.geteuid() != 0 or not shutil.which('setpriv') or not shutil.which('prlimit'):
+        skip('fd-inflight: needs root, setpriv and prlimit')
+        return
+    run = os.path.join(tmp, 'inflight')
+    os.mkdir(run)
+    os.chmod(run, 0o1777)
+    d = Daemon(run, 'inflight', prefix=('prlimit', '--nofile=%d:%d' % (limit, limit), '--', 'setpriv',
+                                        '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--'))
+    null = os.open('/dev/null', os.O_RDONLY)
+    conns = []
+    try:
+        ctl = Control(d.path)
+        ctl.path_ = d.path
+        ctl.start()
+        t0 = time.monotonic()
+        rss0 = rss_kb(d.p.pid)
+        ctl.set_phase('fd-inflight')
+
+        def fds_msg(c, dest, n):
+            body = b''.join(struct.pack('<I', i) for i in range(n))
+            return W.marshal(W.SIGNAL, c.next_serial(), {W.F_PATH: '/', W.F_INTERFACE: 'org.busbridge.Fds',
+                                                         W.F_MEMBER: 'F', W.F_DESTINATION: dest,
+                                                         W.F_UNIX_FDS: n}, body, 'h' * n)
+        victim = W.Conn(d.path, unix_fd=True)
+        sender = W.Conn(d.path, unix_fd=True)
+        conns += [victim, sender]
+        per = limit // parkers + 1
+        for _ in range(parkers):
+            p = W.Conn(d.path, unix_fd=True)
+            conns.append(p)
+            sender.send_fds(fds_msg(sender, p.unique, per), [null] * per)
+        sender.call_driver('GetId')
+        rss_parked = rss_kb(d.p.pid)
+        n_sent = 200
+        for _ in range(n_sent):
+            sender.send_fds(fds_msg(sender, victim.unique, 1), [null])
+        sender.call_driver('GetId')
+        try:
+            got = victim.call_driver('GetId', timeout=5)[0] == W.METHOD_RETURN
+        except (OSError, EOFError, socket.timeout):
+            got = False
+        ok(got, 'fd-inflight: a receiver the bus cannot pass fds to stays connected',
+           '%d parkers x %d fds unread, %d messages with an fd to the victim, RLIMIT_NOFILE %d' %
+           (parkers, per, n_sent, limit))
+        rss1 = rss_kb(d.p.pid)
+        ok(rss1 - rss0 < 16 * 1024, 'fd-inflight: the bus does not grow', 'RSS %d KiB at start, %d parked, %d after' %
+           (rss0, rss_parked, rss1))
+        end_phase(ctl, d, 'fd-inflight', t0, '%d fds parked' % (parkers * per))
+        ctl.stopping = True
+        ctl.join(3)
+    finally:
+        for c in conns:
+            c.close()
+        os.close(null)
+        d.stop()
+
+
 def main():
     global n_fail
     faulthandler.register(signal.SIGUSR1)
@@ -703,6 +770,8 @@ def main():
         ok(failed == 0 or logged, 'emfile: running out of fds is logged')
     finally:
         d2.stop()
+
+    run_fd_inflight(tmp)
 
     # -- ENOMEM: an LD_PRELOAD shim (busbridged without ASan only)
     if IS_DBUS_DAEMON:

@@ -135,6 +135,11 @@ def scenario_list(kind, mode, conf_file, cname=''):
     if system:
         out.append(('grid-user', 'messages', lambda s, ids: S.message_grid(s, ids, 'bbtest1',
                     flag_sets=S.FLAG_SETS if full else (0, S.NRE), activatable=full)))
+    if full:
+        out.append(('shutdown', 'shutdown', S.shutdown))
+        out.append(('peer-root', 'peer', lambda s, ids: S.peer_interface(s, ids, 'root')))
+        if system:
+            out.append(('peer-user', 'peer', lambda s, ids: S.peer_interface(s, ids, 'bbtest1')))
     if full or kind == 'synthetic':
         out.append(('driver-root', 'driver', lambda s, ids: S.driver_methods(s, ids, 'root')))
         if system:
@@ -142,6 +147,7 @@ def scenario_list(kind, mode, conf_file, cname=''):
         out.append(('names', 'names', S.name_sequences))
         if kind == 'session':
             out.append(('name-order', 'names', S.name_order))
+            out.append(('late-dirs', 'servicedirs', S.late_dirs))
         out.append(('monitors', 'monitors', S.monitors))
         out.append(('eavesdrop', 'eavesdrop', S.eavesdropping))
         out.append(('fds', 'fds', S.fds))
@@ -225,14 +231,15 @@ def main():
                     with open(conf_file, 'w') as f:
                         f.write(E.prepare_config(text, '/dev/null', None, base))
                 for sname, skind, fn in scenario_list(kind, args.mode, conf_file, cname):
+                    late = os.path.join(tmp, 'late') if skind == 'servicedirs' else None
                     label = '%s %s' % (cname, sname)
                     if not re.search(args.only, label):
                         continue
                     script = lambda s, fn=fn: fn(s, ids)  # noqa: E731
                     ts = time.monotonic()
                     try:
-                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base, keep_user)
-                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base, keep_user)
+                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base, keep_user, late)
+                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base, keep_user, late)
                     except Exception as exc:
                         nfail += 1
                         print('not ok %d - %s: %s' % (npass + nfail + nskip, label, exc))

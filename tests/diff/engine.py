@@ -52,18 +52,46 @@ def prepare_config(text, sock, servicedir=None, base=None, keep_user=False):
     return re.sub(r'(<busconfig[^>]*>)', lambda m: m.group(1) + extra, t, count=1)
 
 
+def late_config(text, late):
+    """text with directories that do not exist yet under late: two service
+    directories, the standard session ones (of a session bus: XDG_DATA_HOME
+    and XDG_DATA_DIRS are under late, late_env()) and, last, an includedir"""
+    extra = ''.join('\n  <servicedir>%s</servicedir>' % os.path.join(late, d) for d in ('services-a', 'services-b'))
+    if '<type>session</type>' in text:
+        extra += '\n  <standard_session_servicedirs/>'
+    t = re.sub(r'(<busconfig[^>]*>)', lambda m: m.group(1) + extra, text, count=1)
+    return t.replace('</busconfig>', '  <includedir>%s</includedir>\n</busconfig>' % os.path.join(late, 'conf.d'))
+
+
+def late_env(late):
+    """the environment of a daemon whose directories appear late: XDG
+    directories under late, the runtime one there already"""
+    run = os.path.join(late, 'run')
+    os.makedirs(run, mode=0o700, exist_ok=True)
+    return dict(os.environ, XDG_DATA_HOME=os.path.join(late, 'xdg-data'), XDG_DATA_DIRS=os.path.join(late, 'xdg-dirs'),
+                XDG_RUNTIME_DIR=run)
+
+
 class Daemon:
-    def __init__(self, binary, conf_text, tmp, label, servicedir=None, base=None, keep_user=False):
+    def __init__(self, binary, conf_text, tmp, label, servicedir=None, base=None, keep_user=False, late=None):
         self.binary, self.label, self.tmp = binary, label, tmp
         self.sock = os.path.join(tmp, label + '.sock')
         self.conf = os.path.join(tmp, label + '.conf')
+        text = prepare_config(conf_text, self.sock, servicedir, base, keep_user)
+        env = None
+        if late:
+            # the same paths for both daemons: what was made for one goes
+            import shutil
+            shutil.rmtree(late, ignore_errors=True)
+            os.makedirs(late)
+            text, env = late_config(text, late), late_env(late)
         with open(self.conf, 'w') as f:
-            f.write(prepare_config(conf_text, self.sock, servicedir, base, keep_user))
+            f.write(text)
         self.log = os.path.join(tmp, label + '.log')
         logf = open(self.log, 'wb')
         r, w = os.pipe()
         self.p = subprocess.Popen([binary, '--config-file=' + self.conf, '--nofork', '--print-address=%d' % w],
-                                  stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, pass_fds=(w,))
+                                  stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, pass_fds=(w,), env=env)
         os.close(w)
         logf.close()
         buf = b''
@@ -515,6 +543,21 @@ class Session:
             os.close(fd)
         c.fds = []
 
+    def stop_daemon(self):
+        """SIGTERM to the daemon, then every connection read until the
+        daemon has closed it (what each sees of the others going)"""
+        self.sync()
+        self.daemon.p.send_signal(signal.SIGTERM)
+        end = time.monotonic() + START_TIMEOUT
+        for c in self.clients.values():
+            while not c.closed and time.monotonic() < end:
+                c._fill(0.5)
+            self._take(c)
+        try:
+            self.daemon.p.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+
     def finish(self):
         self.step('end')
         for label in list(self.clients):
@@ -523,11 +566,15 @@ class Session:
             self.lines.append('daemon: exited %s' % self.daemon.p.returncode)
 
 
-def run_script(binary, conf_text, tmp, label, script, servicedir=None, base=None, keep_user=False):
-    """the transcript of script run against one daemon"""
-    d = Daemon(binary, conf_text, tmp, label, servicedir, base, keep_user)
+def run_script(binary, conf_text, tmp, label, script, servicedir=None, base=None, keep_user=False, late=None):
+    """the transcript of script run against one daemon; with late, a
+    directory for what the script makes appear while the daemon runs
+    (late_config(): service directories, an includedir, XDG directories),
+    as Session.late"""
+    d = Daemon(binary, conf_text, tmp, label, servicedir, base, keep_user, late)
     try:
         s = Session(d)
+        s.late = late
         script(s)
         s.finish()
         if EXACT_NAMES:

@@ -4,6 +4,7 @@
 # after every step.  A scenario must be deterministic: the same script is
 # run once against dbus-daemon and once against busbridged.
 import os
+import time
 
 import dbuswire as W  # noqa: E402  (on the path busdiff.py sets)
 from engine import DRIVER, DRIVER_PATH
@@ -131,6 +132,8 @@ def driver_methods(s, ids, who='root'):
         ('GetNameOwner', 's', ('..bad',)),
         ('ListQueuedOwners', 's', ('com.example.Owned',)), ('ListQueuedOwners', 's', ('com.example.Nobody',)),
         ('ListQueuedOwners', 's', (D,)), ('ListQueuedOwners', 's', ('@b',)),
+        ('ListQueuedOwners', 's', ('not a name',)), ('ListQueuedOwners', 's', ('bad',)),
+        ('ListQueuedOwners', 's', ('',)),
         ('GetConnectionUnixUser', 's', ('@b',)), ('GetConnectionUnixUser', 's', ('com.example.Owned',)),
         ('GetConnectionUnixUser', 's', (D,)), ('GetConnectionUnixUser', 's', ('com.example.Nobody',)),
         ('GetConnectionUnixUser', 's', (':1.9999',)),
@@ -163,6 +166,18 @@ def driver_methods(s, ids, who='root'):
         ('UpdateActivationEnvironment', 'a{ss}', ([('DBUS_STARTER_ADDRESS', 'x')],)),
         ('NoSuchMethod', '', ()),
     ]
+    # names of 255 and 256 characters (the longest valid one, and one more),
+    # and an activatable name nobody owns, for every method that takes a name
+    long255, long256 = 'a.' + 'b' * 253, 'a.' + 'b' * 254
+    for member, sig, rest in (('NameHasOwner', 's', ()), ('GetNameOwner', 's', ()), ('ListQueuedOwners', 's', ()),
+                              ('GetConnectionUnixUser', 's', ()), ('GetConnectionUnixProcessID', 's', ()),
+                              ('GetConnectionCredentials', 's', ()), ('GetAdtAuditSessionData', 's', ()),
+                              ('GetConnectionSELinuxSecurityContext', 's', ()), ('RequestName', 'su', (0,)),
+                              ('ReleaseName', 's', ()), ('StartServiceByName', 'su', (0,))):
+        for name in (long255, long256, ':1.' + '1' * 253, ACTIVATABLE):
+            calls.append((member, sig, (name,) + rest))
+    calls.append(('ReleaseName', 's', (ACTIVATABLE_BROKEN,)))
+    calls.append(('ReleaseName', 's', ('com.example.Two',)))
     for member, sig, body in calls:
         body = tuple(s.resolve(v) if isinstance(v, str) else v for v in body)
         s.step('%s%r' % (member, body))
@@ -201,6 +216,223 @@ def driver_methods(s, ids, who='root'):
            body=('x', '', ''))
     s.step('ReloadConfig')
     s.call_driver('a', 'ReloadConfig')
+
+
+PEER = 'org.freedesktop.DBus.Peer'
+
+
+def peer_interface(s, ids, who='root'):
+    """messages of org.freedesktop.DBus.Peer of every type and flag set,
+    without destination (dbus-daemon's side of each connection, libdbus's
+    peer filter, answers them and the bus sees nothing) and to every kind
+    of destination (routed as any message), before Hello and from a
+    monitor, while a monitor, a root eavesdropper and a signal subscriber
+    look on"""
+    observers(s, ids)
+    s.connect('a', ids.get(who))
+    s.connect('b', ids.get('root'))
+    s.call_driver('b', 'AddMatch', 's', ("interface='%s'" % PEER,))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.PeerOwned', 0))
+    s.step('setup')
+    dests = (None, DRIVER, '@b', 'com.example.PeerOwned', 'com.example.Unowned', ':1.9999')
+    for dest in dests:
+        for typ in TYPES:
+            for member in ('Ping', 'GetMachineId', 'Other'):
+                for flags in (0, NRE, NAS, AIA):
+                    s.step('Peer %s %s to %s flags=%d' % (W.TYPE_NAMES[typ], member, dest, flags))
+                    kw = dict(dest=dest, path='/', iface=PEER, member=member, flags=flags)
+                    if typ == W.ERROR:
+                        kw.update(error_name='com.example.Error.Failed', reply_serial=4242)
+                    elif typ == W.METHOD_RETURN:
+                        kw.update(reply_serial=4242)
+                    s.send('a', typ, **kw)
+    # what libdbus's filter does not look at: arguments, another interface,
+    # none, a forged sender, no member at all
+    for what, kw in (('Ping with an argument', dict(iface=PEER, member='Ping', sig='s', body=('x',))),
+                     ('GetMachineId with an argument', dict(iface=PEER, member='GetMachineId', sig='u', body=(1,))),
+                     ('Ping without interface', dict(member='Ping')),
+                     ('GetMachineId on another interface', dict(iface='com.example.Peer', member='GetMachineId')),
+                     ('Ping with a forged sender', dict(iface=PEER, member='Ping', sender='@b')),
+                     ('Other with a forged sender', dict(iface=PEER, member='Other', sender='@b')),
+                     ('Introspect with a forged sender', dict(iface='org.freedesktop.DBus.Introspectable',
+                                                              member='Introspect', sender='@b')),
+                     ('an unknown method with a forged sender', dict(iface='com.example.I', member='Frob',
+                                                                     sender='@b')),
+                     ('on another path', dict(iface=PEER, member='Ping', path='/com/example/x'))):
+        for typ in (W.METHOD_CALL, W.SIGNAL) if 'iface' in kw else (W.METHOD_CALL,):
+            s.step('%s, %s' % (W.TYPE_NAMES[typ], what))
+            kw2 = dict(path='/')
+            kw2.update(kw)
+            s.send('a', typ, **kw2)
+    s.step('a return of Peer without member')
+    s.send('a', W.METHOD_RETURN, iface=PEER, reply_serial=77)
+    s.step('an error of Peer')
+    s.send('a', W.ERROR, iface=PEER, error_name='org.freedesktop.DBus.Error.Failed', reply_serial=77)
+    # before Hello: answered, the connection stays
+    s.connect('pre', ids.get(who), hello=False)
+    for typ in TYPES:
+        for member in ('Ping', 'Other'):
+            s.step('before Hello: Peer %s %s' % (W.TYPE_NAMES[typ], member))
+            kw = dict(path='/', iface=PEER, member=member)
+            if typ == W.ERROR:
+                kw.update(error_name='com.example.Error.Failed', reply_serial=1)
+            elif typ == W.METHOD_RETURN:
+                kw.update(reply_serial=1)
+            s.send('pre', typ, **kw)
+    s.step('before Hello: Peer Ping to the driver')
+    s.send('pre', W.METHOD_CALL, dest=DRIVER, path='/', iface=PEER, member='Ping')
+    s.step('Hello after Peer messages')
+    s.hello('pre')
+    # a monitor that sends: answered without a destination, closed otherwise
+    s.become_monitor('m2', ["type='error'"], ids.get('root'))
+    for typ in (W.METHOD_CALL, W.SIGNAL):
+        for member in ('Ping', 'GetMachineId', 'Other'):
+            s.step('monitor sends Peer %s %s' % (W.TYPE_NAMES[typ], member))
+            s.send('m2', typ, path='/', iface=PEER, member=member)
+    s.step('monitor sends Peer Ping to the driver')
+    s.send('m2', W.METHOD_CALL, dest=DRIVER, path='/', iface=PEER, member='Ping')
+
+
+def shutdown(s, ids):
+    """SIGTERM: dbus-daemon closes its connections one at a time (those
+    without Hello first, then in the order of their Hello), and the ones
+    still connected see the names of each go, a queued owner its
+    NameAcquired; monitors with and without rules, eavesdroppers, a call
+    waiting for the answer of one that goes"""
+    observers(s, ids)
+    s.become_monitor('m1', ["type='signal',member='NameOwnerChanged'"], ids.get('root'))
+    for label in 'abcd':
+        s.connect(label, ids.get('root'))
+    s.connect('u', ids.get('bbtest1') or ids.get('root'))
+    s.call_driver('u', 'AddMatch', 's', ("type='signal',sender='org.freedesktop.DBus'",))
+    s.step('names')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.Down.A', 0))
+    s.call_driver('a', 'RequestName', 'su', ('com.example.Down.A2', 0))
+    s.call_driver('b', 'RequestName', 'su', ('com.example.Down.B', 0))
+    s.step('queued')
+    s.call_driver('c', 'RequestName', 'su', ('com.example.Down.A', 0))
+    s.call_driver('d', 'RequestName', 'su', ('com.example.Down.B', 4))
+    s.step('calls waiting for answers')
+    s.send('b', W.METHOD_CALL, dest='@a', path='/', iface='com.example.I', member='Wait')
+    s.send('a', W.METHOD_CALL, dest='com.example.Down.B', path='/', iface='com.example.I', member='Wait')
+    s.connect('pre', ids.get('root'), hello=False)
+    s.step('SIGTERM')
+    s.stop_daemon()
+
+
+def late_dirs(s, ids):
+    """service directories and files that appear, change and go while the
+    bus runs (engine.late_config(): two service directories, the XDG ones
+    and an includedir under s.late, none there at start): what
+    ListActivatableNames lists and ActivatableServicesChanged says, what
+    auto-start and StartServiceByName find (dbus-daemon reads the
+    directories again for a name it does not know, and checks the file of
+    one it knows), which directories are watched (those there at the last
+    load; a watched one that goes keeps its watch) and what a policy file
+    in an includedir does before and after a reload"""
+    L = s.late
+    # (no monitor: the order in which monitors see a StartServiceByName
+    # reply is a known difference, of the activation scenario)
+    observers(s, ids, monitor=False, eavesdrop=False)
+    s.connect('a', ids.get('root'))
+    s.step('setup')
+
+    def write(d, name, ok=True, mtime=None):
+        os.makedirs(os.path.join(L, d), exist_ok=True)
+        path = os.path.join(L, d, name + '.service')
+        with open(path, 'w') as f:
+            f.write('[D-BUS Service]\nName=%s\nExec=%s\n' %
+                    (name, '/usr/bin/python3 %s/service.py %s' % (HERE, name) if ok else '/bin/false'))
+        if mtime:
+            os.utime(path, (mtime, mtime))
+        s.pause(0.3)   # a watched directory reloads the configuration
+
+    def remove(path):
+        p = os.path.join(L, path)
+        if os.path.isdir(p):
+            os.rmdir(p)
+        else:
+            os.unlink(p)
+        s.pause(0.3)
+
+    def call(what, name, flags=0):
+        s.step(what)
+        serial = s.send('a', W.METHOD_CALL, dest=name, path='/', iface='com.example.Iface', member='Hi', flags=flags)
+        if not flags & NAS:
+            s.wait_reply('a', serial, timeout=10.0)
+
+    def start(what, name):
+        s.step(what)
+        s.wait_reply('a', s.call_driver('a', 'StartServiceByName', 'su', (name, 0)), timeout=10.0)
+
+    def stop(name):
+        s.step('%s exits' % name)
+        s.send('a', W.METHOD_CALL, dest=name, path='/', iface='com.example.Iface', member='Exit', flags=NRE)
+        s.pause(0.5)
+
+    def listed(what):
+        s.step('ListActivatableNames: ' + what)
+        s.call_driver('a', 'ListActivatableNames')
+
+    call('an unknown name', 'com.example.Late1')
+    s.step('a service directory appears, with a file')
+    write('services-a', 'com.example.Late1')
+    listed('the directory was not there at start')
+    call('NO_AUTO_START: no rescan', 'com.example.Late1', NAS)
+    call('auto-start reads the directories again', 'com.example.Late1')
+    listed('after the rescan')
+    stop('com.example.Late1')
+    s.step('its file goes (nothing watches the directory)')
+    remove('services-a/com.example.Late1.service')
+    listed('the name is still known')
+    call('auto-start of a name whose file is gone', 'com.example.Late1')
+    listed('after that')
+    s.step('ReloadConfig: the directory is watched now')
+    s.call_driver('a', 'ReloadConfig')
+    s.step('a file in the watched directory')
+    write('services-a', 'com.example.Late2', ok=False)
+    listed('after the reload it caused')
+    s.step('the file changes')
+    write('services-a', 'com.example.Late2')
+    call('Late2 starts', 'com.example.Late2')
+    stop('com.example.Late2')
+    s.step('a second directory appears, with a file')
+    write('services-b', 'com.example.Late3')
+    start('StartServiceByName reads the directories again', 'com.example.Late3')
+    stop('com.example.Late3')
+    s.step('its file changes, a second later (nothing watches it)')
+    write('services-b', 'com.example.Late3', ok=False, mtime=time.time() + 2)
+    call('auto-start reads a modified file again', 'com.example.Late3')
+    s.step('the watched directory goes')
+    remove('services-a/com.example.Late2.service')
+    remove('services-a')
+    listed('after that')
+    s.step('it comes back, with a file (its old watch is gone)')
+    write('services-a', 'com.example.Late4')
+    listed('not noticed')
+    call('auto-start finds it', 'com.example.Late4')
+    stop('com.example.Late4')
+    s.step('an includedir appears, with a policy file')
+    os.makedirs(os.path.join(L, 'conf.d'))
+    with open(os.path.join(L, 'conf.d', 'deny.conf'), 'w') as f:
+        f.write('<busconfig><policy context="default"><deny own="com.example.DeniedLate"/></policy></busconfig>\n')
+    s.pause(0.3)
+    s.step('RequestName: not read yet')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.call_driver('a', 'ReleaseName', 's', ('com.example.DeniedLate',))
+    s.step('ReloadConfig reads it')
+    s.call_driver('a', 'ReloadConfig')
+    s.step('RequestName: denied')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.step('the policy file goes (the includedir is watched now)')
+    remove('conf.d/deny.conf')
+    s.step('RequestName: allowed again')
+    s.call_driver('a', 'RequestName', 'su', ('com.example.DeniedLate', 0))
+    s.step('the user\'s service directory appears ($XDG_DATA_HOME/dbus-1/services)')
+    write('xdg-data/dbus-1/services', 'com.example.Late5')
+    call('auto-start finds it', 'com.example.Late5')
+    stop('com.example.Late5')
+    listed('at the end')
 
 
 def name_sequences(s, ids):

@@ -488,6 +488,33 @@ def monitored_before_hello():
 
 
 @section
+def names_at_the_edge():
+    # a name only an activator holds (nobody owns it; ReleaseName: 2, not
+    # 3), and names of 255 and 256 characters, for every method that takes
+    # a name
+    c = connect()
+    names = ['a.' + 'b' * 253, 'a.' + 'b' * 254, ':1.' + '1' * 253]
+    if servicedir:
+        with open(os.path.join(servicedir, 'com.example.ProbeEdge.service'), 'w') as fh:
+            fh.write('[D-BUS Service]\nName=com.example.ProbeEdge\nExec=/bin/false\n')
+        ask('ReloadConfig', c, 'ReloadConfig')
+        names.append('com.example.ProbeEdge')
+    for name in names:
+        short = name if len(name) < 40 else '%s... (%d characters)' % (name[:6], len(name))
+        for member, sig, rest in (('NameHasOwner', 's', ()), ('GetNameOwner', 's', ()), ('ListQueuedOwners', 's', ()),
+                                  ('GetConnectionUnixUser', 's', ()), ('GetConnectionCredentials', 's', ()),
+                                  ('ReleaseName', 's', ()), ('RequestName', 'su', (4,)), ('ReleaseName', 's', ()),
+                                  ('ReleaseName', 's', ()), ('StartServiceByName', 'su', (0,))):
+            if member == 'StartServiceByName' and name.startswith('com.'):
+                continue   # it would start /bin/false, whose failure comes in its own time
+            ask('%s %s' % (member, short), c, member, sig, enc(sig, name, *rest))
+    if servicedir:
+        os.unlink(os.path.join(servicedir, 'com.example.ProbeEdge.service'))
+        ask('ReloadConfig', c, 'ReloadConfig')
+    c.close()
+
+
+@section
 def activatable_services():
     # ActivatableServicesChanged: broadcast whenever the bus read its
     # service directories again, and before the ReloadConfig reply

@@ -102,6 +102,19 @@ kill_using() {
 	return 0
 }
 
+# compare_probe_runs MIN: the test's run_probe DAEMON NAME (the probe's
+# "TITLE: RESULT" lines on stdout, its stderr in $T/NAME.probe.err) on
+# dbus-daemon and on $BUS_DAEMON, their stderr shown as comments, their
+# lines compared (compare_with_reference); ours are left in $OURS
+compare_probe_runs() {
+	local ref
+	ref=$(run_probe /usr/bin/dbus-daemon ref)
+	OURS=$(run_probe "$BUS_DAEMON" ours)
+	sed 's/^/# dbus-daemon: /' "$T/ref.probe.err"
+	sed 's/^/# busbridged: /' "$T/ours.probe.err"
+	compare_with_reference "$OURS" "$ref" "$1"
+}
+
 # compare_with_reference OURS REF MIN: for every line "TITLE: RESULT" the
 # reference bus (dbus-daemon) printed, ok if we printed the same line for
 # TITLE; not ok as well if the reference printed fewer than MIN lines

@@ -82,6 +82,8 @@ svcfile "$P.Mismatch" "Name=$P.Mismatch2" "$(svc "$P.Mismatch2")" "User=nobody"
 svcfile "$P.Exit3" "Name=$P.Exit3" "Exec=/bin/sh -c 'exit 3'" "User=nobody"
 svcfile "$P.Killed" "Name=$P.Killed" "Exec=/bin/sh -c 'kill -9 \$\$'" "User=nobody"
 svcfile "$P.Quotes" "Name=$P.Quotes" "Exec=/bin/sh -c 'unclosed" "User=nobody"
+svcfile "$P.NoExec" "Name=$P.NoExec" "User=nobody"
+svcfile "$P.NoName" "$(svc "$P.NoName")" "User=nobody"
 
 config() { # OUT USER HELPER
 	{
@@ -128,7 +130,8 @@ run() { # DAEMON CONFIG LOGNAME TAG NAMES...: the probe's lines with DAEMON on C
 	kill_using "$T/svc.py" 2>/dev/null
 }
 
-NAMES=("$P.Root" "$P.Nobody" "$P.Env" "$P.BadUser" "$P.BadExec" "$P.Mismatch2" "$P.Exit3" "$P.Killed" "$P.Quotes")
+NAMES=("$P.Root" "$P.Nobody" "$P.Env" "$P.BadUser" "$P.BadExec" "$P.Mismatch2" "$P.Exit3" "$P.Killed" "$P.Quotes"
+	"$P.NoExec" "$P.NoName")
 
 # 1. messagebus with a helper: ours and dbus-daemon's
 config "$T/ours.conf" messagebus "$T/helper/busbridge-launch-helper"
@@ -181,4 +184,19 @@ for who in nogroup messagebus; do
 		not_ok "nobody (group $who) and the helper: exit $o (dbus-daemon's $r), started: $([ -e "$T/out/$P.Nobody" ] && echo yes || echo no)"
 	fi
 done
+
+# 5. the helpers run by the bus user itself on .service files they refuse:
+# the same exit status and the same words on stderr (no User=, no Exec=,
+# no Name=, another Name=, no such file), and nothing starts
+for name in Env NoExec NoName Mismatch Nothing; do
+	for h in ours ref; do
+		helper=$T/helper/busbridge-launch-helper
+		[ $h = ref ] && helper=$DBUS_HELPER
+		out=$(setpriv --reuid=messagebus --regid=messagebus --clear-groups "$helper" "$P.$name" 2>&1; echo "exit $?")
+		eval "$h=\$(tr '\n' ' ' <<<\"\$out\")"
+	done
+	if [ "$ours" = "$ref" ]; then ok "the helper on $name: as dbus-daemon-launch-helper ($ours)"
+	else not_ok "the helper on $name: got [$ours], dbus-daemon-launch-helper [$ref]"; fi
+done
+[ ! -e "$T/out/$P.NoName" ] && ok "nothing started" || not_ok "a service started"
 echo "1..$n"

@@ -1105,7 +1105,7 @@ static void test_real_core(void) {
 
 					cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(names[i]) + 1;
 					cmd->items[0].type = KDBUS_ITEM_NAME;
-					strcpy(cmd->items[0].str, names[i]);
+					memcpy(cmd->items[0].str, names[i], strlen(names[i]) + 1);
 					cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
 					assert(kdbus_cmd_name_release(conn, cmd) == 0);
 				}

@@ -835,7 +835,7 @@ static void test_includedir(void) {
 	{
 		_cleanup_free_ char *link = tmp_path("incd/d/dangling.conf");
 
-		(void)symlink("/nonexistent/dangling", link);
+		(void) !symlink("/nonexistent/dangling", link);
 	}
 	write_file("incd/top.conf", "<busconfig><listen>x</listen><includedir>d</includedir>"
 		   "<includedir>nonexistent</includedir></busconfig>");
@@ -1173,7 +1173,7 @@ static void rm_rf(const char *path) {
 	char cmd[4200];
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	(void)system(cmd);
+	(void) !system(cmd);
 }
 
 int main(void) {

@@ -224,9 +224,9 @@ static void test_helper(void) {
 	}
 	assert(helper(conf, "com.example.Missing") == LAUNCH_HELPER_EXIT_SERVICE_NOT_FOUND);
 	assert(helper(conf, "com.example.Mismatch") == LAUNCH_HELPER_EXIT_FILE_INVALID);
-	assert(helper(conf, "com.example.NoUser") == LAUNCH_HELPER_EXIT_FILE_INVALID);
-	assert(helper(conf, "com.example.NoExec") == LAUNCH_HELPER_EXIT_FILE_INVALID);
-	assert(helper(conf, "com.example.NoName") == LAUNCH_HELPER_EXIT_FILE_INVALID);
+	assert(helper(conf, "com.example.NoUser") == LAUNCH_HELPER_EXIT_GENERIC_FAILURE);
+	assert(helper(conf, "com.example.NoExec") == LAUNCH_HELPER_EXIT_GENERIC_FAILURE);
+	assert(helper(conf, "com.example.NoName") == LAUNCH_HELPER_EXIT_GENERIC_FAILURE);
 	assert(helper(conf, "com.example.BadUser") == LAUNCH_HELPER_EXIT_SETUP_FAILED);
 	assert(helper(conf, "com.example.BadExec") == LAUNCH_HELPER_EXIT_EXEC_FAILED);
 	assert(helper(conf, "com.example.Quotes") == LAUNCH_HELPER_EXIT_INVALID_ARGS);
@@ -274,7 +274,7 @@ int main(void) {
 		char cmd[4200];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		(void) system(cmd);
+		(void) !system(cmd);
 	}
 	return test_done();
 }

@@ -12,6 +12,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,6 +395,44 @@ static void test_dir_scan(void) {
 	assert(service_dir_scan(NULL, &files, &n) == 0 && n == 0 && !files);
 }
 
+/* the caller knows org.test.Known.service as it is (mtime 1000): only the
+ * other file is loaded; a modified one is loaded again */
+static bool knows(const char *path, const char *filename, int64_t mtime_sec, void *userdata) {
+	(*(int *) userdata)++;
+	return streq(filename, "org.test.Known.service") && mtime_sec <= 1000;
+}
+
+static void test_dir_scan_known(void) {
+	char d[4200], path[4300];
+	char *dirs[2] = { d, NULL };
+	ServiceFile **files = NULL;
+	size_t n = 0;
+	int asked = 0;
+
+	snprintf(d, sizeof(d), "%s/known", tmpdir);
+	assert(mkdir(d, 0755) == 0);
+	write_str("known/org.test.Known.service", "[D-BUS Service]\nName=org.test.Known\nExec=/k\n");
+	write_str("known/org.test.New.service", "[D-BUS Service]\nName=org.test.New\nExec=/n\n");
+	snprintf(path, sizeof(path), "%s/org.test.Known.service", d);
+	struct timespec ts[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	assert(utimensat(AT_FDCWD, path, ts, 0) == 0);
+
+	assert(service_dir_scan_known(dirs, NULL, 0, knows, &asked, &files, &n, NULL) == 0);
+	assert(asked == 2 && n == 1 && streq(files[0]->name, "org.test.New"));
+	files = service_files_free(files, n);
+
+	ts[1].tv_sec = 1001;
+	assert(utimensat(AT_FDCWD, path, ts, 0) == 0);
+	assert(service_dir_scan_known(dirs, NULL, 0, knows, &asked, &files, &n, NULL) == 0);
+	assert(n == 2);
+	files = service_files_free(files, n);
+
+	/* without an answer, everything */
+	assert(service_dir_scan_known(dirs, NULL, 0, NULL, NULL, &files, &n, NULL) == 0);
+	assert(n == 2);
+	service_files_free(files, n);
+}
+
 static void test_installed(void) {
 	static const char *const dirs_ok[] = {
 		"/usr/lib/dbus-1.0/installed-tests/dbus/data/valid-service-files",
@@ -516,6 +555,7 @@ int main(void) {
 	RUN(load);
 	RUN(name_valid);
 	RUN(dir_scan);
+	RUN(dir_scan_known);
 	RUN(installed);
 	RUN(exec_split);
 
@@ -523,7 +563,7 @@ int main(void) {
 		char cmd[4200];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		(void)system(cmd);
+		(void) !system(cmd);
 	}
 	return test_done();
 }
