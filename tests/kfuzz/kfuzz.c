@@ -92,7 +92,7 @@ static const struct {
 	unsigned bit;
 	const char *what;
 } avoid_classes[] = {
-	{ "make-attach", AVOID_MAKE_ATTACH, "BUS_MAKE with unknown ATTACH_FLAGS_SEND bits (issue 20, bug 6)" },
+	{ "make-attach", AVOID_MAKE_ATTACH, "BUS_MAKE with unknown ATTACH_FLAGS_SEND bits (the security review's bug 6)" },
 	{ "size-race", AVOID_SIZE_RACE, "a thread changing a command's size during the ioctl (bug 1)" },
 	{ "unicast-bloom", AVOID_UNICAST_BLOOM, "signals with a bloom filter of the wrong size (bug 3)" },
 	{ "info-efault", AVOID_INFO_EFAULT, "info and list commands on read-only memory (bug 2's path)" },

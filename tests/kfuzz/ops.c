@@ -520,7 +520,7 @@ static void policy_access(uint8_t *buf, size_t *len, size_t cap)
 /* ---- BUS_MAKE ---- */
 
 /* --avoid make-attach: whatever the mutations did, no ATTACH_FLAGS_SEND
- * item of B has an unknown bit (issue 20's bug 6) */
+ * item of B has an unknown bit (the security review's bug 6) */
 static void sanitize_make_attach(void)
 {
 	size_t offs[600], n, k;
@@ -1950,7 +1950,7 @@ static int other_conn(int bus, int not)
 }
 
 /*
- * Mode 0, the shape of issue 20's bug 2: CONN_INFO's answer offset is
+ * Mode 0, the shape of the security review's bug 2: CONN_INFO's answer offset is
  * written to a write-protected page; while the kernel waits, the helper
  * FREEs the answer, another connection queues two messages to the same
  * pool and the page goes away, so the write fails and the kernel undoes the
