@@ -71,6 +71,18 @@ int bus_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id) {
 	return 0;
 }
 
+/* the groups of @c for the policy, as dbus-daemon's
+ * bus_connection_get_unix_groups(): those the kernel gave with the peer's
+ * credentials (SO_PEERGROUPS, in its order), else the user database's */
+int bus_groups_of_client(Bus *bus, const Client *c, const gid_t **ret_gids, size_t *ret_n) {
+	if (c->creds.have_groups) {
+		*ret_gids = c->creds.groups;
+		*ret_n = c->creds.n_groups;
+		return 0;
+	}
+	return bus_groups_for_uid(bus, c->creds.uid, ret_gids, ret_n);
+}
+
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n) {
 	BusGroups *g = idmap_get(&bus->groups_by_uid, (uint64_t) uid + 1);
 	int r;
@@ -153,7 +165,7 @@ int bus_policy_check_connect(Bus *bus, Client *c) {
 
 	if (!c->is_unix)
 		return 1;	/* no uid: anonymous or tcp, as the <auth> config allows */
-	r = bus_groups_for_uid(bus, c->creds.uid, &gids, &n);
+	r = bus_groups_of_client(bus, c, &gids, &n);
 	if (r < 0)
 		return 0;	/* dbus-daemon rejects a uid whose groups it cannot look up */
 	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, bus->euid, NULL);

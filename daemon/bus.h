@@ -204,6 +204,7 @@ bool bus_is_internal_id(Bus *bus, uint64_t id);
  * Return: 0 and a borrowed array, or a negative errno.
  */
 int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
+int bus_groups_of_client(Bus *bus, const Client *c, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
 
 /* as dbus-daemon at startup (after listening, the pidfile and a fork, before

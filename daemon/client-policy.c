@@ -84,8 +84,7 @@ int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
 	int r;
 
 	if (c->is_unix) {
-		/* dbus-daemon takes the groups from the user database */
-		r = bus_groups_for_uid(c->bus, c->creds.uid, &gids, &n);
+		r = bus_groups_of_client(c->bus, c, &gids, &n);
 		if (r < 0) {
 			gids = NULL;
 			n = 0;

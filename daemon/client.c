@@ -395,6 +395,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 		c->creds.gid = pc.gid;
 		c->creds.groups = TAKE_PTR(pc.groups);
 		c->creds.n_groups = pc.n_groups;
+		c->creds.have_groups = pc.have_groups;
 		c->creds.label = TAKE_PTR(pc.label);
 		peer_creds_done(&pc);
 	} else {

@@ -43,6 +43,7 @@ typedef struct ClientCreds {
 	gid_t gid;
 	gid_t *groups;
 	size_t n_groups;
+	bool have_groups;	/* the kernel gave them (SO_PEERGROUPS) */
 	char *label;		/* SO_PEERSEC, or NULL */
 	/* no pidfd: GetConnectionCredentials asks the socket (SO_PEERPIDFD
 	 * names the process that connected), so that a connection is one fd */

@@ -186,9 +186,9 @@ print('16 fds per byte, held within 32: %s' % yn(held(base, 32)))
 print('16 fds per byte, root exchanges an fd: %s' % root_exchange())
 # one more byte every 1.5 s: pending_fd_timeout (3 s) still ends it (a
 # timer that restarted with each byte would never; the window is wide for
-# a loaded machine, where the reference was seen 2 s late)
+# a loaded machine, where the reference was seen 2 s, and once 7 s, late)
 gone = False
-while time.monotonic() - t0 < 12:
+while time.monotonic() - t0 < 15:
     if closed(p.s, 1.5):
         gone = True
         break
@@ -199,7 +199,7 @@ while time.monotonic() - t0 < 12:
         break
 el = time.monotonic() - t0
 print('16 fds per byte, a byte every 1.5 s, closed after pending_fd_timeout: %s'
-      % ('yes' if gone and 2.5 < el < 10 else 'no (%s after %.1f s)' % (yn(gone), el)))
+      % ('yes' if gone and 2.5 < el < 14 else 'no (%s after %.1f s)' % (yn(gone), el)))
 p.close()
 time.sleep(0.3)
 
