@@ -275,6 +275,25 @@ uint64_t kdbus_bus_dispatch_timeouts(KdbusBus *bus, uint64_t now_ns);
  */
 int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
 
+/**
+ * kdbus_bus_open_endpoint() - open the bus's endpoint file (ioctl backend)
+ *
+ * A kernel connection has the credentials of its fd's opener: a process
+ * that opens the file as one user and lets another say HELLO on it (fd
+ * passing, fork) makes a connection of the first.
+ *
+ * Return: the fd (close-on-exec, non-blocking) or a negative errno;
+ * -EOPNOTSUPP on the userspace backend, whose connections have no file.
+ */
+int kdbus_bus_open_endpoint(KdbusBus *bus);
+
+/**
+ * kdbus_cmd_hello_fd() - kdbus_cmd_hello() on @fd, from
+ * kdbus_bus_open_endpoint() (perhaps in another process); takes @fd in
+ * every case.  -EOPNOTSUPP on the userspace backend.
+ */
+int kdbus_cmd_hello_fd(KdbusBus *bus, int fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
+
 /*
  * KDBUS_HELLO_HIDDEN_ID - an extension of the userspace backend to
  * kdbus_cmd_hello()'s flags: the connection takes its id from a second

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kdbus/bus.h"
 #include "kdbus/connection.h"
@@ -62,6 +63,22 @@ int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_
 	if (bus_backend(bus) == KDBUS_BACKEND_IOCTL)
 		return kdbus_ioctl_hello(bus, cmd, ret_conn);
 	return kdbus_us_hello(bus, cmd, ret_conn);
+}
+
+int kdbus_bus_open_endpoint(KdbusBus *bus) {
+	assert_return(bus, -EINVAL);
+	if (bus_backend(bus) != KDBUS_BACKEND_IOCTL)
+		return -EOPNOTSUPP;
+	return kdbus_ioctl_open_endpoint(bus);
+}
+
+int kdbus_cmd_hello_fd(KdbusBus *bus, int fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn) {
+	if (!bus || !ret_conn || !cmd || bus_backend(bus) != KDBUS_BACKEND_IOCTL) {
+		if (fd >= 0)
+			close(fd);
+		return !bus || !ret_conn ? -EINVAL : !cmd ? -EFAULT : -EOPNOTSUPP;
+	}
+	return kdbus_ioctl_hello_fd(bus, fd, cmd, ret_conn);
 }
 
 KdbusConn *kdbus_conn_close(KdbusConn *conn) {

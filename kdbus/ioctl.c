@@ -114,17 +114,29 @@ void kdbus_ioctl_bus_close(KdbusBus *bus) {
 	free(b);
 }
 
+int kdbus_ioctl_open_endpoint(KdbusBus *bus) {
+	int fd = open(to_bus(bus)->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+
+	return fd < 0 ? -errno : fd;
+}
+
 int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn) {
+	int fd = kdbus_ioctl_open_endpoint(bus);
+
+	*ret_conn = NULL;
+	if (fd < 0)
+		return fd;
+	return kdbus_ioctl_hello_fd(bus, fd, cmd, ret_conn);
+}
+
+int kdbus_ioctl_hello_fd(KdbusBus *bus, int endpoint_fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn) {
 	KdbusIoctlBus *b = to_bus(bus);
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = endpoint_fd;
 	KdbusIoctlConn *c;
 	void *pool;
 	bool negotiate = cmd->flags & KDBUS_FLAG_NEGOTIATE;
 
 	*ret_conn = NULL;
-	fd = open(b->path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
 	cmd->flags &= ~KDBUS_HELLO_HIDDEN_ID;
 	if (ioctl(fd, KDBUS_CMD_HELLO, cmd) < 0)
 		return -errno;

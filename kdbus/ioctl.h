@@ -20,6 +20,8 @@
 int kdbus_ioctl_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus);
 void kdbus_ioctl_bus_close(KdbusBus *bus);
 int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
+int kdbus_ioctl_open_endpoint(KdbusBus *bus);
+int kdbus_ioctl_hello_fd(KdbusBus *bus, int endpoint_fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
 void kdbus_ioctl_conn_close(KdbusConn *conn);
 int kdbus_ioctl_conn_get_fd(KdbusConn *conn);
 uint64_t kdbus_ioctl_conn_get_id(KdbusConn *conn);

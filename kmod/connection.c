@@ -264,9 +264,10 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 	}
 	if (!cred)
 		cred = get_cred(file->f_cred);
-	/* a proxy that stands for somebody else is as privileged as they are;
-	 * the special roles are for privileged callers and the bus owner */
-	privileged = privileged && (!fake || !fake->creds || uid_eq(cred->euid, GLOBAL_ROOT_UID));
+	/* a proxy that stands for somebody else keeps its own privilege (its
+	 * fd's): the identity it gives is for metadata and accounting, and it
+	 * enforces its own policy, as the final kdbus; the special roles are
+	 * for privileged callers and the bus owner */
 	owner = !ep->custom && (privileged || uid_eq(cred->euid, bus->creator_cred->euid));
 	if ((cmd->flags & KDBUS_HELLO_ROLES) && !owner) {
 		r = -EPERM;

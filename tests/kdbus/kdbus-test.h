@@ -88,6 +88,8 @@ typedef struct KtHello {
 	const char *pid_comm;
 	const char *description;
 	bool keep_items;		/* do not FREE the HELLO items */
+	int endpoint_fd;		/* ioctl: HELLO on this fd (kt_open_as()); taken */
+	bool use_endpoint_fd;
 	const char *names[8];		/* NAME items, each followed by its access */
 	const struct kdbus_policy_access *access[8];
 	size_t n_access[8];
@@ -96,7 +98,19 @@ typedef struct KtHello {
 
 int kt_hello_full(KdbusBus *bus, KtHello *h, KdbusConn **ret);
 KdbusConn *kt_hello(Env *env, uint64_t flags);
+/* a connection of @uid/@gid: on the userspace backend with faked
+ * credentials; on the ioctl backend on a bus file that a process of that
+ * user opened (a kernel connection has its opener's credentials, and a
+ * privileged proxy's faked ones would not be bound by the policy) */
 KdbusConn *kt_hello_uid(Env *env, uint64_t uid, uint64_t gid, uint64_t flags);
+/* ioctl backend: @bus's endpoint file opened by a process of @uid/@gid
+ * that keeps no capability but CAP_DAC_OVERRIDE (to reach the file) */
+int kt_open_as(KdbusBus *bus, uint64_t uid, uint64_t gid);
+int kt_open_as_groups(KdbusBus *bus, uint64_t uid, uint64_t gid, const uint64_t *groups, size_t n_groups);
+/* the next kt_hello_full() of @h is @uid/@gid's, as kt_hello_uid() makes
+ * it (faked credentials in @creds on the userspace backend, an fd opened
+ * by that user on the ioctl backend): call it before each HELLO */
+int kt_hello_as(Env *env, KtHello *h, struct kdbus_creds *creds, uint64_t uid, uint64_t gid);
 int kt_hello_activator(Env *env, const char *name, const struct kdbus_policy_access *a,
 		       size_t n, KdbusConn **ret);
 int kt_hello_policy(Env *env, const char *name, const struct kdbus_policy_access *a,

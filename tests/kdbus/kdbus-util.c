@@ -4,6 +4,12 @@
  */
 
 #include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -69,7 +75,7 @@ int kt_hello_full(KdbusBus *bus, KtHello *h, KdbusConn **ret) {
 				      sizeof(struct kdbus_policy_access));
 	}
 	cmd->size = (uint8_t *)it - (uint8_t *)cmd;
-	r = kdbus_cmd_hello(bus, cmd, ret);
+	r = h->use_endpoint_fd ? kdbus_cmd_hello_fd(bus, h->endpoint_fd, cmd, ret) : kdbus_cmd_hello(bus, cmd, ret);
 	h->out = *cmd;
 	if (r == 0 && *ret && !h->keep_items) {
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = cmd->offset };
@@ -88,11 +94,83 @@ KdbusConn *kt_hello(Env *env, uint64_t flags) {
 	return c;
 }
 
+int kt_open_as(KdbusBus *bus, uint64_t uid, uint64_t gid) {
+	return kt_open_as_groups(bus, uid, gid, NULL, 0);
+}
+
+int kt_open_as_groups(KdbusBus *bus, uint64_t uid, uint64_t gid, const uint64_t *groups, size_t n_groups) {
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = {};
+	char byte = 0;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	int sv[2], fd = -1, status;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct caps[2] = {};
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		gid_t g[64];
+
+		for (size_t i = 0; i < n_groups && i < 64; i++)
+			g[i] = (gid_t)groups[i];
+		if (setgroups(n_groups < 64 ? n_groups : 64, g) < 0 || prctl(PR_SET_KEEPCAPS, 1) < 0 ||
+		    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(1);
+		caps[0].effective = caps[0].permitted = 1u << CAP_DAC_OVERRIDE;
+		if (syscall(SYS_capset, &hdr, caps) < 0)
+			_exit(2);
+		fd = kdbus_bus_open_endpoint(bus);
+		if (fd < 0)
+			_exit(3);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &mh, 0) == 1 ? 0 : 4);
+	}
+	close(sv[1]);
+	if (pid > 0 && recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&mh) &&
+	    CMSG_FIRSTHDR(&mh)->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	close(sv[0]);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	return fd >= 0 ? fd : -EPERM;
+}
+
+int kt_hello_as(Env *env, KtHello *h, struct kdbus_creds *creds, uint64_t uid, uint64_t gid) {
+	if (env->backend == KDBUS_BACKEND_IOCTL) {
+		h->creds = NULL;
+		h->endpoint_fd = kt_open_as(env->bus, uid, gid);
+		h->use_endpoint_fd = true;
+		return h->endpoint_fd < 0 ? h->endpoint_fd : 0;
+	}
+	*creds = (struct kdbus_creds) { uid, uid, uid, uid, gid, gid, gid, gid };
+	h->creds = creds;
+	return 0;
+}
+
 KdbusConn *kt_hello_uid(Env *env, uint64_t uid, uint64_t gid, uint64_t flags) {
 	struct kdbus_creds cr = { uid, uid, uid, uid, gid, gid, gid, gid };
 	KtHello h = { .flags = flags, .attach_send = _KDBUS_ATTACH_ALL, .creds = &cr };
 	KdbusConn *c = NULL;
 
+	if (env->backend == KDBUS_BACKEND_IOCTL) {
+		h.creds = NULL;
+		h.endpoint_fd = kt_open_as(env->bus, uid, gid);
+		h.use_endpoint_fd = true;
+		if (h.endpoint_fd < 0)
+			return NULL;
+	}
 	if (kt_hello_full(env->bus, &h, &c) < 0)
 		return NULL;
 	return c;

@@ -1111,13 +1111,14 @@ int test_metadata_mask(Env *env) {
 	KtHello hs = { .attach_send = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_CONN_DESCRIPTION, .description = "sender" };
 	KtHello hr = { .attach_recv = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_CONN_DESCRIPTION |
 				      KDBUS_ATTACH_PID_COMM };
-	struct kdbus_creds other = { 5555, 5555, 5555, 5555, 5555, 5555, 5555, 5555 };
-	KtHello ho = { .attach_recv = hr.attach_recv, .creds = &other };
+	struct kdbus_creds other;
+	KtHello ho = { .attach_recv = hr.attach_recv };
 	KdbusConn *s = NULL, *r = NULL, *o = NULL;
 	struct kdbus_msg *m;
 	struct kdbus_item *it;
 	uint64_t off;
 
+	ASSERT_EQ(kt_hello_as(env, &ho, &other, 5555, 5555), 0);
 	ASSERT_EQ(kt_hello_full(env->bus, &hs, &s), 0);
 	ASSERT_EQ(kt_hello_full(env->bus, &hr, &r), 0);
 	ASSERT_EQ(kt_hello_full(env->bus, &ho, &o), 0);
