@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -209,11 +212,29 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid) {
 	return 0;
 }
 
-static int drop_privileges(const char *user, uid_t uid, gid_t gid) {
+/*
+ * Become <user>.  A bus on kdbus.ko keeps CAP_IPC_OWNER, and only that: its
+ * clients' connections are opened after this, stand for them with their
+ * credentials and must stay privileged, so that the daemon, which enforces
+ * the XML policy for them, is not bound by the kernel's (as systemd's
+ * bus-proxyd kept it).
+ */
+static int drop_privileges(const char *user, uid_t uid, gid_t gid, bool keep_ipc_owner) {
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[2] = {};
+
 	if (geteuid() == uid)
 		return 0;
+	if (keep_ipc_owner && prctl(PR_SET_KEEPCAPS, 1) < 0)
+		return start_failed("Failed to keep CAP_IPC_OWNER: %s", strerror(errno));
 	if (initgroups(user, gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
 		return start_failed("Failed to drop privileges to %s: %s", user, strerror(errno));
+	if (keep_ipc_owner) {
+		caps[CAP_TO_INDEX(CAP_IPC_OWNER)].effective = caps[CAP_TO_INDEX(CAP_IPC_OWNER)].permitted =
+			CAP_TO_MASK(CAP_IPC_OWNER);
+		if (syscall(SYS_capset, &hdr, caps) < 0 || prctl(PR_SET_KEEPCAPS, 0) < 0)
+			return start_failed("Failed to keep CAP_IPC_OWNER: %s", strerror(errno));
+	}
 	return 0;
 }
 
@@ -440,7 +461,7 @@ static int detach(Bus *bus, struct event_base *base, const Options *o, const Bus
 	bus_raise_fd_limit(bus);
 
 	if (switch_user) {
-		r = drop_privileges(config->user, uid, gid);
+		r = drop_privileges(config->user, uid, gid, config->kdbus);
 		if (r < 0)
 			return r;
 		bus->euid = geteuid();

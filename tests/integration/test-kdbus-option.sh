@@ -44,3 +44,23 @@ expect "a client on it sees the driver" 'org.freedesktop.DBus' \
 kill "$pid"
 wait 2> /dev/null
 check "the bus goes with the daemon" test ! -e "$bus"
+
+# as the system bus does: the daemon drops to another user (keeping only
+# CAP_IPC_OWNER: its clients' connections stand for them and it enforces
+# the XML policy itself), and a client of yet another user owns a name the
+# XML policy lets it own
+if command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
+	sed "s|<listen>[^<]*</listen>|<listen>unix:path=$T/kdbus-u</listen><kdbus/><user>daemon</user>\
+<policy context=\"default\"><allow user=\"*\"/></policy>|" "$TEST_CONFIG" > "$T/kdbus-user.conf"
+	chmod 755 "$T"
+	"$BUS_DAEMON" --config-file="$T/kdbus-user.conf" --nofork --print-address=3 3> "$T/kdbus-u.addr" \
+		2> "$T/kdbus-u.err" &
+	upid=$!
+	for _ in $(seq 200); do [ -s "$T/kdbus-u.addr" ] && break; sleep 0.05; done
+	chmod 777 "$T/kdbus-u" 2> /dev/null
+	expect "with <user>, a client of another user owns a name" 'uint32 1' \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups dbus-send --bus="$(head -n 1 "$T/kdbus-u.addr")" \
+		--print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.RequestName string:com.kt.Nobody uint32:0
+	kill "$upid" 2> /dev/null
+	wait 2> /dev/null
+fi
