@@ -76,6 +76,7 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 {
 	struct kdbus_bus *bus = conn->bus;
 	bool was_connected;
+	LIST_HEAD(gone);
 
 	down_write(&bus->conn_lock);
 	if (!hlist_unhashed(&conn->hentry))
@@ -92,8 +93,9 @@ void kdbus_conn_disconnect(struct kdbus_conn *conn)
 	kdbus_names_release_all(conn);
 	kdbus_policy_remove(bus, &conn->policy);
 	mutex_lock(&conn->lock);
-	kdbus_conn_flush_queue(conn);
+	kdbus_conn_flush_queue(conn, &gone);
 	mutex_unlock(&conn->lock);
+	kdbus_queue_entries_free(&gone);
 	kdbus_reply_conn_gone(conn);
 	if (was_connected && !(conn->flags & KDBUS_HELLO_MONITOR))
 		kdbus_notify_id_change(bus, KDBUS_ITEM_ID_REMOVE, conn->id, conn->flags);
@@ -637,7 +639,7 @@ static struct kdbus_cmd_info *kdbus_info_args_parse(void __user *argp, size_t *r
 int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 {
 	const struct kdbus_item *it, *name = NULL;
-	struct kdbus_conn *target = NULL;
+	struct kdbus_conn *target = NULL, *hidden = NULL;
 	struct kdbus_meta_src ms;
 	struct kdbus_cmd_info *cmd;
 	struct kdbus_info *info = NULL;
@@ -680,12 +682,17 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	} else {
 		r = -ENXIO;
 		target = kdbus_bus_find_conn(conn->bus, cmd->id);
-		if (target && !kdbus_conn_may_see_locked(conn, target))
-			target = kdbus_conn_unref(target);
+		if (target && !kdbus_conn_may_see_locked(conn, target)) {
+			/* dropped once the locks are: it may be the last
+			 * reference, and a connection's end takes them */
+			hidden = target;
+			target = NULL;
+		}
 	}
 	if (!target) {
 		up_read(&conn->bus->policy_lock);
 		up_read(&conn->bus->name_lock);
+		kdbus_conn_unref(hidden);
 		goto out;
 	}
 	/* what the caller asks for of what the target shows, as of its

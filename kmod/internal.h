@@ -346,7 +346,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 
 /* queue.c: the entries under the connection's lock */
 void kdbus_queue_entry_free(struct kdbus_queue_entry *e);
-void kdbus_conn_flush_queue(struct kdbus_conn *conn);
+void kdbus_conn_flush_queue(struct kdbus_conn *conn, struct list_head *gone);
+void kdbus_queue_entries_free(struct list_head *gone);
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
 int kdbus_cmd_free(struct kdbus_conn *conn, void __user *argp);
 __poll_t kdbus_conn_poll(struct kdbus_conn *conn, struct file *file, poll_table *wait);

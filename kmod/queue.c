@@ -40,17 +40,33 @@ static void kdbus_queue_entry_unqueue(struct kdbus_conn *conn, struct kdbus_queu
 	e->slice = NULL;
 }
 
-/* with conn->lock held: drop every queued message */
-void kdbus_conn_flush_queue(struct kdbus_conn *conn)
+/*
+ * With conn->lock held: drop every queued message; the entries go to
+ * @gone, to be freed with kdbus_queue_entries_free() once the lock is
+ * dropped (a call's tracker may hold the last reference of a connection,
+ * whose end takes the bus's locks).
+ */
+void kdbus_conn_flush_queue(struct kdbus_conn *conn, struct list_head *gone)
 {
 	struct kdbus_queue_entry *e, *tmp;
 
 	list_for_each_entry_safe(e, tmp, &conn->queue, entry) {
 		list_del(&e->entry);
 		kdbus_queue_entry_unqueue(conn, e);
-		kdbus_queue_entry_free(e);
+		list_add_tail(&e->entry, gone);
 	}
 	conn->n_msgs = 0;
+}
+
+/* with no lock held: free what kdbus_conn_flush_queue() took */
+void kdbus_queue_entries_free(struct list_head *gone)
+{
+	struct kdbus_queue_entry *e, *tmp;
+
+	list_for_each_entry_safe(e, tmp, gone, entry) {
+		list_del(&e->entry);
+		kdbus_queue_entry_free(e);
+	}
 }
 
 /* ---- moving messages (activators) ------------------------------------------ */
@@ -224,6 +240,7 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_cmd_recv __user *urecv = argp;
 	struct kdbus_queue_entry *e = NULL, *pos;
 	struct kdbus_reply *dead = NULL;
+	struct kdbus_queue_entry *gone = NULL;
 	struct kdbus_slice *slice = NULL;
 	struct kdbus_cmd_recv *cmd;
 	u64 off = 0, size = 0, dropped = 0, ret_flags = 0;
@@ -288,9 +305,13 @@ int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp)
 		kdbus_slice_publish(slice);
 	}
 	kdbus_queue_entry_unqueue(conn, e);
-	kdbus_queue_entry_free(e);
+	gone = e;
 out_unlock:
 	mutex_unlock(&conn->lock);
+	/* with no lock held: its tracker may hold the last reference of a
+	 * connection, whose end takes the bus's locks */
+	if (gone)
+		kdbus_queue_entry_free(gone);
 	if (dead)
 		kdbus_reply_notify(dead, false, -EPIPE);
 	if (r == 0 && (put_user(ret_flags, &urecv->return_flags) ||

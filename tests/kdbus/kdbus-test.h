@@ -233,7 +233,7 @@ uint64_t kt_now_ns(void);
 	X(kernel_pool_survives_sender) \
 	X(kernel_concurrent_senders) X(kernel_memfd_sealed) X(kernel_stress) \
 	X(kernel_policy_unprivileged) X(kernel_conn_is_its_fd) X(kernel_metadata_at_send) \
-	X(kernel_bus_close_under_load) \
+	X(kernel_bus_close_under_load) X(kernel_last_ref_while_broadcasting) \
 	X(security_cmd_size_read_once) X(security_info_reply_fault) X(security_unicast_bloom_size) \
 	X(security_bus_name_userns) X(security_policy_id_range) X(security_copy_without_locks) \
 	X(security_bus_make_bad_attach) X(security_io_uring_fd) X(security_rlimit_fsize) \

@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -766,5 +767,63 @@ int test_kernel_bus_close_under_load(Env *env) {
 	/* the name is free again */
 	ASSERT_EQ(kt_bus_make(env->backend, l.env.name, 0, &l.env.bus), 0);
 	kdbus_bus_close(l.env.bus);
+	return TEST_OK;
+}
+
+/* ---- the last reference of a connection, dropped while others broadcast ---- */
+
+typedef struct Broadcaster {
+	KdbusConn *conn;
+	atomic_int stop;
+	unsigned long sent;
+} Broadcaster;
+
+static void *broadcaster(void *p) {
+	Broadcaster *b = p;
+	uint64_t cookie = 0;
+
+	while (!atomic_load(&b->stop))
+		if (kt_broadcast(b->conn, ++cookie, NULL) == 0)
+			b->sent++;
+	return NULL;
+}
+
+/*
+ * A call whose caller has gone is received: its tracker held the caller's
+ * last reference, and freeing the caller takes the bus's policy lock.  That
+ * must not happen under the receiver's lock while another thread, holding
+ * the policy lock for a broadcast, waits for the receiver's lock (a
+ * deadlock found by tests/kfuzz, seed 0xabb294421cda4c72: every HELLO,
+ * BYEBYE and SEND of the bus hung).
+ */
+int test_kernel_last_ref_while_broadcasting(Env *env) {
+	IOCTL_ONLY(env);
+	KdbusConn *d = kt_hello(env, 0);
+	uint64_t zero[BLOOM_SIZE / 8] = {};
+	Broadcaster b = { .conn = kt_hello(env, 0), .stop = 0 };
+	unsigned long calls = 0;
+	pthread_t th;
+	uint64_t id;
+
+	ASSERT_RETURN(d && b.conn);
+	id = kdbus_conn_get_id(d);
+	ASSERT_EQ(kt_match_bloom(d, 1, zero, 1), 0);
+	ASSERT_EQ(pthread_create(&th, NULL, broadcaster, &b), 0);
+	for (int i = 0; i < 1500; i++) {
+		KdbusConn *c = kt_hello(env, 0);
+
+		if (!c)
+			continue;
+		if (kt_call(c, id, i + 1, kt_now_ns() + 1000000000ULL) == 0)
+			calls++;
+		kdbus_conn_close(c);	/* its call holds it now */
+		kt_drain(d);		/* the broadcasts, and the call */
+	}
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	fprintf(stderr, "# %lu calls of callers gone received beside %lu broadcasts\n", calls, b.sent);
+	ASSERT_RETURN(calls > 1000);
+	kdbus_conn_close(b.conn);
+	kdbus_conn_close(d);
 	return TEST_OK;
 }
