@@ -199,10 +199,38 @@ int kclient_info_names(const struct kdbus_info *info, uint64_t skip_flags, Kclie
 	return 0;
 }
 
+/*
+ * kdbus.ko's CONN_INFO names only what a connection owns, as the final ABI's
+ * metadata does; the names it waits for come from LIST (every name of the
+ * bus, so only when they are asked for)
+ */
+static int conn_names_listed(KdbusConn *via, uint64_t id, uint64_t skip_flags, KclientNameFn fn, void *userdata) {
+	uint64_t flags = KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, off, size;
+	const struct kdbus_info *info;
+	int r;
+
+	if (!(skip_flags & KDBUS_NAME_ACTIVATOR))
+		flags |= KDBUS_LIST_ACTIVATORS;
+	r = kclient_list(via, flags, NULL, &off, &size);
+	if (r < 0)
+		return r;
+	KDBUS_FOREACH(info, (const struct kdbus_info *) kdbus_pool_ptr(via, off), size) {
+		if (info->id != id)
+			continue;
+		r = kclient_info_names(info, skip_flags, fn, userdata);
+		if (r < 0)
+			break;
+	}
+	pool_free(via, off);
+	return r < 0 ? r : 0;
+}
+
 int kclient_conn_names(KdbusConn *via, uint64_t id, uint64_t skip_flags, KclientNameFn fn, void *userdata) {
 	struct kdbus_cmd_info q = { .size = sizeof(q), .id = id, .attach_flags = KDBUS_ATTACH_NAMES };
 	int r;
 
+	if (!(skip_flags & KDBUS_NAME_IN_QUEUE) && kdbus_conn_get_fd(via) >= 0)
+		return conn_names_listed(via, id, skip_flags, fn, userdata);
 	r = kdbus_cmd_conn_info(via, &q);
 	if (r < 0)
 		return r;

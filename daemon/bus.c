@@ -783,6 +783,7 @@ static int bus_make_kdbus(Bus *bus) {
 			     &bus->kbus);
 	if (r < 0)
 		return r;
+	bus->on_kernel = backend == KDBUS_BACKEND_IOCTL;
 	kdbus_bus_set_fd_watch(bus->kbus, &(KdbusFdWatch) {
 		.add = bus_fd_watch_add,
 		.remove = bus_fd_watch_remove,

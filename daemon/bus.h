@@ -115,6 +115,7 @@ typedef struct Bus {
 	size_t activator_reserve;	/* core connections kept for activators */
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 	bool exiting;			/* bus_disconnect_all() closes everyone */
+	bool on_kernel;			/* the bus is on kdbus.ko (<kdbus/>) */
 
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */

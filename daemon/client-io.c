@@ -521,6 +521,8 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	uint64_t payload_off;
 	ClientOut *o;
 
+	if (_unlikely_(c->n_calls_pending) && m->cookie_reply)
+		client_call_answered(c, m->cookie_reply);
 	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
 		client_handle_kernel_msg(c, m);
 		client_free_slice(c, offset);

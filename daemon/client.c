@@ -182,6 +182,7 @@ Client *client_free(Client *c) {
 	c->conn = kdbus_conn_close(c->conn);
 	client_set_policy(c, NULL);
 	strv_free(c->policy_names);
+	free(c->calls_pending);
 	auth_free(c->auth);
 	if (c->ev_timeout)
 		event_free(c->ev_timeout);

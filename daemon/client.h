@@ -145,6 +145,11 @@ struct Client {
 	 * kdbus_bus_names_generation() stays @policy_names_gen */
 	char **policy_names;
 	uint64_t policy_names_gen;
+	/* on kdbus.ko with max_replies_per_connection below the kernel's own
+	 * limit: the cookies of our calls that wait for a reply
+	 * (client_calls_limited()) */
+	uint64_t *calls_pending;
+	uint32_t n_calls_pending;
 	struct {		/* the last broadcast a header-only rule matched */
 		uint64_t header_id, sender_id;	/* header_id 0: none */
 	} match_memo;		/* cleared when a rule goes */

@@ -796,6 +796,20 @@ static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint6
 			 kclient_name_release(c->conn, name, flags, ret_flags);
 }
 
+/* RequestName over max_names_per_connection: dbus-daemon logs it, as a
+ * warning, and answers LimitsExceeded */
+static int driver_names_limit_exceeded(DriverCall *call) {
+	Client *c = call->caller;
+	uint64_t max = call->driver->bus->limits.max_names_per_connection;
+
+	log_warning("Connection \"%s\" is not allowed to own more services (increase limits in configuration "
+		    "file if required; max_names_per_connection=%" PRIu64 ")", c->unique_name, max);
+	return call_fail(call, DBUS_ERR("LimitsExceeded"),
+			 "Connection \"%s\" is not allowed to own more services (increase limits in "
+			 "configuration file if required; max_names_per_connection=%" PRIu64 ")",
+			 c->unique_name, max);
+}
+
 static int method_request_name(DriverCall *call) {
 	Client *c = call->caller;
 	Bus *bus = call->driver->bus;
@@ -825,6 +839,20 @@ static int method_request_name(DriverCall *call) {
 					 "Connection \"%s\" is not allowed to own the service \"%s\" due to "
 					 "security policies in the configuration file",
 					 c->unique_name, name);
+	}
+
+	/*
+	 * As dbus-daemon: a connection with max_names_per_connection names
+	 * (its unique name counted) may request none, not even one it owns
+	 * or waits for already; the policy's refusal comes first
+	 */
+	if (1 + (uint64_t) stats_count_names(call->driver, c) >= bus->limits.max_names_per_connection) {
+		if (bus_policy_check_own(bus, c, name) == 0)
+			return call_fail(call, DBUS_ERR("AccessDenied"),
+					 "Connection \"%s\" is not allowed to own the service \"%s\" due to "
+					 "security policies in the configuration file",
+					 c->unique_name, name);
+		return driver_names_limit_exceeded(call);
 	}
 
 	/* NameAcquired and NameLost need the core's notifications */
@@ -876,10 +904,7 @@ static int method_request_name(DriverCall *call) {
 		result = DBUS_REQUEST_NAME_REPLY_EXISTS;
 		break;
 	case -E2BIG:
-		return call_fail(call, DBUS_ERR("LimitsExceeded"),
-				 "Connection \"%s\" is not allowed to own more services (increase limits in "
-				 "configuration file if required; max_names_per_connection=%" PRIu64 ")",
-				 c->unique_name, bus->limits.max_names_per_connection);
+		return driver_names_limit_exceeded(call);
 	case -EPERM:
 		return call_fail(call, DBUS_ERR("AccessDenied"),
 				 "Connection \"%s\" is not allowed to own the service \"%s\" due to security "

@@ -560,6 +560,41 @@ static void forward_before_send(Client *c, const Forward *f) {
 		service_registry_activation_failure_raw(c->bus, c, f->msg, f->len);
 }
 
+/*
+ * kdbus.ko limits the calls a connection has waiting for a reply to its
+ * own number (the final ABI's KDBUS_CONN_MAX_REQUESTS_PENDING).  Below
+ * it, max_replies_per_connection is the daemon's to count on the kernel
+ * bus (the in-process core counts it itself): the cookies of a client's
+ * calls are kept until their reply, REPLY_TIMEOUT or REPLY_DEAD arrives.
+ * Return: the limit to count against, 0 when nothing is counted.
+ */
+#define KERNEL_MAX_CALLS_PENDING 128
+static uint32_t client_calls_limited(const Client *c) {
+	uint64_t max = c->bus->limits.max_replies_per_connection;
+
+	if (!c->bus->on_kernel || max >= KERNEL_MAX_CALLS_PENDING)
+		return 0;
+	return max ? (uint32_t) max : 1;
+}
+
+static void client_call_sent(Client *c, uint64_t cookie) {
+	if (!c->calls_pending) {
+		c->calls_pending = calloc(KERNEL_MAX_CALLS_PENDING, sizeof(uint64_t));
+		if (!c->calls_pending)
+			return;	/* the kernel's own limit still holds */
+	}
+	if (c->n_calls_pending < KERNEL_MAX_CALLS_PENDING)
+		c->calls_pending[c->n_calls_pending++] = cookie;
+}
+
+void client_call_answered(Client *c, uint64_t cookie) {
+	for (uint32_t i = 0; i < c->n_calls_pending; i++)
+		if (c->calls_pending[i] == cookie) {
+			c->calls_pending[i] = c->calls_pending[--c->n_calls_pending];
+			return;
+		}
+}
+
 /* forward_send()'s answer when the message is to go again: its name was
  * unknown, and is activatable since the directories were read again */
 #define FORWARD_SEND_AGAIN 1
@@ -620,7 +655,14 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
-	r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	uint32_t calls_limit = _unlikely_(c->bus->on_kernel) && (km->flags & KDBUS_MSG_EXPECT_REPLY) && !f->to_driver
+				       ? client_calls_limited(c) : 0;
+	if (calls_limit && c->n_calls_pending >= calls_limit)
+		r = -EMLINK;	/* as the in-process core: the caller gets LimitsExceeded */
+	else
+		r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (calls_limit && r == 0)
+		client_call_sent(c, km->cookie);
 	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {
 		if (adopt_at)
 			(void) kdbus_payload_offer(c->conn, NULL, NULL);	/* offered again */
