@@ -26,6 +26,7 @@
 
 #include "daemon/address.h"
 #include "daemon/bus.h"
+#include "daemon/call-overflow.h"
 #include "daemon/dir-watch.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -792,6 +793,10 @@ static int bus_make_kdbus(Bus *bus) {
 	return 0;
 }
 
+void bus_set_kernel_unprivileged(Bus *bus) {
+	bus->kernel_unprivileged = true;
+}
+
 /* a setting the kernel's bus does not have (EOPNOTSUPP there): fine */
 static int bus_kernel_may_lack(int r) {
 	return r == -EOPNOTSUPP ? 0 : r;
@@ -845,6 +850,11 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	r = bus_make_kdbus(bus);
 	if (r < 0)
 		return log_error_errno(r, "Cannot create the bus: %m");
+	if (bus->on_kernel) {
+		r = call_overflow_new(bus, &bus->call_overflow);
+		if (r < 0)
+			return r;
+	}
 	r = bus_kernel_may_lack(bus_apply_limits(bus));
 	if (r < 0)
 		return r;
@@ -889,6 +899,7 @@ Bus *bus_free(Bus *bus) {
 		return NULL;
 	while (!list_is_empty(&bus->clients))
 		client_free(list_first_entry(&bus->clients, Client, link));
+	bus->call_overflow = call_overflow_free(bus->call_overflow);
 	client_rbuf_pool_free(bus);
 	client_header_cache_free(bus);
 	monitor_free(bus);

@@ -116,6 +116,8 @@ typedef struct Bus {
 	bool driver_pending;		/* the driver's queue needs a dispatch */
 	bool exiting;			/* bus_disconnect_all() closes everyone */
 	bool on_kernel;			/* the bus is on kdbus.ko (<kdbus/>) */
+	bool kernel_unprivileged;	/* kdbus.ko refused us a client's credentials */
+	struct CallOverflow *call_overflow;	/* on kdbus.ko: calls past its pending-reply limit */
 
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
@@ -169,6 +171,10 @@ int bus_run(Bus *bus);
  * @bus:	the bus, its loop no longer running
  */
 void bus_disconnect_all(Bus *bus);
+
+/* kdbus.ko refused to let the bus stand for a client (no CAP_IPC_OWNER):
+ * from now on clients' connections carry the bus's own credentials */
+void bus_set_kernel_unprivileged(Bus *bus);
 /* the core's limits again, after activator_reserve grew */
 int bus_apply_core_limits(Bus *bus);
 

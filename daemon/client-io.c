@@ -501,7 +501,9 @@ static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const Clie
 	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver)
 		return client_slice_passes_rules(c, m, o, payload_off, from_driver);
 	/* moved from an activator: the new owner's receive rules */
-	return !(m->flags & KDBUS_MSG_HANDED_OVER) || client_handed_over_allowed(c, m, o);
+	if ((m->flags & KDBUS_MSG_HANDED_OVER) || (_unlikely_(c->handover_unchecked) && m->dst_id == KDBUS_DST_ID_NAME))
+		return client_handed_over_allowed(c, m, o);
+	return true;
 }
 
 /* the slice at @offset goes back to the core unwritten (out of line: the
@@ -545,11 +547,17 @@ static int client_take_slice(Client *c, uint64_t offset) {
 	return 0;
 }
 
+void client_expect_handover(Client *c) {
+	c->handover_unchecked = true;
+}
+
 void client_limit_output(Client *c) {
 	int v = 1;	/* the kernel's minimum */
 	socklen_t l = sizeof(v);
 
-	if (c->out_limit || c->fd < 0)
+	/* (kdbus.ko gives nothing back to an activator: on the kernel bus
+	 * the ring takes what the client has not read, client_pull()) */
+	if (c->out_limit || c->fd < 0 || c->bus->on_kernel)
 		return;
 	/* EV_WRITE fires once the peer has read down to a quarter of the
 	 * send buffer: the limit is just above that */
@@ -571,22 +579,43 @@ static bool client_out_room(Client *c) {
 	return false;
 }
 
+/*
+ * On kdbus.ko what a client has not read cannot stay in the kernel as it
+ * stays in the in-process core: the kernel queues at most 256 messages
+ * of one sending user for a connection (the final ABI's quota), where
+ * dbus-daemon keeps up to max_outgoing_bytes for a slow reader.  The
+ * client's ring takes what the kernel queued, up to half its pool
+ * (max_outgoing_bytes: the other half is the kernel's incoming queue).
+ */
+static _noinline_ void client_kernel_out_limits(Client *c, size_t *out_max, size_t *bytes_max) {
+	uint64_t half = c->bus->limits.max_outgoing_bytes / 2;
+
+	*out_max = SIZE_MAX / 2;
+	if (half > *bytes_max)
+		*bytes_max = half > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t) half;
+}
+
 /* pull from the core while there is room in flight (inlined in
  * client_flush(), the common path, though client_send_owned() uses it too) */
 static inline __attribute__((always_inline)) int client_pull(Client *c) {
 	if (!c->conn)
 		return 0;
+	size_t out_max = CLIENT_OUT_MAX, bytes_max = CLIENT_OUT_BYTES_MAX;
 	c->out_held = false;
-	while (c->out_n < CLIENT_OUT_MAX && c->out_bytes < CLIENT_OUT_BYTES_MAX && client_out_room(c)) {
+	if (_unlikely_(c->bus->on_kernel))
+		client_kernel_out_limits(c, &out_max, &bytes_max);
+	while (c->out_n < out_max && c->out_bytes < bytes_max && client_out_room(c)) {
 		/* a batch per lock round in the core; while much is in flight
 		 * one at a time, so that the byte limit holds */
 		uint64_t offs[CLIENT_RECV_BATCH];
-		size_t want = c->out_bytes < CLIENT_OUT_BYTES_MAX / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
-		if (want > CLIENT_OUT_MAX - c->out_n)
-			want = CLIENT_OUT_MAX - c->out_n;
+		size_t want = c->out_bytes < bytes_max / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
+		if (want > out_max - c->out_n)
+			want = out_max - c->out_n;
 		int n = kdbus_recv_batch(c->conn, offs, want);
-		if (n == -EAGAIN)
+		if (n == -EAGAIN) {
+			c->handover_unchecked = false;
 			return 0;
+		}
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
@@ -598,8 +627,10 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 				return r;
 			}
 		}
-		if ((size_t) n < want)
+		if ((size_t) n < want) {
+			c->handover_unchecked = false;
 			return 0;	/* the queue is empty */
+		}
 	}
 	return 0;
 }

@@ -106,12 +106,23 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 		client_monitor_queue_driver_copy(c, new_id, msg, len);
 }
 
+void client_no_reply(Client *c, uint32_t serial, bool callee_gone) {
+	uint8_t *msg;
+	size_t len;
+
+	if (driver_build_error(c, serial, DBUS_ERR("NoReply"),
+			       callee_gone ? "Message recipient disconnected from message bus without replying"
+					   : "Message did not receive a reply (timeout by message bus)",
+			       &msg, &len) < 0)
+		return;
+	driver_capture(c->bus->driver, msg, len);
+	client_queue_owned(c, msg, len);
+}
+
 /* a kernel message: notifications become dbus1 signals or errors */
 _noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 	const struct kdbus_item *cursor = NULL;
 	KclientNotify nt;
-	uint8_t *msg;
-	size_t len;
 
 	while (kclient_notify_next(m, &cursor, &nt)) {
 		switch (nt.type) {
@@ -142,11 +153,7 @@ _noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			 * requester's client shows it the NoReply */
 			if (c->state == CLIENT_MONITOR)
 				break;
-			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
-					       "Message did not receive a reply (timeout by message bus)", &msg, &len) >= 0) {
-				driver_capture(c->bus->driver, msg, len);
-				client_queue_owned(c, msg, len);
-			}
+			client_no_reply(c, (uint32_t) m->cookie_reply, false);
 			break;
 		case KCLIENT_REPLY_DEAD:
 			/* a failed activation already answered this call; and
@@ -156,12 +163,7 @@ _noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			if (c->state == CLIENT_MONITOR || c->bus->exiting ||
 			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
 				break;
-			if (driver_build_error(c, (uint32_t) m->cookie_reply, DBUS_ERR("NoReply"),
-					       "Message recipient disconnected from message bus without replying",
-					       &msg, &len) >= 0) {
-				driver_capture(c->bus->driver, msg, len);
-				client_queue_owned(c, msg, len);
-			}
+			client_no_reply(c, (uint32_t) m->cookie_reply, true);
 			break;
 		}
 	}

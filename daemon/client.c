@@ -41,6 +41,7 @@
 #include "compat/match-rule.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
+#include "daemon/call-overflow.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -162,8 +163,10 @@ Client *client_free(Client *c) {
 	if (bus->driver)
 		driver_forget_client(bus->driver, c);
 	monitor_forget_client(bus, c);
-	if (c->id)
+	if (c->id) {
 		idmap_remove(&bus->clients_by_id, c->id);
+		call_overflow_peer_gone(bus->call_overflow, c->id);
+	}
 	list_unlink(&c->link);
 	list_unlink(&c->ready_link);
 
@@ -305,7 +308,22 @@ int client_register(Client *c) {
 		.n_groups = c->creds.n_groups,
 		.label = c->creds.label,
 	};
-	r = kclient_hello(bus->kbus, c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0, pool, &identity, &c->conn, &c->id);
+	uint64_t hello_flags = c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0;
+	r = bus->kernel_unprivileged ? -EPERM : kclient_hello(bus->kbus, hello_flags, pool, &identity, &c->conn, &c->id);
+	if (r == -EPERM && bus->on_kernel) {
+		/*
+		 * kdbus.ko lets only a connection with CAP_IPC_OWNER stand for
+		 * another (the final ABI): without it, as for a bus started
+		 * as an ordinary user, the client's connection is the bus
+		 * owner's, which the kernel's policy lets do anything, and
+		 * the XML policy is the daemon's alone (it is anyway for
+		 * classic clients: their credentials are the daemon's record)
+		 */
+		if (!bus->kernel_unprivileged)
+			log_info("Without CAP_IPC_OWNER the clients' kernel connections carry the bus's own credentials");
+		bus_set_kernel_unprivileged(bus);
+		r = kclient_hello(bus->kbus, hello_flags, pool, NULL, &c->conn, &c->id);
+	}
 	if (r < 0)
 		return r;
 	c->unique_name_len = message_unique_name_format(c->unique_name, c->id);

@@ -150,6 +150,7 @@ struct Client {
 	 * (client_calls_limited()) */
 	uint64_t *calls_pending;
 	uint32_t n_calls_pending;
+	bool handover_unchecked;	/* client_expect_handover() */
 	struct {		/* the last broadcast a header-only rule matched */
 		uint64_t header_id, sender_id;	/* header_id 0: none */
 	} match_memo;		/* cleared when a rule goes */
@@ -196,6 +197,18 @@ void client_flush(Client *c);
  * instance, if the service dies; what is in its socket dies with it.
  */
 void client_limit_output(Client *c);
+
+/*
+ * client_expect_handover() - @c took an activatable name on kdbus.ko, which
+ * moved the messages its activator held into @c's queue without a mark
+ * (the in-process core marks them KDBUS_MSG_HANDED_OVER): until @c's queue
+ * is next empty, what comes to it by name passes its receive rules here
+ */
+void client_expect_handover(Client *c);
+
+/* client_no_reply() - the bus's NoReply to @c's call @serial: its reply
+ * timeout passed, or (@callee_gone) the callee left without replying */
+void client_no_reply(Client *c, uint32_t serial, bool callee_gone);
 
 /* move everything queued in the core to the output ring, without limit */
 void client_drain(Client *c);

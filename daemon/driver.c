@@ -897,6 +897,8 @@ static int method_request_name(DriverCall *call) {
 			result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
 		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
 			client_limit_output(c);
+			if (bus->on_kernel)
+				client_expect_handover(c);
 			service_registry_name_taken(bus);
 		}
 		break;

@@ -14,6 +14,7 @@
 #include "compat/match-key.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
+#include "daemon/call-overflow.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -568,7 +569,6 @@ static void forward_before_send(Client *c, const Forward *f) {
  * calls are kept until their reply, REPLY_TIMEOUT or REPLY_DEAD arrives.
  * Return: the limit to count against, 0 when nothing is counted.
  */
-#define KERNEL_MAX_CALLS_PENDING 128
 static uint32_t client_calls_limited(const Client *c) {
 	uint64_t max = c->bus->limits.max_replies_per_connection;
 
@@ -593,6 +593,34 @@ void client_call_answered(Client *c, uint64_t cookie) {
 			c->calls_pending[i] = c->calls_pending[--c->n_calls_pending];
 			return;
 		}
+}
+
+/*
+ * A call past kdbus.ko's limit of pending replies while
+ * max_replies_per_connection allows more (call-overflow.h): it goes as a
+ * plain message, tracked by the daemon.  Return: as kdbus_cmd_send(),
+ * -EMLINK when the configured limit is reached too.
+ */
+static _noinline_ int forward_send_untracked(Client *c, Forward *f, struct kdbus_msg *km, struct kdbus_cmd_send *cmd) {
+	Bus *bus = c->bus;
+	uint64_t callee = f->t.dst_id, flags = 0;
+	int r;
+
+	if (!bus->call_overflow || !call_overflow_has_room(bus->call_overflow, c->id))
+		return -EMLINK;
+	/* by name: its owner now, unless an activator holds it (the call
+	 * then goes to whoever takes the name) */
+	if (f->t.dst_name && (kdbus_name_owner(c->conn, f->t.dst_name, &callee, &flags) < 0 ||
+			      (flags & KDBUS_HELLO_ACTIVATOR)))
+		callee = 0;
+	km->flags &= ~(uint64_t) KDBUS_MSG_EXPECT_REPLY;
+	km->timeout_ns = 0;
+	r = kdbus_cmd_send(c->conn, cmd);
+	if (r == 0)
+		(void) call_overflow_add(bus->call_overflow, c->id, callee, (uint32_t) km->cookie,
+					 bus_reply_deadline(bus));
+	km->flags |= KDBUS_MSG_EXPECT_REPLY;
+	return r;
 }
 
 /* forward_send()'s answer when the message is to go again: its name was
@@ -668,6 +696,8 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 			(void) kdbus_payload_offer(c->conn, NULL, NULL);	/* offered again */
 		return FORWARD_SEND_AGAIN;
 	}
+	if (_unlikely_(r == -EMLINK) && !f->to_driver && !calls_limit && c->bus->on_kernel)
+		r = forward_send_untracked(c, f, km, &cmd);
 	if (r == -EMLINK && f->to_driver) {
 		/* as dbus-daemon, calls to the driver are answered whatever
 		 * the caller has pending: no reply tracker for this one (the
@@ -685,7 +715,8 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		 * too is a plain message.  The offer of our read buffer
 		 * still holds: the failed send took nothing.
 		 */
-		if (client_policy_unrequested(c, h, client_target_id(c, h, &f->t), &f->refusal)) {
+		if (call_overflow_take(bus->call_overflow, f->t.dst_id, c->id, h->reply_serial) ||
+		    client_policy_unrequested(c, h, client_target_id(c, h, &f->t), &f->refusal)) {
 			km->cookie_reply = 0;
 			r = kdbus_cmd_send(c->conn, &cmd);
 		} else {
