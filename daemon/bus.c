@@ -139,6 +139,29 @@ void bus_schedule_ready(Bus *bus, Client *c) {
 	event_active(bus->ev_ready, EV_TIMEOUT, 0);
 }
 
+static void bus_on_ready(evutil_socket_t fd, short what, void *userdata);
+
+/* the clients that yielded their input (client_yield_input()) go on after
+ * the poll: a zero timeout runs after the events the poll returned */
+static void bus_on_yield(evutil_socket_t fd, short what, void *userdata) {
+	Bus *bus = userdata;
+	List now = LIST_INIT(now);
+
+	/* the receivers the poll woke flush first: their wakeups queued
+	 * bus_on_ready() behind this timeout, which would come too late */
+	bus_on_ready(fd, what, bus);
+	list_splice_tail(&now, &bus->yielded);
+	while (!list_is_empty(&now))
+		client_resume_yielded(container_of(now.next, Client, yield_link));
+}
+
+void bus_schedule_yield(Bus *bus) {
+	static const struct timeval zero = { 0, 0 };
+
+	if (!evtimer_pending(bus->ev_yield, NULL))
+		evtimer_add(bus->ev_yield, &zero);
+}
+
 void bus_schedule_driver(Bus *bus) {
 	bus->driver_pending = true;
 	event_active(bus->ev_ready, EV_TIMEOUT, 0);
@@ -827,6 +850,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus->base = base;
 	list_init(&bus->clients);
 	list_init(&bus->ready);
+	list_init(&bus->yielded);
 	r = client_rbuf_pool_new(bus);
 	if (r < 0)
 		return r;
@@ -871,10 +895,11 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);
 	bus->ev_trim = evtimer_new(base, bus_on_trim, bus);
+	bus->ev_yield = evtimer_new(base, bus_on_yield, bus);
 	bus->ev_sigterm = evsignal_new(base, SIGTERM, bus_on_signal, bus);
 	bus->ev_sigint = evsignal_new(base, SIGINT, bus_on_signal, bus);
 	bus->ev_sighup = evsignal_new(base, SIGHUP, bus_on_signal, bus);
-	if (!bus->ev_ready || !bus->ev_timeout || !bus->ev_sigterm || !bus->ev_sigint || !bus->ev_sighup)
+	if (!bus->ev_ready || !bus->ev_timeout || !bus->ev_yield || !bus->ev_sigterm || !bus->ev_sigint || !bus->ev_sighup)
 		return -ENOMEM;
 	event_add(bus->ev_sigterm, NULL);
 	event_add(bus->ev_sigint, NULL);
@@ -927,6 +952,8 @@ Bus *bus_free(Bus *bus) {
 		event_free(bus->ev_timeout);
 	if (bus->ev_trim)
 		event_free(bus->ev_trim);
+	if (bus->ev_yield)
+		event_free(bus->ev_yield);
 	if (bus->ev_sigterm)
 		event_free(bus->ev_sigterm);
 	if (bus->ev_sigint)

@@ -89,6 +89,8 @@ typedef struct Bus {
 	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
 	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */
+	List yielded;		/* clients whose input waits for the next poll (client_yield_input()) */
+	struct event *ev_yield;	/* resumes them */
 	struct event *ev_ready;
 	struct event *ev_timeout;	/* kdbus reply deadlines */
 	struct event *ev_trim;		/* malloc_trim() a second after clients went away */
@@ -180,6 +182,7 @@ int bus_apply_core_limits(Bus *bus);
 
 void bus_schedule_ready(Bus *bus, Client *c);
 void bus_schedule_driver(Bus *bus);
+void bus_schedule_yield(Bus *bus);
 /* policy decisions of the daemon: 1 allow, 0 deny */
 int bus_policy_check_own(Bus *bus, Client *c, const char *name);
 int bus_policy_check_connect(Bus *bus, Client *c);

@@ -29,6 +29,10 @@ struct kdbus_msg;
 #define CLIENT_MAX_FDS_PER_READ 253
 #define CLIENT_IOV_MAX 64
 #define CLIENT_RECV_BATCH 16		/* messages taken from the core at once */
+/* on kdbus.ko, messages dispatched from one client before the event loop
+ * polls again (client_yield_input()): well below the 256 messages the
+ * kernel queues for a receiver from one user */
+#define CLIENT_KERNEL_INPUT_BATCH 64
 #define CLIENT_LIMIT_SLACK 256		/* client_limit_output() */
 /* read buffers are core payload buffers (kdbus_payload_new()) with room in
  * front, so that a large message can be handed to the core in place: its

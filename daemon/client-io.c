@@ -635,6 +635,19 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 	return 0;
 }
 
+bool client_take_queue(Bus *bus, uint64_t id) {
+	Client *d = bus_find_client(bus, id);
+	size_t before;
+
+	if (!bus->on_kernel || !d || !d->conn || d->state != CLIENT_ACTIVE)
+		return false;
+	before = d->out_n;
+	if (client_pull(d) < 0)
+		return false;
+	bus_schedule_ready(bus, d);
+	return d->out_n != before;
+}
+
 void client_drain(Client *c) {
 	while (c->conn) {
 		uint64_t off;
@@ -705,7 +718,7 @@ static __attribute__((noinline)) void client_update_held_events(Client *c, bool 
 	 * flight dropped below the limits (it wakes the client then) */
 	if (c->input == CLIENT_INPUT_HELD && !kdbus_conn_inflight_full(c->conn))
 		c->input = CLIENT_INPUT_RESUMED;
-	bool want_read = c->input != CLIENT_INPUT_HELD;
+	bool want_read = c->input != CLIENT_INPUT_HELD && c->input != CLIENT_INPUT_YIELDED;
 	if (want_write != c->want_write || want_read != c->want_read)
 		client_set_events(c, want_read, want_write);
 	/* what was read while held is dispatched first, whether or not more
@@ -932,7 +945,7 @@ void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 		return;
 	bool resumed = false;
 	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
-		if (c->input == CLIENT_INPUT_HELD)
+		if (c->input == CLIENT_INPUT_HELD || c->input == CLIENT_INPUT_YIELDED)
 			return;
 		/* what was read while held first */
 		c->input = CLIENT_INPUT_READ;
@@ -987,8 +1000,32 @@ void client_start(Client *c) {
 	client_on_event(c->fd, EV_READ, c);
 }
 
+/*
+ * On kdbus.ko a receiver's queue takes at most 256 messages of one user
+ * (the final ABI's quota), and what one read gave is dispatched at once:
+ * a burst of signals would be dropped for subscribers whose queues the
+ * daemon had no turn to empty.  After CLIENT_KERNEL_INPUT_BATCH messages
+ * the client's input waits until the loop has polled (a zero timeout runs
+ * after the poll's events): the receivers' kdbus fds are served first.
+ */
+static _noinline_ void client_yield_input(Client *c) {
+	c->input = CLIENT_INPUT_YIELDED;
+	if (!list_is_linked(&c->yield_link))
+		list_link_tail(&c->bus->yielded, &c->yield_link);
+	bus_schedule_yield(c->bus);
+}
+
+void client_resume_yielded(Client *c) {
+	list_unlink(&c->yield_link);
+	if (c->input != CLIENT_INPUT_YIELDED)
+		return;
+	c->input = CLIENT_INPUT_RESUMED;
+	client_on_event(c->fd, EV_READ, c);
+}
+
 int client_process_input(Client *c) {
 	size_t pos = 0;
+	unsigned batch = 0;
 	int r;
 
 	while (c->input != CLIENT_INPUT_HELD &&
@@ -1011,6 +1048,10 @@ int client_process_input(Client *c) {
 					return r;
 				}
 			}
+			break;
+		}
+		if (_unlikely_(c->bus->on_kernel) && ++batch > CLIENT_KERNEL_INPUT_BATCH) {
+			client_yield_input(c);
 			break;
 		}
 		if (client_dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)

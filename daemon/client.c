@@ -169,6 +169,7 @@ Client *client_free(Client *c) {
 	}
 	list_unlink(&c->link);
 	list_unlink(&c->ready_link);
+	list_unlink(&c->yield_link);
 
 	client_drop_output(c);
 	free(c->out);
@@ -399,6 +400,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	clock_gettime(CLOCK_MONOTONIC, &c->connect_time);
 	list_init(&c->link);
 	list_init(&c->ready_link);
+	list_init(&c->yield_link);
 	list_init(&c->matches);
 	list_link_tail(&bus->clients, &c->link);
 	bus->n_incomplete++;

@@ -54,6 +54,7 @@ typedef enum ClientInput {
 	CLIENT_INPUT_READ,
 	CLIENT_INPUT_HELD,
 	CLIENT_INPUT_RESUMED,
+	CLIENT_INPUT_YIELDED,	/* on kdbus.ko, after a batch: client_yield_input() */
 } ClientInput;
 
 /* one message on its way to the socket */
@@ -71,6 +72,7 @@ struct Client {
 	Bus *bus;
 	List link;		/* Bus.clients */
 	List ready_link;	/* Bus.ready */
+	List yield_link;	/* Bus.yielded */
 	ClientState state;
 	int fd;
 	bool is_unix;
@@ -169,6 +171,9 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 /* read what a new connection already sent (a client writes its AUTH right
  * after connect()), instead of after the next poll; @c may be gone after */
 void client_start(Client *c);
+/* client_resume_yielded() - the input client_yield_input() stopped goes on
+ * (bus_on_yield(), after the loop polled) */
+void client_resume_yielded(Client *c);
 Client *client_free(Client *c);
 void client_close(Client *c, const char *reason);
 
@@ -209,6 +214,16 @@ void client_expect_handover(Client *c);
 /* client_no_reply() - the bus's NoReply to @c's call @serial: its reply
  * timeout passed, or (@callee_gone) the callee left without replying */
 void client_no_reply(Client *c, uint32_t serial, bool callee_gone);
+
+/*
+ * client_take_queue() - on kdbus.ko, a send to connection @id failed with
+ * ENOBUFS: the kernel queues at most 256 messages of one user for a
+ * connection, where dbus-daemon keeps a slow reader's messages up to
+ * max_outgoing_bytes.  If @id is a client of ours, what its kernel queue
+ * holds moves to its ring now (client_pull()), and it is flushed later.
+ * Return: whether something moved (the send may be tried again).
+ */
+bool client_take_queue(Bus *bus, uint64_t id);
 
 /* move everything queued in the core to the output ring, without limit */
 void client_drain(Client *c);

@@ -425,6 +425,8 @@ static int driver_send_raw_id(Driver *d, uint64_t dst_id, const uint8_t *msg, si
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
 	int r = kdbus_cmd_send(d->conn, &cmd);
+	if (_unlikely_(r == -ENOBUFS) && client_take_queue(d->bus, dst_id))
+		r = kdbus_cmd_send(d->conn, &cmd);
 	if (r == -EBADSLT && reply_cookie) {
 		m->cookie_reply = 0;
 		r = kdbus_cmd_send(d->conn, &cmd);

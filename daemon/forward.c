@@ -623,6 +623,16 @@ static _noinline_ int forward_send_untracked(Client *c, Forward *f, struct kdbus
 	return r;
 }
 
+/* the receiver's kernel queue is full (ENOBUFS): if it is one of our
+ * clients, its ring takes the queue (client_take_queue()) */
+static _noinline_ bool forward_take_receiver_queue(Client *c, const Forward *f) {
+	uint64_t id = f->t.dst_id, flags;
+
+	if (f->t.dst_name && kdbus_name_owner(c->conn, f->t.dst_name, &id, &flags) < 0)
+		return false;
+	return id != c->id && client_take_queue(c->bus, id);
+}
+
 /* forward_send()'s answer when the message is to go again: its name was
  * unknown, and is activatable since the directories were read again */
 #define FORWARD_SEND_AGAIN 1
@@ -689,6 +699,8 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		r = -EMLINK;	/* as the in-process core: the caller gets LimitsExceeded */
 	else
 		r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+	if (_unlikely_(r == -ENOBUFS) && c->bus->on_kernel && forward_take_receiver_queue(c, f))
+		r = kdbus_cmd_send(c->conn, &cmd);
 	if (calls_limit && r == 0)
 		client_call_sent(c, km->cookie);
 	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {

@@ -24,6 +24,10 @@ check() { # DESCRIPTION COMMAND...: one TAP line
 
 # /tmp stays the host's (the tree may be under it), writable in the overlay
 mount -t tmpfs tmpfs /run
+# bash's process substitution and the tests' /dev/std* (devtmpfs has none)
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+for i in 0 1 2; do [ -e /dev/std$(echo in out err | cut -d' ' -f$((i + 1))) ] ||
+	ln -s /proc/self/fd/$i /dev/std$(echo in out err | cut -d' ' -f$((i + 1))); done
 mkdir -p /run/user/0 && chmod 700 /run/user/0
 check "stage 2: the module loads from the host's tree" insmod "$work/src/kmod/kdbus.ko"
 check "stage 2: kdbusfs mounted" mount -t kdbusfs kdbusfs /sys/fs/kdbus
