@@ -61,8 +61,10 @@ static void call_fail(CallOverflow *o, OverflowCall *call, bool callee_gone) {
 	uint32_t serial = call->serial;
 
 	call_forget(o, call);
-	if (c)
-		client_no_reply(c, serial, callee_gone);
+	if (!c)
+		return;
+	client_no_reply(c, serial, callee_gone);
+	bus_schedule_ready(o->bus, c);	/* written out with the rest of its ring */
 }
 
 static void timer_arm(CallOverflow *o) {
