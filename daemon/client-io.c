@@ -614,6 +614,7 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 		int n = kdbus_recv_batch(c->conn, offs, want);
 		if (n == -EAGAIN) {
 			c->handover_unchecked = false;
+			c->kqueue_drained = true;
 			return 0;
 		}
 		if (n < 0)
@@ -629,8 +630,10 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 		}
 		if ((size_t) n < want) {
 			c->handover_unchecked = false;
+			c->kqueue_drained = true;
 			return 0;	/* the queue is empty */
 		}
+		c->kqueue_drained = false;
 	}
 	return 0;
 }
@@ -690,7 +693,9 @@ void client_flush(Client *c) {
 			goto fail;
 		if (c->out_n == before && c->out_n)
 			break;	/* socket full */
-		if (c->conn && !kdbus_conn_has_messages(c->conn) && !c->out_n)
+		/* (on kdbus.ko a poll() per message: a queue the last pull
+		 * found empty wakes the client again when something comes) */
+		if (c->conn && !c->out_n && (c->bus->on_kernel ? c->kqueue_drained : !kdbus_conn_has_messages(c->conn)))
 			break;
 	}
 	client_update_events(c);

@@ -153,6 +153,7 @@ struct Client {
 	uint64_t *calls_pending;
 	uint32_t n_calls_pending;
 	bool handover_unchecked;	/* client_expect_handover() */
+	bool kqueue_drained;		/* client_pull() found its kernel queue empty */
 	struct {		/* the last broadcast a header-only rule matched */
 		uint64_t header_id, sender_id;	/* header_id 0: none */
 	} match_memo;		/* cleared when a rule goes */
