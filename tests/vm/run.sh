@@ -24,7 +24,9 @@
 # 6. second stage (VM_STAGE2=0 skips it): the guest mounts the host's root
 #    read-only over 9p (an overlay on tmpfs above it), switches to it and
 #    runs tests/vm/guest-stage2.sh there: real programs (the daemon, its
-#    clients, python) on the module, then validates every slab cache.
+#    clients, python) on the module: the integration tests that pass with
+#    busbridged --kdbus and dbus-daemon's installed test suite against it
+#    (../shared/tools/dbus-tests), then validates every slab cache.
 #    The TAP of both stages comes back over the serial console
 #
 # VM_TESTS=<substring> runs only the suite's tests whose name contains it,
