@@ -61,6 +61,19 @@ own_config() {
 	done
 }
 
+# probe_on_own_bus DAEMON NAME CONFIG SOCKET PROBE [SECONDS]: DAEMON on
+# CONFIG (start_bus NAME), listening on SOCKET, and the python PROBE (of
+# tests/integration) run against SOCKET for at most SECONDS (60); its lines
+# on stdout, its stderr in $T/NAME.probe.err; the bus stops after it
+probe_on_own_bus() {
+	local daemon=$1 name=$2 conf=$3 sock=$4 probe=$5 secs=${6:-60}
+	rm -f "$sock"
+	start_bus "$name" "$conf" "$daemon" || { echo "bus did not start"; return; }
+	PYTHONPATH=$TOP/tests/lib timeout -k 2 "$secs" python3 "$TOP/tests/integration/$probe" "$sock" \
+		2>"$T/$name.probe.err"
+	stop "$OWN_PID"
+}
+
 # start_bus NAME CONFIG [DAEMON]: $BUS_DAEMON (or DAEMON) on CONFIG in the
 # background; sets OWN_ADDR and OWN_PID (killed at exit); its stderr is in
 # $T/NAME.log

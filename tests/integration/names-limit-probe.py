@@ -31,19 +31,23 @@ def release(c, name):
 
 c = W.Conn(path)
 other = W.Conn(path)
-say('the other takes com.example.Queued', request(other, 'com.example.Queued'))
-say('one', request(c, 'com.example.One'))
-say('two', request(c, 'com.example.Two'))
-say('queued behind the other', request(c, 'com.example.Queued'))
-say('at the limit, two again', request(c, 'com.example.Two'))
-say('at the limit, the queued name again', request(c, 'com.example.Queued'))
-say('at the limit, a new name', request(c, 'com.example.Three'))
-say('at the limit, a name the policy refuses', request(c, 'com.example.Denied'))
-say('release two', release(c, 'com.example.Two'))
-say('below the limit, three', request(c, 'com.example.Three'))
-say('the other leaves the queued name', release(other, 'com.example.Queued'))
-say('at the limit again, the name it now owns', request(c, 'com.example.Queued'))
-say('release the queued name', release(c, 'com.example.Queued'))
+STEPS = [
+    ('the other takes com.example.Queued', other, request, 'com.example.Queued'),
+    ('one', c, request, 'com.example.One'),
+    ('two', c, request, 'com.example.Two'),
+    ('queued behind the other', c, request, 'com.example.Queued'),
+    ('at the limit, two again', c, request, 'com.example.Two'),
+    ('at the limit, the queued name again', c, request, 'com.example.Queued'),
+    ('at the limit, a new name', c, request, 'com.example.Three'),
+    ('at the limit, a name the policy refuses', c, request, 'com.example.Denied'),
+    ('release two', c, release, 'com.example.Two'),
+    ('below the limit, three', c, request, 'com.example.Three'),
+    ('the other leaves the queued name', other, release, 'com.example.Queued'),
+    ('at the limit again, the name it now owns', c, request, 'com.example.Queued'),
+    ('release the queued name', c, release, 'com.example.Queued'),
+]
+for title, conn, action, name in STEPS:
+    say(title, action(conn, name))
 say('below the limit, two with DO_NOT_QUEUE', request(c, 'com.example.Two', 4))
 other.close()
 c.close()

@@ -12,11 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 own_config "$T/burst.conf" "$T/burst.sock"
 
 run_probe() { # DAEMON NAME: the probe's lines on stdout
-	rm -f "$T/burst.sock"
-	start_bus "$2" "$T/burst.conf" "$1" || { echo "bus did not start"; return; }
-	PYTHONPATH=$TOP/tests/lib timeout -k 2 200 python3 "$here/burst-probe.py" "$T/burst.sock" \
-		2>"$T/$2.probe.err"
-	stop "$OWN_PID"
+	probe_on_own_bus "$1" "$2" "$T/burst.conf" "$T/burst.sock" burst-probe.py 200
 }
 
 compare_probe_runs 5

@@ -12,11 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 own_config "$T/overflow.conf" "$T/overflow.sock" max_replies_per_connection=1000 reply_timeout=3000
 
 run_probe() { # DAEMON NAME: the probe's lines on stdout
-	rm -f "$T/overflow.sock"
-	start_bus "$2" "$T/overflow.conf" "$1" || { echo "bus did not start"; return; }
-	PYTHONPATH=$TOP/tests/lib timeout -k 2 200 python3 "$here/call-overflow-probe.py" "$T/overflow.sock" \
-		2>"$T/$2.probe.err"
-	stop "$OWN_PID"
+	probe_on_own_bus "$1" "$2" "$T/overflow.conf" "$T/overflow.sock" call-overflow-probe.py 200
 }
 
 compare_probe_runs 4

@@ -12,11 +12,7 @@ own_config "$T/names.conf" "$T/names.sock" max_names_per_connection=4
 sed -i 's|</policy>|  <deny own="com.example.Denied"/>\n  </policy>|' "$T/names.conf"
 
 run_probe() { # DAEMON NAME: the probe's lines on stdout
-	rm -f "$T/names.sock"
-	start_bus "$2" "$T/names.conf" "$1" || { echo "bus did not start"; return; }
-	PYTHONPATH=$TOP/tests/lib timeout -k 2 60 python3 "$here/names-limit-probe.py" "$T/names.sock" \
-		2>"$T/$2.probe.err"
-	stop "$OWN_PID"
+	probe_on_own_bus "$1" "$2" "$T/names.conf" "$T/names.sock" names-limit-probe.py
 	echo "refusals logged: $(grep -c 'is not allowed to own more services (increase limits in configuration file if required; max_names_per_connection=4)' "$T/$2.log")"
 }
 
