@@ -612,11 +612,8 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 		if (want > out_max - c->out_n)
 			want = out_max - c->out_n;
 		int n = kdbus_recv_batch(c->conn, offs, want);
-		if (n == -EAGAIN) {
-			c->handover_unchecked = false;
-			c->kqueue_drained = true;
-			return 0;
-		}
+		if (n == -EAGAIN)
+			goto empty;
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
@@ -628,13 +625,14 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 				return r;
 			}
 		}
-		if ((size_t) n < want) {
-			c->handover_unchecked = false;
-			c->kqueue_drained = true;
-			return 0;	/* the queue is empty */
-		}
+		if ((size_t) n < want)
+			goto empty;
 		c->kqueue_drained = false;
 	}
+	return 0;
+empty:
+	c->handover_unchecked = false;
+	c->kqueue_drained = true;
 	return 0;
 }
 

@@ -798,6 +798,13 @@ static int name_acquire_or_release(Driver *d, Client *c, const char *name, uint6
 			 kclient_name_release(c->conn, name, flags, ret_flags);
 }
 
+/* RequestName of a name the XML policy does not let the caller own */
+static int driver_own_denied(DriverCall *call, const char *name) {
+	return call_fail(call, DBUS_ERR("AccessDenied"),
+			 "Connection \"%s\" is not allowed to own the service \"%s\" due to security policies in "
+			 "the configuration file", call->caller->unique_name, name);
+}
+
 /* RequestName over max_names_per_connection: dbus-daemon logs it, as a
  * warning, and answers LimitsExceeded */
 static int driver_names_limit_exceeded(DriverCall *call) {
@@ -837,10 +844,7 @@ static int method_request_name(DriverCall *call) {
 	if (!bus->compiled || !policy_compiled_own_is_exact(bus->compiled, name)) {
 		r = bus_policy_check_own(bus, c, name);
 		if (r == 0)
-			return call_fail(call, DBUS_ERR("AccessDenied"),
-					 "Connection \"%s\" is not allowed to own the service \"%s\" due to "
-					 "security policies in the configuration file",
-					 c->unique_name, name);
+			return driver_own_denied(call, name);
 	}
 
 	/*
@@ -850,10 +854,7 @@ static int method_request_name(DriverCall *call) {
 	 */
 	if (1 + (uint64_t) stats_count_names(call->driver, c) >= bus->limits.max_names_per_connection) {
 		if (bus_policy_check_own(bus, c, name) == 0)
-			return call_fail(call, DBUS_ERR("AccessDenied"),
-					 "Connection \"%s\" is not allowed to own the service \"%s\" due to "
-					 "security policies in the configuration file",
-					 c->unique_name, name);
+			return driver_own_denied(call, name);
 		return driver_names_limit_exceeded(call);
 	}
 
@@ -910,9 +911,7 @@ static int method_request_name(DriverCall *call) {
 	case -E2BIG:
 		return driver_names_limit_exceeded(call);
 	case -EPERM:
-		return call_fail(call, DBUS_ERR("AccessDenied"),
-				 "Connection \"%s\" is not allowed to own the service \"%s\" due to security "
-				 "policies in the configuration file", c->unique_name, name);
+		return driver_own_denied(call, name);
 	case -EINVAL:
 		return call_fail(call, DBUS_ERR("InvalidArgs"), "Requested bus name \"%s\" is not valid", name);
 	default:
