@@ -36,14 +36,17 @@ int kclient_bus_make(KdbusBackend backend, const char *name, uint64_t bloom_size
 		     uint64_t flags, KdbusBus **ret) {
 	struct {
 		struct kdbus_cmd cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) + KDBUS_ITEM_SIZE(NAME_MAX_LEN + 1)];
+		uint8_t items[KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) + KDBUS_ITEM_SIZE(sizeof(uint64_t)) +
+			      KDBUS_ITEM_SIZE(NAME_MAX_LEN + 1)];
 	} mk = {};
+	uint64_t required = KCLIENT_REQUIRED_METADATA;
 	struct kdbus_bloom_parameter bloom = { .size = bloom_size, .n_hash = bloom_n_hash };
 	size_t l = strlen(name);
 
 	if (l > NAME_MAX_LEN)
 		return -EINVAL;
 	struct kdbus_item *it = item_put(mk.cmd.items, KDBUS_ITEM_BLOOM_PARAMETER, &bloom, sizeof(bloom));
+	it = item_put(it, KDBUS_ITEM_ATTACH_FLAGS_SEND, &required, sizeof(required));
 	it = item_put(it, KDBUS_ITEM_MAKE_NAME, name, l + 1);
 	mk.cmd.size = (uint8_t *) it - (uint8_t *) &mk.cmd;
 	mk.cmd.flags = flags;
@@ -64,7 +67,7 @@ static int hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, uint64_t flags, uin
 	r = kdbus_cmd_hello(bus, cmd, &conn);
 	if (r < 0)
 		return r;
-	if (cmd->offset)
+	if (cmd->items_size)	/* (a new pool's first slice is at offset 0) */
 		pool_free(conn, cmd->offset);
 	*ret = conn;
 	if (ret_id)

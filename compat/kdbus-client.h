@@ -31,9 +31,14 @@
 
 /* ---- the bus and its connections --------------------------------------- */
 
+/* what every connection of the bus must send (HELLO's attach_flags_send):
+ * the daemon decides the XML policy for native peers by their uid */
+#define KCLIENT_REQUIRED_METADATA (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS)
+
 /**
  * kclient_bus_make() - KDBUS_CMD_BUS_MAKE with a bloom filter of
- * @bloom_size bytes and @bloom_n_hash hash functions
+ * @bloom_size bytes and @bloom_n_hash hash functions, requiring
+ * KCLIENT_REQUIRED_METADATA of every connection
  * @flags:	KDBUS_MAKE_ACCESS_*
  */
 int kclient_bus_make(KdbusBackend backend, const char *name, uint64_t bloom_size, uint64_t bloom_n_hash,

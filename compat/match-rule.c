@@ -516,6 +516,23 @@ bool match_rule_is_eavesdrop(const MatchRule *r) {
 	return r && (r->flags & MATCH_RULE_EAVESDROP);
 }
 
+bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
+	const char *s;
+	uint8_t type = match_rule_get_type(r);
+
+	if (type != WIRE_TYPE_INVALID && type != WIRE_TYPE_SIGNAL)
+		return false;
+	if ((s = match_rule_get_sender(r)) && strcmp(s, DRIVER_NAME) != 0)
+		return false;
+	if ((s = match_rule_get_interface(r)) && strcmp(s, DRIVER_INTERFACE) != 0)
+		return false;
+	if ((s = match_rule_get_member(r)) && strcmp(s, "NameOwnerChanged") != 0)
+		return false;
+	if ((s = match_rule_get_path(r)) && strcmp(s, DRIVER_PATH) != 0)
+		return false;
+	return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* text form */
 

@@ -147,6 +147,17 @@ bool match_rule_matches(const MatchRule *r, const WireHeader *h, const uint8_t *
 bool match_rule_is_eavesdrop(const MatchRule *r);
 
 /**
+ * match_rule_may_match_name_owner_changed() - can the rule match the bus
+ * driver's NameOwnerChanged signal?  On kdbus the signal is made from the
+ * kernel's name and id notifications, which a connection gets only when
+ * it asks for them.
+ *
+ * Return: true if so (its type, sender, interface, member and path allow
+ * it; its arguments are not looked at).
+ */
+bool match_rule_may_match_name_owner_changed(const MatchRule *r);
+
+/**
  * match_rule_to_string() - dbus-daemon's canonical text of a rule
  * @r:		the rule
  *

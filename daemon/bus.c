@@ -30,6 +30,7 @@
 #include "daemon/dir-watch.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/kernel-peers.h"
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
 #include "compat/bloom.h"
@@ -137,6 +138,30 @@ void bus_schedule_ready(Bus *bus, Client *c) {
 	if (!list_is_linked(&c->ready_link))
 		list_link_tail(&bus->ready, &c->ready_link);
 	event_active(bus->ev_ready, EV_TIMEOUT, 0);
+}
+
+/*
+ * Whether the policy lets every connection receive anything, whoever it
+ * is: the default context's rules do, and no rule anywhere denies a
+ * receive (another context's rules can then only allow more).  On the
+ * kernel bus a native peer's snapshot is made when it is first seen, so
+ * client_policy_send() skips the receive side only when this holds.
+ */
+static bool bus_policy_everyone_receives(const BusConfig *c, Policy *p) {
+	PolicySnapshot *s = NULL;
+	PolicyIdentity nobody = { .uid = POLICY_UID_INVALID };
+
+	for (size_t i = 0; i < c->n_policies; i++)
+		for (size_t j = 0; j < c->policies[i].n_rules; j++) {
+			const BusConfigRule *r = &c->policies[i].rules[j];
+			if (r->type == BUS_CONFIG_RULE_RECEIVE && !r->allow && !r->eavesdrop)
+				return false;
+		}
+	if (policy_snapshot_new(&s, p, &nobody) < 0)
+		return false;
+	bool all = policy_snapshot_receives_all(s);
+	policy_snapshot_free(s);
+	return all;
 }
 
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata);
@@ -707,7 +732,7 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	r = kdbus_cmd_hello(bus->kbus, h, &conn);
 	if (r < 0)
 		return r;
-	if (h->offset) {
+	if (h->items_size) {	/* (a new pool's first slice is at offset 0) */
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h->offset };
 		(void) kdbus_cmd_free(conn, &f);
 	}
@@ -909,6 +934,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	if (r < 0)
 		return log_error_errno(r, "Cannot compile the bus policy: %m");
 	bus->policy_needs_names = config_needs_names(config);
+	bus->policy_everyone_receives = bus_policy_everyone_receives(config, bus->policy);
 	bus_policy_install(bus, config);
 
 	r = driver_new(&bus->driver, bus);
@@ -925,6 +951,7 @@ Bus *bus_free(Bus *bus) {
 	while (!list_is_empty(&bus->clients))
 		client_free(list_first_entry(&bus->clients, Client, link));
 	bus->call_overflow = call_overflow_free(bus->call_overflow);
+	bus->kernel_peers = kernel_peers_free(bus->kernel_peers);
 	client_rbuf_pool_free(bus);
 	client_header_cache_free(bus);
 	monitor_free(bus);
@@ -1023,6 +1050,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	policy_unref(bus->policy);
 	bus->policy = TAKE_PTR(p);
 	bus->policy_needs_names = config_needs_names(c);
+	bus->policy_everyone_receives = bus_policy_everyone_receives(c, bus->policy);
 	bus->policy_generation++;
 	bus_policy_install(bus, c);
 

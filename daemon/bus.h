@@ -19,6 +19,7 @@
 typedef struct BusConfig BusConfig;
 typedef struct Client Client;
 typedef struct Driver Driver;
+typedef struct KernelPeers KernelPeers;
 typedef struct ListenSocket ListenSocket;
 typedef struct Policy Policy;
 
@@ -70,6 +71,7 @@ typedef struct Bus {
 	Driver *driver;
 	Policy *policy;			/* compiled from the config; swapped on reload */
 	bool policy_needs_names;	/* some rule names a destination or sender */
+	bool policy_everyone_receives;	/* bus_policy_everyone_receives() */
 	/* clients whose policy snapshot does not let everything in
 	 * (policy_snapshot_receives_all()); client_set_policy() counts */
 	size_t n_strict_receivers;
@@ -86,6 +88,7 @@ typedef struct Bus {
 
 	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
 	IdMap internal_ids;	/* the daemon's own connections: invisible to clients */
+	KernelPeers *kernel_peers;	/* the native peers seen (kernel bus only) */
 	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
 	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */

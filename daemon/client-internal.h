@@ -125,6 +125,9 @@ bool client_policy_refused_reply(Client *c, const WireHeader *h, const MessageTa
 bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, bool to_driver,
 			PolicyRefusal *ret_refusal);
 bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const ClientOut *o);
+typedef struct KernelPeer KernelPeer;
+bool client_policy_kernel_peer_unicast(Client *c, const struct kdbus_msg *m, const WireHeader *h,
+				       const KernelPeer *kp);
 bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_id, uint64_t sender_id,
 				bool broadcast);
 

@@ -22,6 +22,7 @@
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/kernel-peers.h"
 #include "daemon/log.h"
 #include "policy/policy.h"
 #include "util/macro.h"
@@ -489,9 +490,42 @@ static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, cons
 	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
 }
 
+/*
+ * A message from native peer @kp of the kernel bus, which the kernel
+ * passed without looking inside: @c takes only a whole dbus1 message that
+ * names its true sender (the connection's unique name) and carries the
+ * fds it says, and then under the policy, as a client's.
+ */
+static _noinline_ bool client_kernel_peer_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
+						 uint64_t payload_off, const KernelPeer *kp) {
+	const uint8_t *p = o->iov[0].iov_base;
+	WireHeader h;
+
+	if (o->n_iov != 1 || wire_header_parse(p, o->len, &h) < 0 || h.total_len != o->len ||
+	    wire_body_validate(&h, p + h.header_len, h.body_len) < 0 || h.unix_fds != o->n_fds) {
+		log_security("Rejected message from native peer %s (%s): not a whole D-Bus message", kp->name,
+			     kp->loginfo);
+		return false;
+	}
+	if (!h.sender.s || !streq(h.sender.s, kp->name)) {
+		log_security("Rejected message from native peer %s (%s): its sender field is \"%s\"", kp->name,
+			     kp->loginfo, h.sender.s ? h.sender.s : "(unset)");
+		return false;
+	}
+	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR)
+		return client_slice_passes_rules(c, m, o, payload_off, false);
+	return client_policy_kernel_peer_unicast(c, m, &h, kp);
+}
+
 /* whether @c takes @m (in @o): the rules and policy where they apply */
 static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off) {
 	bool from_driver = m->src_id == driver_id(c->bus->driver);
+
+	if (_unlikely_(c->bus->on_kernel) && !from_driver) {
+		const KernelPeer *kp = kernel_peer_get(c->bus, c->conn, m->src_id);
+		if (kp)
+			return client_kernel_peer_wanted(c, m, o, payload_off, kp);
+	}
 
 	/* the driver's unicasts need only the receive rules: none to apply
 	 * when they let everything in */

@@ -36,25 +36,6 @@ typedef struct ClientMatch {
 
 /* ---- the rules a client holds ---------------------------------------------- */
 
-/* whether @r can match a NameOwnerChanged signal from the driver, which
- * the core reports as name and id notifications */
-static bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
-	const char *s;
-	uint8_t type = match_rule_get_type(r);
-
-	if (type != WIRE_TYPE_INVALID && type != WIRE_TYPE_SIGNAL)
-		return false;
-	if ((s = match_rule_get_sender(r)) && !streq(s, DRIVER_NAME))
-		return false;
-	if ((s = match_rule_get_interface(r)) && !streq(s, DRIVER_INTERFACE))
-		return false;
-	if ((s = match_rule_get_member(r)) && !streq(s, "NameOwnerChanged"))
-		return false;
-	if ((s = match_rule_get_path(r)) && !streq(s, DRIVER_PATH))
-		return false;
-	return true;
-}
-
 /* install the kdbus side of a dbus1 rule: a bloom mask for broadcasts and,
  * when the rule can match NameOwnerChanged, the name and id notifications */
 static int client_match_install(Client *c, ClientMatch *m) {

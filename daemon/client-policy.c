@@ -16,6 +16,7 @@
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/kernel-peers.h"
 #include "daemon/log.h"
 #include "policy/compile.h"
 #include "policy/policy.h"
@@ -179,13 +180,17 @@ const char *policy_type_name(uint8_t t) {
 
 /* send the dbus1 error @msg from @callee's connection as the reply to the
  * call @cookie of @to: the reply consumes the call's tracker */
-static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, const uint8_t *msg, size_t len) {
+static int client_send_reply_to(Client *callee, uint64_t to_id, uint64_t cookie, const uint8_t *msg, size_t len) {
 	_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
 	/* not a call: the cookie is not tracked */
-	struct kdbus_msg *m = message_kmsg_bytes(buf, to->id, cookie, cookie, msg, len);
+	struct kdbus_msg *m = message_kmsg_bytes(buf, to_id, cookie, cookie, msg, len);
 	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
 	return kdbus_cmd_send(callee->conn, &cmd);
+}
+
+static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, const uint8_t *msg, size_t len) {
+	return client_send_reply_to(callee, to->id, cookie, msg, len);
 }
 
 /* client_policy_complain(), answering from @callee's connection when it
@@ -205,15 +210,21 @@ static void client_policy_complain(Client *sender, const WireHeader *h, bool rec
  * or a name that is being activated), with their loginfo.  The destination
  * is the message's, as dbus-daemon shows it (the driver's name if none).
  */
-char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
-			  bool requested_reply, const Client *recipient) {
+static char *refusal_text(const char *complaint, unsigned n_matched, const char *sender, const char *sender_info,
+			  const WireHeader *h, bool requested_reply, const char *recipient_info) {
 	return format("%s, %u matched rules; type=\"%s\", sender=\"%s\" (%s) interface=\"%s\" member=\"%s\" "
 		      "error name=\"%s\" requested_reply=\"%d\" destination=\"%s\" (%s)",
-		      complaint, n_matched, policy_type_name(h->type), sender ? sender->unique_name : "(unset)",
-		      sender ? client_loginfo(sender) : "(bus)", h->interface.s ? h->interface.s : "(unset)",
-		      h->member.s ? h->member.s : "(unset)", h->error_name.s ? h->error_name.s : "(unset)",
-		      requested_reply, h->destination.s ? h->destination.s : DRIVER_NAME,
-		      recipient ? client_loginfo(recipient) : "bus");
+		      complaint, n_matched, policy_type_name(h->type), sender, sender_info,
+		      h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
+		      h->error_name.s ? h->error_name.s : "(unset)", requested_reply,
+		      h->destination.s ? h->destination.s : DRIVER_NAME, recipient_info);
+}
+
+char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
+			  bool requested_reply, const Client *recipient) {
+	return refusal_text(complaint, n_matched, sender ? sender->unique_name : "(unset)",
+			    sender ? client_loginfo(sender) : "(bus)", h, requested_reply,
+			    recipient ? client_loginfo(recipient) : "bus");
 }
 
 /* a send that an allow rule with log="true" let through: dbus-daemon logs
@@ -316,11 +327,15 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 		return true;	/* monitors are not subject to policy */
 	client_policy_message(h, NULL, &pm);
 
-	if (broadcast && s && s->policy) {
+	/* a native peer's broadcast: its send rules, as a client's */
+	const KernelPeer *kp = broadcast && !s && !from_driver ? kernel_peer_get(bus, c->conn, sender_id) : NULL;
+	PolicySnapshot *sp = s ? s->policy : kp ? kp->policy : NULL;
+	if (broadcast && sp) {
 		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
-		if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, d) == 0)
+		if (policy_snapshot_check_send(sp, &pm, (const char *const *) rn.v, false, d) == 0)
 			return false;
-		client_policy_log_would_reject(s, h, d, c);
+		if (s)
+			client_policy_log_would_reject(s, h, d, c);
 	}
 	if (!broadcast && !from_driver)
 		return true;	/* unicasts between clients were checked when sent */
@@ -470,14 +485,19 @@ uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTarget *t
 
 /* the receive side of a send check: may @dc take @pm from @c (under c's
  * names)?  A refusal is described in @f */
-static bool client_policy_receive_side(Client *c, Client *dc, const PolicyMessage *pm, bool reply,
-				       PolicyRefusal *f) {
-	if (!dc || !dc->policy)
+static bool client_policy_receive_side_of(Client *c, const PolicySnapshot *rp, const PolicyMessage *pm, bool reply,
+					  PolicyRefusal *f) {
+	if (!rp)
 		return true;
 	_cleanup_names_ ClientNames sn = client_policy_names(c, c->id);
 	f->receive = true;
 	memset(&f->d, 0, sizeof(f->d));
-	return policy_snapshot_check_receive(dc->policy, pm, (const char *const *) sn.v, reply, false, &f->d) != 0;
+	return policy_snapshot_check_receive(rp, pm, (const char *const *) sn.v, reply, false, &f->d) != 0;
+}
+
+static bool client_policy_receive_side(Client *c, Client *dc, const PolicyMessage *pm, bool reply,
+				       PolicyRefusal *f) {
+	return client_policy_receive_side_of(c, dc ? dc->policy : NULL, pm, reply, f);
 }
 
 /*
@@ -544,7 +564,8 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 		return true;	/* as dbus-daemon: decided per receiver, at delivery */
 	/* nothing to decide when we may send anything and everybody may
 	 * receive anything (session.conf) */
-	if (policy_snapshot_sends_all(c->policy) && bus->n_strict_receivers == 0)
+	if (policy_snapshot_sends_all(c->policy) && bus->n_strict_receivers == 0 &&
+	    (!bus->on_kernel || bus->policy_everyone_receives))
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
@@ -566,14 +587,17 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 			return true;
 	} else {
 		dst = t->dst_id;
-		if (!bus_find_client(bus, dst))
-			return true;	/* no such peer: the core answers ENXIO */
+		/* no such peer: the core answers ENXIO */
+		if (!bus_find_client(bus, dst) && !(bus->on_kernel && kernel_peer_get(bus, c->conn, dst)))
+			return true;
 	}
 	dc = dst ? bus_find_client(bus, dst) : NULL;
 	f->recipient = dc;
+	/* a native peer of the kernel bus: its names and receive rules */
+	const KernelPeer *kp = !dc && dst && bus->on_kernel ? kernel_peer_get(bus, c->conn, dst) : NULL;
 
 	/* replies pass if they were asked for: the core refuses any other */
-	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
+	_cleanup_names_ ClientNames rn = dc || kp ? client_policy_names(c, dst) : (ClientNames) {};
 	/* a call or signal to a client whose names' TALK entries provably
 	 * answer as the send rules (policy/compile.h): the core's TALK check
 	 * on sending is the sender side; the receive side stays ours */
@@ -581,10 +605,61 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
 			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
-	    policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
+	    policy_snapshot_check_send(c->policy, &pm, dc || kp ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
 	client_policy_log_would_reject(c, h, &f->d, dc);
+	if (kp)
+		return client_policy_receive_side_of(c, kp->policy, &pm, reply, f);
 	return client_policy_receive_side(c, dc, &pm, reply, f);
+}
+
+/*
+ * client_policy_kernel_peer_unicast() - a unicast from native peer @kp
+ * arriving at @c: @kp's send rules towards @c's names, then @c's receive
+ * rules, as for a client's message (the kernel checked neither).  A
+ * refused call is answered with AccessDenied from @c's connection, which
+ * holds its tracker; the refusal is logged as dbus-daemon logs a client's.
+ */
+bool client_policy_kernel_peer_unicast(Client *c, const struct kdbus_msg *m, const WireHeader *h,
+				       const KernelPeer *kp) {
+	PolicyMessage pm;
+	PolicyDecision d = {};
+	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
+	/* the kernel delivers a reply with cookie_reply only for a call
+	 * it tracked */
+	bool requested = reply && m->cookie_reply;
+	bool receive = false;
+
+	if (!c->policy || c->state != CLIENT_ACTIVE)
+		return true;
+	client_policy_message(h, NULL, &pm);
+	{
+		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
+		if (policy_snapshot_check_send(kp->policy, &pm, (const char *const *) rn.v, requested, &d) == 0)
+			goto refused;
+	}
+	{
+		_cleanup_names_ ClientNames sn = client_policy_names(c, kp->id);
+		d = (PolicyDecision) {};
+		receive = true;
+		if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, requested, false, &d) != 0)
+			return true;
+	}
+refused:;
+	_cleanup_free_ char *text = refusal_text(receive ? "Rejected receive message" : "Rejected send message",
+						 d.n_matched, kp->name, kp->loginfo ? kp->loginfo : "", h, requested,
+						 client_loginfo(c));
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+
+	if (!text)
+		return false;
+	log_security("%s", text);
+	if (reply || !(m->flags & KDBUS_MSG_EXPECT_REPLY))
+		return false;
+	if (driver_build_error_to(c, kp->name, h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) >= 0)
+		(void) client_send_reply_to(c, kp->id, m->cookie, msg, len);
+	return false;
 }
 
 /*

@@ -28,6 +28,7 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
+#include "daemon/kernel-peers.h"
 #include "daemon/launcher.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
@@ -663,16 +664,19 @@ static uint64_t driver_lookup_owner(Driver *d, const char *name) {
 		if (!message_unique_name_to_id(name, strlen(name), &id) || id == d->id)
 			return 0;
 		Client *c = bus_find_client(d->bus, id);
-		return c && c->state == CLIENT_ACTIVE ? id : 0;
+		if (!c)	/* a native peer of the kernel bus has its unique name too */
+			return kernel_peer_get(d->bus, d->conn, id) ? id : 0;
+		return c->state == CLIENT_ACTIVE ? id : 0;
 	}
 
 	return bus_name_owner(d->conn, name, &id) < 0 ? 0 : id;
 }
 
-typedef enum Found { FOUND_ERROR, FOUND_SELF, FOUND_PEER } Found;
+typedef enum Found { FOUND_ERROR, FOUND_SELF, FOUND_PEER, FOUND_KERNEL_PEER } Found;
 
 /* bus_driver_get_conn_helper(): the single string argument names a peer */
-static Found call_get_peer(DriverCall *call, const char *what, const char **ret_name, Client **ret_peer) {
+static Found call_get_peer_or_kernel_peer(DriverCall *call, const char *what, const char **ret_name,
+					   Client **ret_peer, const KernelPeer **ret_kernel_peer) {
 	const char *name;
 
 	if (call_read_args(call, "s", &name) < 0)
@@ -682,12 +686,23 @@ static Found call_get_peer(DriverCall *call, const char *what, const char **ret_
 		return FOUND_SELF;
 	uint64_t id = driver_lookup_owner(call->driver, name);
 	Client *c = id ? bus_find_client(call->driver->bus, id) : NULL;
+	/* a native peer of the kernel bus: what the kernel tells of it */
+	const KernelPeer *kp = !c && id && ret_kernel_peer ? kernel_peer_get(call->driver->bus, call->driver->conn, id) :
+							      NULL;
+	if (kp) {
+		*ret_kernel_peer = kp;
+		return FOUND_KERNEL_PEER;
+	}
 	if (!c) {
 		call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get %s of name '%s': no such name", what, name);
 		return FOUND_ERROR;
 	}
 	*ret_peer = c;
 	return FOUND_PEER;
+}
+
+static Found call_get_peer(DriverCall *call, const char *what, const char **ret_name, Client **ret_peer) {
+	return call_get_peer_or_kernel_peer(call, what, ret_name, ret_peer, NULL);
 }
 
 /* ---- the order of ListNames -------------------------------------------------- */
@@ -1166,9 +1181,10 @@ static int method_get_name_owner(DriverCall *call) {
 static int method_get_connection_unix_user(DriverCall *call) {
 	const char *name;
 	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
 	uint32_t uid;
 
-	switch (call_get_peer(call, "UID", &name, &peer)) {
+	switch (call_get_peer_or_kernel_peer(call, "UID", &name, &peer, &kp)) {
 	case FOUND_SELF:
 		uid = getuid();
 		break;
@@ -1176,6 +1192,11 @@ static int method_get_connection_unix_user(DriverCall *call) {
 		if (!peer->is_unix)
 			return call_fail(call, DBUS_ERR("Failed"), "Could not determine UID for '%s'", name);
 		uid = peer->creds.uid;
+		break;
+	case FOUND_KERNEL_PEER:
+		if (kp->uid == (uid_t) -1)
+			return call_fail(call, DBUS_ERR("Failed"), "Could not determine UID for '%s'", name);
+		uid = kp->uid;
 		break;
 	default:
 		return -EPROTO;
@@ -1186,16 +1207,20 @@ static int method_get_connection_unix_user(DriverCall *call) {
 static int method_get_connection_unix_process_id(DriverCall *call) {
 	const char *name;
 	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
+	const ClientCreds *creds;
 	uint32_t pid;
 
-	switch (call_get_peer(call, "PID", &name, &peer)) {
+	switch (call_get_peer_or_kernel_peer(call, "PID", &name, &peer, &kp)) {
 	case FOUND_SELF:
 		pid = getpid();
 		break;
 	case FOUND_PEER:
-		if (!peer->creds.have_pid)
+	case FOUND_KERNEL_PEER:
+		creds = peer ? &peer->creds : &kp->creds;
+		if (!creds->have_pid)
 			return call_fail(call, DBUS_ERR("UnixProcessIdUnknown"), "Could not determine PID for '%s'", name);
-		pid = peer->creds.pid;
+		pid = creds->pid;
 		break;
 	default:
 		return -EPROTO;
@@ -1206,8 +1231,9 @@ static int method_get_connection_unix_process_id(DriverCall *call) {
 static int method_get_adt_audit_session_data(DriverCall *call) {
 	const char *name;
 	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
 
-	if (call_get_peer(call, "audit session data", &name, &peer) == FOUND_ERROR)
+	if (call_get_peer_or_kernel_peer(call, "audit session data", &name, &peer, &kp) == FOUND_ERROR)
 		return -EPROTO;
 	return call_fail(call, DBUS_ERR("AdtAuditDataUnknown"), "Could not determine audit session data for '%s'", name);
 }
@@ -1215,8 +1241,9 @@ static int method_get_adt_audit_session_data(DriverCall *call) {
 static int method_get_connection_selinux_security_context(DriverCall *call) {
 	const char *name;
 	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
 
-	if (call_get_peer(call, "security context", &name, &peer) == FOUND_ERROR)
+	if (call_get_peer_or_kernel_peer(call, "security context", &name, &peer, &kp) == FOUND_ERROR)
 		return -EPROTO;
 	return call_fail(call, DBUS_ERR("SELinuxSecurityContextUnknown"),
 			 "Could not determine security context for '%s'", name);
@@ -1263,21 +1290,31 @@ static int method_get_connection_credentials(DriverCall *call) {
 	WireBuilder reply;
 	const char *name;
 	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
+	const ClientCreds *creds = NULL;
 	uint32_t pid, uid;
 	int r;
 	bool have_pid, have_uid;
 
-	switch (call_get_peer(call, "credentials", &name, &peer)) {
+	switch (call_get_peer_or_kernel_peer(call, "credentials", &name, &peer, &kp)) {
 	case FOUND_SELF:
 		pid = getpid();
 		uid = getuid();
 		have_pid = have_uid = true;
 		break;
 	case FOUND_PEER:
+		creds = peer->is_unix ? &peer->creds : NULL;
 		pid = peer->creds.pid;
 		uid = peer->creds.uid;
 		have_pid = peer->creds.have_pid;
 		have_uid = peer->is_unix;
+		break;
+	case FOUND_KERNEL_PEER:
+		creds = kp->uid != (uid_t) -1 ? &kp->creds : NULL;
+		pid = kp->creds.pid;
+		uid = kp->uid;
+		have_pid = kp->creds.have_pid;
+		have_uid = kp->uid != (uid_t) -1;
 		break;
 	default:
 		return -EPROTO;
@@ -1291,16 +1328,16 @@ static int method_get_connection_credentials(DriverCall *call) {
 		asv_add_u32(&reply, "ProcessID", pid);
 	if (have_uid)
 		asv_add_u32(&reply, "UnixUserID", uid);
-	if (peer && peer->is_unix) {
+	if (creds) {
 		uint32_t gids[257];
 		int n = 0;
-		gids[n++] = peer->creds.gid;
-		for (size_t i = 0; i < peer->creds.n_groups && n < 257; i++) {
+		gids[n++] = creds->gid;
+		for (size_t i = 0; i < creds->n_groups && n < 257; i++) {
 			bool dup = false;
 			for (int k = 0; k < n; k++)
-				dup = dup || gids[k] == peer->creds.groups[i];
+				dup = dup || gids[k] == creds->groups[i];
 			if (!dup)
-				gids[n++] = peer->creds.groups[i];
+				gids[n++] = creds->groups[i];
 		}
 		/* dbus-daemon sorts the groups */
 		for (int i = 1; i < n; i++)
@@ -1311,8 +1348,9 @@ static int method_get_connection_credentials(DriverCall *call) {
 			}
 		asv_add_fixed_array(&reply, "UnixGroupIDs", 'u', gids, (size_t) n);
 	}
-	if (peer && peer->creds.label)
-		asv_add_fixed_array(&reply, "LinuxSecurityLabel", 'y', peer->creds.label, strlen(peer->creds.label) + 1);
+	const char *label = peer ? peer->creds.label : kp ? kp->creds.label : NULL;
+	if (label)
+		asv_add_fixed_array(&reply, "LinuxSecurityLabel", 'y', label, strlen(label) + 1);
 	/* no ProcessFD: dbus-daemon 1.14 has none (it came with 1.15.8) */
 	wire_builder_close_container(&reply);
 	return call_reply(call, &reply);

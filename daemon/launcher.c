@@ -119,7 +119,7 @@ static void env_put(char **env, size_t *n, char *entry) {
  * (dbus-daemon: populate_environment()) */
 static bool env_is_daemons_own(const char *entry) {
 	static const char *const own[] = { "JOURNAL_STREAM", "LISTEN_FDNAMES", "LISTEN_FDS", "LISTEN_PID",
-					   "NOTIFY_SOCKET", "INVOCATION_ID" };
+					   "NOTIFY_SOCKET", "INVOCATION_ID", "BUSBRIDGE_KDBUS_BUS" };
 	size_t kl = strcspn(entry, "=");
 
 	for (size_t i = 0; i < ELEMENTSOF(own); i++)
@@ -143,7 +143,7 @@ static int launcher_build_env(Launcher *l, char ***ret) {
 		n_environ++;
 	for (char **p = bus->activation_env; p && *p; p++)
 		n_act++;
-	env = calloc(n_environ + n_act + 4, sizeof(char *));
+	env = calloc(n_environ + n_act + 5, sizeof(char *));
 	if (!env)
 		return -ENOMEM;
 	for (char **p = environ; p && *p; p++) {
@@ -160,6 +160,13 @@ static int launcher_build_env(Launcher *l, char ***ret) {
 	}
 	if (address) {
 		if (asprintf(&e, "DBUS_STARTER_ADDRESS=%s", address) < 0)
+			return -ENOMEM;
+		env_put(env, &n, e);
+	}
+	/* where a native peer finds the kernel bus (busbridge-native(1)) */
+	const char *endpoint = kdbus_bus_endpoint_path(bus->kbus);
+	if (endpoint) {
+		if (asprintf(&e, "BUSBRIDGE_KDBUS_BUS=%s", endpoint) < 0)
 			return -ENOMEM;
 		env_put(env, &n, e);
 	}

@@ -7,6 +7,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/client.c daemon/client.h daemon/client-internal.h \
 	daemon/client-io.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
 	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h \
+	daemon/kernel-peers.c daemon/kernel-peers.h \
 	daemon/driver.c daemon/driver.h \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \

@@ -288,6 +288,13 @@ int kdbus_cmd_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_
 int kdbus_bus_open_endpoint(KdbusBus *bus);
 
 /**
+ * kdbus_bus_endpoint_path() - the bus's endpoint file
+ * (/sys/fs/kdbus/<bus>/bus), where native peers say HELLO; NULL on the
+ * userspace backend
+ */
+const char *kdbus_bus_endpoint_path(KdbusBus *bus);
+
+/**
  * kdbus_cmd_hello_fd() - kdbus_cmd_hello() on @fd, from
  * kdbus_bus_open_endpoint() (perhaps in another process); takes @fd in
  * every case.  -EOPNOTSUPP on the userspace backend.

@@ -72,6 +72,12 @@ int kdbus_bus_open_endpoint(KdbusBus *bus) {
 	return kdbus_ioctl_open_endpoint(bus);
 }
 
+const char *kdbus_bus_endpoint_path(KdbusBus *bus) {
+	if (!bus || bus_backend(bus) != KDBUS_BACKEND_IOCTL)
+		return NULL;
+	return kdbus_ioctl_bus_path(bus);
+}
+
 int kdbus_cmd_hello_fd(KdbusBus *bus, int fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn) {
 	if (!bus || !ret_conn || !cmd || bus_backend(bus) != KDBUS_BACKEND_IOCTL) {
 		if (fd >= 0)

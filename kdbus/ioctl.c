@@ -106,12 +106,36 @@ int kdbus_ioctl_bus_endpoint(KdbusBus *bus, const char *ep_name, KdbusBus **ret_
 	return 0;
 }
 
+int kdbus_ioctl_bus_open(const char *path, KdbusBus **ret_bus) {
+	KdbusIoctlBus *b;
+
+	*ret_bus = NULL;
+	if (!path || path[0] != '/' || !strrchr(path, '/')[1])
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->path = strdup(path);
+	if (!b->path) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->backend = KDBUS_BACKEND_IOCTL;
+	b->fd = -1;
+	*ret_bus = (KdbusBus *)(void *)b;
+	return 0;
+}
+
 void kdbus_ioctl_bus_close(KdbusBus *bus) {
 	KdbusIoctlBus *b = to_bus(bus);
 
 	safe_close(b->fd);
 	free(b->path);
 	free(b);
+}
+
+const char *kdbus_ioctl_bus_path(KdbusBus *bus) {
+	return to_bus(bus)->path;
 }
 
 int kdbus_ioctl_open_endpoint(KdbusBus *bus) {

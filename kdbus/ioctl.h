@@ -21,6 +21,7 @@ int kdbus_ioctl_bus_make(struct kdbus_cmd *cmd, KdbusBus **ret_bus);
 void kdbus_ioctl_bus_close(KdbusBus *bus);
 int kdbus_ioctl_hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
 int kdbus_ioctl_open_endpoint(KdbusBus *bus);
+const char *kdbus_ioctl_bus_path(KdbusBus *bus);
 int kdbus_ioctl_hello_fd(KdbusBus *bus, int endpoint_fd, struct kdbus_cmd_hello *cmd, KdbusConn **ret_conn);
 void kdbus_ioctl_conn_close(KdbusConn *conn);
 int kdbus_ioctl_conn_get_fd(KdbusConn *conn);
@@ -49,6 +50,15 @@ int kdbus_ioctl_cmd(KdbusConn *conn, unsigned long request, void *arg);
  * Return: 0 or -ENOMEM.
  */
 int kdbus_ioctl_bus_endpoint(KdbusBus *bus, const char *ep_name, KdbusBus **ret_bus);
+
+/**
+ * kdbus_ioctl_bus_open() - a handle of a bus someone else made, by the
+ * path of an endpoint file (/sys/fs/kdbus/<bus>/bus): its HELLOs open
+ * that file; it owns nothing (kdbus_bus_close() only frees it)
+ *
+ * Return: 0, -EINVAL (not an absolute path of a file), -ENOMEM.
+ */
+int kdbus_ioctl_bus_open(const char *path, KdbusBus **ret_bus);
 
 /** kdbus_ioctl_available() - whether /sys/fs/kdbus/control exists. */
 int kdbus_ioctl_available(void);

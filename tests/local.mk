@@ -3,7 +3,9 @@
 # --- integration tests with real clients (tests/integration/run.sh DAEMON)
 # sd-bus client, run by tests/integration/test-sdbus.sh as
 # $BUILDDIR/tests/integration/sdbus-client
-check_PROGRAMS += tests/integration/sdbus-client
+check_PROGRAMS += tests/integration/sdbus-client tests/integration/native-forge
+tests_integration_native_forge_SOURCES = tests/integration/native-forge.c
+tests_integration_native_forge_LDADD = native/libnative.a compat/libcompat.a kdbus/libkdbus.a
 tests_integration_sdbus_client_SOURCES = tests/integration/sdbus-client.c
 tests_integration_sdbus_client_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
 tests_integration_sdbus_client_LDADD = $(SYSTEMD_LIBS)

@@ -5,6 +5,7 @@
 # buses number their clients the same way); what differs by nature (the
 # bus id, pids, memory sizes) is masked.
 import os
+import re
 import socket
 import struct
 import sys
@@ -58,7 +59,9 @@ def fmt(v, key=None):
     if isinstance(v, tuple):
         return '(' + ', '.join(fmt(x) for x in v) + ')'
     if isinstance(v, str):
-        v = v.replace(str(os.getpid()), 'PID')
+        # the probe's pid as a number of its own (not the digits of
+        # another number that happen to contain it)
+        v = re.sub(r'(?<![0-9])%d(?![0-9])' % os.getpid(), 'PID', v)
         if BUS_ID[0]:
             v = v.replace(BUS_ID[0], 'BUSID')
         return repr(v)

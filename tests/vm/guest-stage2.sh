@@ -76,7 +76,7 @@ if [ -x "$daemon" ]; then
 	printf '#!/bin/sh\nexec %s --kdbus "$@"\n' "$daemon" > /tmp/busbridged-kdbus
 	chmod 755 /tmp/busbridged-kdbus
 	echo "# stage 2: integration tests, busbridged --kdbus"
-	ONLY=$only timeout -k 10 900 "$tree/tests/integration/run.sh" /tmp/busbridged-kdbus \
+	BUILDDIR=$tree/build ONLY=$only timeout -k 10 900 "$tree/tests/integration/run.sh" /tmp/busbridged-kdbus \
 		> /tmp/integration.log 2>&1
 	rc=$?
 	sed -n 's/^  \(not ok\|ok\) [0-9]* *-* */\1 - kdbus integration: /p' /tmp/integration.log

@@ -64,7 +64,7 @@ stage2=${VM_STAGE2:-1}
 # the integration tests of tests/integration that pass with busbridged on
 # kdbus.ko so far (ONLY= regex); the second stage runs them.  The list grows
 # as the daemon's kernel backend does; VM_INTEGRATION=. runs them all
-kdbus_integration='^test-(dbus-send|kdbus-option|limits|names-limit|call-overflow|burst)\.'
+kdbus_integration='^test-(dbus-send|kdbus-option|limits|names-limit|call-overflow|burst|native)\.'
 integration=${VM_INTEGRATION:-$kdbus_integration}
 export LC_ALL=C.UTF-8
 

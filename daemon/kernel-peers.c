@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kernel-peers.c - the native peers of the kernel bus (kernel-peers.h)
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-login.h>
+
+#include "compat/message.h"
+#include "daemon/bus.h"
+#include "daemon/client.h"
+#include "daemon/kernel-peers.h"
+#include "daemon/log.h"
+#include "policy/policy.h"
+#include "util/idmap.h"
+#include "util/macro.h"
+
+struct KernelPeers {
+	IdMap by_id;		/* id → KernelPeer */
+	size_t swept_at;	/* how many there were after the last sweep */
+};
+
+static void kernel_peer_set_policy(Bus *bus, KernelPeer *p, PolicySnapshot *s) {
+	if (p->policy && !policy_snapshot_receives_all(p->policy))
+		bus->n_strict_receivers--;
+	policy_snapshot_free(p->policy);
+	p->policy = s;
+	if (s && !policy_snapshot_receives_all(s))
+		bus->n_strict_receivers++;
+}
+
+static void kernel_peer_free(Bus *bus, KernelPeer *p) {
+	if (!p)
+		return;
+	kernel_peer_set_policy(bus, p, NULL);
+	free(p->creds.groups);
+	free(p->creds.label);
+	free(p->loginfo);
+	free(p);
+}
+
+KernelPeers *kernel_peers_free(KernelPeers *ps) {
+	if (!ps)
+		return NULL;
+	/* (the bus is going: its counters do not matter) */
+	for (size_t i = 0; ps->by_id.mask && i <= ps->by_id.mask; i++) {
+		KernelPeer *p = ps->by_id.entries[i].value;
+		if (ps->by_id.entries[i].key && p) {
+			policy_snapshot_free(p->policy);
+			free(p->creds.groups);
+			free(p->creds.label);
+			free(p->loginfo);
+			free(p);
+		}
+	}
+	idmap_done(&ps->by_id);
+	free(ps);
+	return NULL;
+}
+
+static int at_console(uid_t uid, void *userdata) {
+	return sd_uid_get_seats(uid, 0, NULL) > 0;
+}
+
+/* the snapshot of the bus's policy for @p: its uid's groups from the user
+ * database, as for a client */
+static int kernel_peer_snapshot(Bus *bus, KernelPeer *p) {
+	const gid_t *gids = NULL;
+	size_t n = 0;
+	PolicySnapshot *s;
+	int r;
+
+	if (p->uid != (uid_t) -1 && bus_groups_for_uid(bus, p->uid, &gids, &n) < 0) {
+		gids = NULL;
+		n = 0;
+	}
+	PolicyIdentity id = { .uid = p->uid, .gids = gids, .n_gids = n, .is_at_console = at_console };
+	r = policy_snapshot_new(&s, bus->policy, &id);
+	if (r < 0)
+		return r;
+	kernel_peer_set_policy(bus, p, s);
+	p->policy_generation = bus->policy_generation;
+	return 0;
+}
+
+/* CONN_INFO of @id: its credentials; -ENXIO when it has gone */
+static int kernel_peer_read(KdbusConn *via, KernelPeer *p) {
+	struct kdbus_cmd_info q = {
+		.size = sizeof(q),
+		.id = p->id,
+		.attach_flags = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_AUXGROUPS |
+				KDBUS_ATTACH_SECLABEL,
+	};
+	const char *comm = NULL;
+	const struct kdbus_item *it;
+	int r;
+
+	r = kdbus_cmd_conn_info(via, &q);
+	if (r < 0)
+		return r;
+	const struct kdbus_info *info = kdbus_pool_ptr(via, q.offset);
+	/* a connection of the daemon's own kind is none of ours */
+	bool special = info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR);
+	KDBUS_ITEM_FOREACH(it, info, items) {
+		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+		if (it->type == KDBUS_ITEM_CREDS && payload >= sizeof(struct kdbus_creds)) {
+			p->uid = p->creds.uid = (uid_t) it->creds.euid;
+			p->creds.gid = (gid_t) it->creds.egid;
+		} else if (it->type == KDBUS_ITEM_PIDS && payload >= sizeof(struct kdbus_pids)) {
+			p->creds.pid = (pid_t) it->pids.pid;
+			p->creds.have_pid = p->creds.pid > 0;
+		} else if (it->type == KDBUS_ITEM_PID_COMM && payload > 0) {
+			comm = it->str;
+		} else if (it->type == KDBUS_ITEM_AUXGROUPS && !p->creds.groups && payload / 8 > 0) {
+			p->creds.groups = calloc(payload / 8, sizeof(gid_t));
+			for (size_t i = 0; p->creds.groups && i < payload / 8; i++)
+				p->creds.groups[p->creds.n_groups++] = (gid_t) it->data64[i];
+			p->creds.have_groups = p->creds.groups != NULL;
+		} else if (it->type == KDBUS_ITEM_SECLABEL && payload > 1 && !p->creds.label) {
+			p->creds.label = strndup(it->str, payload - 1);
+		}
+	}
+	char uid[32] = "", pid[32] = "";
+	if (p->uid != (uid_t) -1)
+		snprintf(uid, sizeof(uid), "uid=%u ", (unsigned) p->uid);
+	if (p->creds.have_pid)
+		snprintf(pid, sizeof(pid), "pid=%d ", (int) p->creds.pid);
+	if (asprintf(&p->loginfo, "%s%scomm=\"%.*s\"", uid, pid, comm ? 15 : 0, comm ? comm : "") < 0)
+		p->loginfo = NULL;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+	(void) kdbus_cmd_free(via, &f);
+	if (!p->loginfo)
+		return -ENOMEM;
+	return special ? -ENXIO : 0;
+}
+
+/* drop the peers that have gone (their CONN_INFO fails) */
+static void kernel_peers_sweep(Bus *bus, KernelPeers *ps, KdbusConn *via) {
+	_cleanup_free_ uint64_t *gone = calloc(ps->by_id.n + 1, sizeof(uint64_t));
+	size_t n = 0;
+
+	for (size_t i = 0; gone && ps->by_id.mask && i <= ps->by_id.mask; i++) {
+		uint64_t id = ps->by_id.entries[i].key;
+		struct kdbus_cmd_info q = { .size = sizeof(q), .id = id };
+
+		if (!id)
+			continue;
+		if (kdbus_cmd_conn_info(via, &q) < 0) {
+			gone[n++] = id;
+			continue;
+		}
+		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+		(void) kdbus_cmd_free(via, &f);
+	}
+	for (size_t i = 0; i < n; i++)
+		kernel_peer_free(bus, idmap_remove(&ps->by_id, gone[i]));
+	ps->swept_at = ps->by_id.n;
+}
+
+const KernelPeer *kernel_peer_get(Bus *bus, KdbusConn *via, uint64_t id) {
+	KernelPeers *ps = bus->kernel_peers;
+	KernelPeer *p;
+	int r;
+
+	if (!bus->on_kernel || !id || id == KDBUS_DST_ID_BROADCAST || bus_find_client(bus, id) ||
+	    bus_is_internal_id(bus, id))
+		return NULL;
+	if (!ps) {
+		ps = bus->kernel_peers = calloc(1, sizeof(*ps));
+		if (!ps)
+			return NULL;
+	}
+	p = idmap_get(&ps->by_id, id);
+	if (p) {
+		if (p->policy_generation != bus->policy_generation && kernel_peer_snapshot(bus, p) < 0)
+			return NULL;
+		return p;
+	}
+	if (ps->by_id.n >= 2 * ps->swept_at + 16)
+		kernel_peers_sweep(bus, ps, via);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->id = id;
+	p->uid = p->creds.uid = (uid_t) -1;
+	message_unique_name_format(p->name, id);
+	r = kernel_peer_read(via, p);
+	if (r >= 0)
+		r = kernel_peer_snapshot(bus, p);
+	if (r >= 0)
+		r = idmap_put(&ps->by_id, id, p);
+	if (r < 0) {
+		if (r != -ENXIO)
+			log_debug("Cannot look up kernel connection %s: %s", p->name, strerror(-r));
+		kernel_peer_free(bus, p);
+		return NULL;
+	}
+	log_debug("Native peer %s (%s) on the kernel bus", p->name, p->loginfo);
+	return p;
+}
