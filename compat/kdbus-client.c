@@ -114,19 +114,27 @@ int kclient_hello(KdbusBus *bus, uint64_t flags, uint64_t pool_size, const Kclie
 	return hello(bus, &h.cmd, flags, pool_size, ret, ret_id);
 }
 
-int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uint64_t pool_size,
-			    KdbusConn **ret) {
+int kclient_hello_activator_policy(KdbusBus *bus, const char *name, const struct kdbus_policy_access *access,
+				   size_t n_access, uint64_t flags, uint64_t pool_size, KdbusConn **ret) {
 	struct {
 		struct kdbus_cmd_hello cmd;
-		uint8_t items[KDBUS_ITEM_SIZE(NAME_MAX_LEN + 1)];
+		uint8_t items[KDBUS_ITEM_SIZE(NAME_MAX_LEN + 1) +
+			      KCLIENT_ACTIVATOR_MAX_ACCESS * KDBUS_ITEM_SIZE(sizeof(struct kdbus_policy_access))];
 	} h = {};
 	size_t l = strlen(name);
 
-	if (l > NAME_MAX_LEN)
+	if (l > NAME_MAX_LEN || n_access > KCLIENT_ACTIVATOR_MAX_ACCESS)
 		return -EINVAL;
 	struct kdbus_item *it = item_put(h.cmd.items, KDBUS_ITEM_NAME, name, l + 1);
+	for (size_t i = 0; i < n_access; i++)
+		it = item_put(it, KDBUS_ITEM_POLICY_ACCESS, &access[i], sizeof(access[i]));
 	h.cmd.size = (uint8_t *) it - (uint8_t *) &h.cmd;
 	return hello(bus, &h.cmd, flags | KDBUS_HELLO_ACTIVATOR, pool_size, ret, NULL);
+}
+
+int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uint64_t pool_size,
+			    KdbusConn **ret) {
+	return kclient_hello_activator_policy(bus, name, NULL, 0, flags, pool_size, ret);
 }
 
 /* ---- sending ------------------------------------------------------------ */

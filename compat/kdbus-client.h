@@ -82,6 +82,16 @@ int kclient_hello(KdbusBus *bus, uint64_t flags, uint64_t pool_size, const Kclie
 int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uint64_t pool_size,
 			    KdbusConn **ret);
 
+/**
+ * kclient_hello_activator_policy() - kclient_hello_activator() with the
+ * policy entry of @name: @n_access POLICY_ACCESS grants (at most
+ * KCLIENT_ACTIVATOR_MAX_ACCESS), as a policy holder would give them; the
+ * final kdbus takes a name's entry from one owner only
+ */
+#define KCLIENT_ACTIVATOR_MAX_ACCESS 256
+int kclient_hello_activator_policy(KdbusBus *bus, const char *name, const struct kdbus_policy_access *access,
+				   size_t n_access, uint64_t flags, uint64_t pool_size, KdbusConn **ret);
+
 /* ---- sending ------------------------------------------------------------ */
 
 /**

@@ -726,6 +726,8 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	struct kdbus_cmd_hello *h = (struct kdbus_cmd_hello *) buf;
 	h->size = sizeof(*h) + size;
 	h->flags = KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_HIDDEN_ID;
+	/* what the bus requires of every connection (KCLIENT_REQUIRED_METADATA) */
+	h->attach_flags_send = _KDBUS_ATTACH_ALL;
 	h->pool_size = 64 * 1024;
 	memcpy(h->items, items, size);
 	KdbusConn *conn = NULL;
@@ -738,6 +740,74 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	}
 	(void) bus_internal_conn_add(bus, conn);
 	bus->policy_holders[bus->n_policy_holders++] = conn;
+	return 0;
+}
+
+/*
+ * On kdbus.ko the daemon's clients are privileged connections, which no
+ * policy entry binds: the daemon decides the whole XML policy for them,
+ * and bus->compiled stays NULL.  The entries are for native peers
+ * (kernel-peers.h), whose NAME_ACQUIRE and sends the daemon does not see:
+ * compiled so that a residual OWN grants nobody
+ * (POLICY_COMPILE_NO_RESIDUAL_OWN), held by policy holders but for the
+ * activatable names, whose entries their activators carry (the final ABI
+ * takes a name's entries from one owner).  The kernel has no fallback: a
+ * name no rule mentions has no entry, and a native peer of another user
+ * than the bus's may neither own it nor talk to its owner.
+ */
+static void bus_kernel_policy_compile(Bus *bus, const BusConfig *config) {
+	PolicyCompileOptions o = { .bus_uid = bus->creator_uid, .flags = POLICY_COMPILE_NO_RESIDUAL_OWN };
+	PolicyCompiled *pc = NULL;
+	int r;
+
+	r = policy_compile(config, &o, &pc);
+	if (r < 0) {
+		log_warning("Cannot compile the policy for the kernel (%s): native peers of other users may not "
+			    "own names or talk to clients", strerror(-r));
+		pc = NULL;
+	}
+	policy_compiled_free(bus->kernel_policy);
+	bus->kernel_policy = pc;
+}
+
+static bool bus_name_is_activatable(const char *name, void *userdata) {
+	return service_registry_is_activatable(userdata, name);
+}
+
+void bus_kernel_policy_install(Bus *bus) {
+	size_t cursor = 0, used = 0;
+	int r = 0;
+
+	if (!bus->on_kernel)
+		return;
+	while (bus->kernel_policy && cursor < policy_compiled_n_names(bus->kernel_policy)) {
+		_cleanup_free_ void *items = NULL;
+		size_t size;
+		r = policy_compiled_build_items_except(bus->kernel_policy, &cursor, KCLIENT_CMD_MAX_SIZE - 1024,
+						       bus_name_is_activatable, bus, &items, &size);
+		if (r < 0 || size == 0)
+			break;	/* (an UPDATE without NAME items would keep the old entries) */
+		r = bus_policy_holder_set(bus, used, items, size);
+		if (r < 0)
+			break;
+		used++;
+	}
+	if (r < 0)
+		log_warning("Cannot install the policy in the kernel (%s): native peers of other users may not "
+			    "own names or talk to clients", strerror(-r));
+	bus_policy_holders_close(bus, r < 0 ? 0 : used);
+}
+
+int bus_kernel_policy_of(Bus *bus, const char *name, const struct kdbus_policy_access **ret_access,
+			 size_t *ret_n) {
+	const PolicyCompiledName *c = bus->kernel_policy ? policy_compiled_lookup(bus->kernel_policy, name) : NULL;
+
+	*ret_access = NULL;
+	*ret_n = 0;
+	if (!c || c->type != POLICY_CLASS_EXACT)
+		return 0;
+	*ret_access = c->access;
+	*ret_n = c->n_access;
 	return 0;
 }
 
@@ -759,6 +829,10 @@ static void bus_policy_install(Bus *bus, const BusConfig *config) {
 
 	/* until the new entries are in, the daemon decides alone */
 	bus->compiled = policy_compiled_free(bus->compiled);
+	if (bus->on_kernel) {
+		bus_kernel_policy_compile(bus, config);
+		return;
+	}
 	r = policy_compile(config, &o, &pc);
 	if (r < 0)
 		goto fail;
@@ -780,7 +854,7 @@ static void bus_policy_install(Bus *bus, const BusConfig *config) {
 	bus->compiled = TAKE_PTR(pc);
 	return;
 fail:
-	log_debug("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
+	log_warning("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
 	bus_policy_holders_close(bus, 0);
 	(void) kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
 }
@@ -962,6 +1036,7 @@ Bus *bus_free(Bus *bus) {
 	bus_policy_holders_close(bus, 0);
 	free(bus->policy_holders);
 	bus->compiled = policy_compiled_free(bus->compiled);
+	bus->kernel_policy = policy_compiled_free(bus->kernel_policy);
 	bus->driver = driver_free(bus->driver);
 	for (size_t i = 0; i < bus->n_listeners; i++) {
 		event_free(bus->listeners[i]->ev);

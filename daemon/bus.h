@@ -89,6 +89,7 @@ typedef struct Bus {
 	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
 	IdMap internal_ids;	/* the daemon's own connections: invisible to clients */
 	KernelPeers *kernel_peers;	/* the native peers seen (kernel bus only) */
+	struct PolicyCompiled *kernel_policy;	/* the entries for native peers (kernel bus only) */
 	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
 	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */
@@ -161,6 +162,18 @@ void bus_reload_signalled(Bus *bus);
  * @bus:	the bus
  */
 void bus_watch_dirs(Bus *bus);
+
+/*
+ * bus_kernel_policy_install() - on kdbus.ko, the policy entries for native
+ * peers in the policy holders, but for the activatable names (called when
+ * the set of activatable names is known, after each load of the service
+ * files); bus_kernel_policy_of() - the grants of @name's own entry, which
+ * its activator carries (none: no entry of its own).
+ */
+void bus_kernel_policy_install(Bus *bus);
+struct kdbus_policy_access;
+int bus_kernel_policy_of(Bus *bus, const char *name, const struct kdbus_policy_access **ret_access,
+			 size_t *ret_n);
 
 /* bus_config_load() with its warnings logged as they come, as dbus-daemon
  * logs them while it reads the files */

@@ -341,8 +341,13 @@ static int activatable_register(Activatable *a) {
 	pool = pool > (1ULL << 40) ? (1ULL << 40) : pool;
 	/* the caller's identity: the activator has the bus creator's, so it
 	 * is the bus owner (privileged roles need that) */
-	r = kclient_hello_activator(a->reg->bus->kbus, a->name, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
-				    ALIGN_TO(pool, (uint64_t) 4096), &a->conn);
+	/* on kdbus.ko the activator carries its name's policy entry */
+	const struct kdbus_policy_access *access;
+	size_t n_access;
+	(void) bus_kernel_policy_of(a->reg->bus, a->name, &access, &n_access);
+	r = kclient_hello_activator_policy(a->reg->bus->kbus, a->name, access, n_access,
+					   KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID, ALIGN_TO(pool, (uint64_t) 4096),
+					   &a->conn);
 	if (r < 0)
 		return r;
 	kdbus_conn_set_wakeup(a->conn, activator_wakeup, a);
@@ -1219,6 +1224,9 @@ static int registry_load(Bus *bus, bool rescan) {
 	}
 
 	registry_replace_names(reg, names, n_new);
+	/* on kdbus.ko the policy holders take the entries of the names that
+	 * have no activator now */
+	bus_kernel_policy_install(bus);
 	return 0;
 }
 

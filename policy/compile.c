@@ -1016,7 +1016,8 @@ static int build_entry(PolicyCompiled *pc, Class *c) {
 	int r;
 
 	if (!c->exact[KIND_OWN]) {
-		r = access_add(c, KDBUS_POLICY_ACCESS_WORLD, 0, KDBUS_POLICY_OWN);
+		r = access_add(c, KDBUS_POLICY_ACCESS_WORLD, 0,
+			       (pc->flags & POLICY_COMPILE_NO_RESIDUAL_OWN) ? KDBUS_POLICY_TALK : KDBUS_POLICY_OWN);
 		if (r < 0)
 			return r;
 	} else {
@@ -1548,6 +1549,16 @@ static size_t entry_size(const Class *c) {
 
 int policy_compiled_build_items(const PolicyCompiled *pc, size_t *cursor, size_t max_size,
 				void **ret_items, size_t *ret_size) {
+	return policy_compiled_build_items_except(pc, cursor, max_size, NULL, NULL, ret_items, ret_size);
+}
+
+/* an exact class whose name @skip names is left out */
+static bool class_skipped(const Class *c, PolicyCompiledSkipFn skip, void *userdata) {
+	return skip && c->pub.type == POLICY_CLASS_EXACT && skip(c->name, userdata);
+}
+
+int policy_compiled_build_items_except(const PolicyCompiled *pc, size_t *cursor, size_t max_size,
+				       PolicyCompiledSkipFn skip, void *userdata, void **ret_items, size_t *ret_size) {
 	size_t start, end, size = 0;
 	uint8_t *buf, *p;
 
@@ -1556,6 +1567,8 @@ int policy_compiled_build_items(const PolicyCompiled *pc, size_t *cursor, size_t
 	assert_return(start <= pc->n_classes, -EINVAL);
 
 	for (end = start; end < pc->n_classes; end++) {
+		if (class_skipped(&pc->classes[end], skip, userdata))
+			continue;
 		size_t s = entry_size(&pc->classes[end]);
 
 		if (size + s > max_size)
@@ -1574,6 +1587,8 @@ int policy_compiled_build_items(const PolicyCompiled *pc, size_t *cursor, size_t
 		struct kdbus_item *it = (struct kdbus_item *) p;
 		size_t l = strlen(c->name);
 
+		if (class_skipped(c, skip, userdata))
+			continue;
 		it->type = KDBUS_ITEM_NAME;
 		it->size = KDBUS_ITEM_HEADER_SIZE + l + (c->pub.type == POLICY_CLASS_WILDCARD ? 2 : 0) + 1;
 		memcpy(it->str, c->name, l);

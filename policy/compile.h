@@ -102,6 +102,15 @@ enum {
 	/* analyse connections without uid (ANONYMOUS, TCP) even if the
 	 * configuration has no allow_anonymous and only unix: listeners */
 	POLICY_COMPILE_ANONYMOUS = 1u << 2,
+	/*
+	 * The entries also serve native peers (kdbus.ko's bus, where programs
+	 * say HELLO on the endpoint themselves), whose NAME_ACQUIRE the daemon
+	 * never sees: an OWN decision that is residual grants nobody (the
+	 * entry gives WORLD TALK only), so that the kernel never lets a native
+	 * peer own a name the XML might refuse it.  The daemon's own clients
+	 * are privileged connections there, which no entry binds.
+	 */
+	POLICY_COMPILE_NO_RESIDUAL_OWN = 1u << 3,
 };
 
 struct PolicyCompileOptions {
@@ -233,6 +242,16 @@ const PolicyCompiledRule *policy_compiled_rules(const PolicyCompiled *pc, size_t
  */
 int policy_compiled_build_items(const PolicyCompiled *pc, size_t *cursor, size_t max_size,
 				void **ret_items, size_t *ret_size);
+
+/**
+ * policy_compiled_build_items_except() - policy_compiled_build_items()
+ * without the exact entries whose names @skip says yes to: on kdbus.ko a
+ * name an activator holds gets its entry in the activator's HELLO (the
+ * final ABI refuses a name's entries from two owners with EEXIST)
+ */
+typedef bool (*PolicyCompiledSkipFn)(const char *name, void *userdata);
+int policy_compiled_build_items_except(const PolicyCompiled *pc, size_t *cursor, size_t max_size,
+				       PolicyCompiledSkipFn skip, void *userdata, void **ret_items, size_t *ret_size);
 
 /**
  * policy_compiled_kdbus_decide() - what the core would answer, for tests

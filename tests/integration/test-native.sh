@@ -189,9 +189,12 @@ fi
 # ---- the XML policy, applied to both ------------------------------------------------
 own_config "$T/policy.conf" "$T/policy.sock"
 sed -i 's|</busconfig>|<policy context="default">\
+<allow send_destination="com.example.PolicyTest"/>\
 <deny send_destination="org.busbridge.Guarded"/>\
 <deny send_interface="com.example.Test" send_member="Fail"/>\
 <deny receive_interface="org.busbridge.Native" receive_member="Secret"/>\
+<allow own="org.busbridge.NobodyOwns"/>\
+<deny own="org.busbridge.Forbidden"/>\
 </policy>\n</busconfig>|' "$T/policy.conf"
 if start_bus policy "$T/policy.conf"; then
 	pbus=/sys/fs/kdbus/$(id -u)-busbridge-$OWN_PID/bus
@@ -209,6 +212,31 @@ if start_bus policy "$T/policy.conf"; then
 	expect "policy: a classic call the native peer's receive rules deny gets AccessDenied" \
 		'Error org.freedesktop.DBus.Error.AccessDenied' \
 		dbus-send --bus="$OWN_ADDR" --print-reply --dest="$(sed -n 's/^ready //p' "$T/guard.out")" $OBJ $IF.Secret
+	# a native peer of another user: the kernel decides its NAME_ACQUIRE
+	# and TALK by the entries compiled from the XML policy
+	if command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
+		as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups env BUSBRIDGE_KDBUS_BUS="$pbus" \
+			timeout -k 2 20 "$NATIVE" "$@"; }
+		expect "policy: another user's native peer owns a name the XML lets everyone own" '^ready :1\.' \
+			as_nobody --count 0 serve org.busbridge.NobodyOwns
+		expect "policy: another user's native peer may not own a name the XML denies" \
+			'cannot own org.busbridge.Forbidden: Operation not permitted' \
+			as_nobody --count 0 serve org.busbridge.Forbidden
+		expect "policy: another user's native peer calls a classic service the XML names" \
+			"^method_return $SVC_UNIQUE \"y\"$" \
+			as_nobody call com.example.PolicyTest /com/example/Test com.example.Test Echo s:y
+		expect "policy: another user's native peer's call the send rules deny gets AccessDenied" \
+			'org.freedesktop.DBus.Error.AccessDenied "Rejected send message' \
+			as_nobody call com.example.PolicyTest /com/example/Test com.example.Test Fail s:y
+		bg setpriv --reuid=nobody --regid=nogroup --clear-groups env BUSBRIDGE_KDBUS_BUS="$pbus" \
+			timeout -k 2 30 "$NATIVE" --timeout 20000 --count 1 serve org.busbridge.NobodyOwns > "$T/nobody.out" 2>&1
+		wait_grep '^ready' "$T/nobody.out" 10
+		expect "policy: GetConnectionUnixUser of another user's native peer" "uint32 $(id -u nobody)" \
+			dbus-send --bus="$OWN_ADDR" --print-reply --dest=org.freedesktop.DBus / \
+			org.freedesktop.DBus.GetConnectionUnixUser string:org.busbridge.NobodyOwns
+	else
+		skip "policy: another user's native peer (no setpriv or no user nobody)"
+	fi
 	if grep -q 'Rejected send message.*sender=":1\.[0-9]*" (uid=0 .*member="Fail"' "$T/policy.log"; then
 		ok "policy: the refusal of the native peer's message is logged with its credentials"
 	else

@@ -968,6 +968,54 @@ static void test_items(void) {
 	assert(policy_compiled_build_items(pc, &cursor, 200, &items, &size) == 0 && cursor == 4);
 }
 
+static bool skip_a_dd(const char *name, void *userdata) {
+	(*(unsigned *) userdata)++;
+	return streq(name, "a.dd");
+}
+
+/* kdbus.ko also serves native peers: a residual OWN grants nobody, and an
+ * activatable name's entry is left to its activator */
+static void test_kernel_entries(void) {
+	_cleanup_(bus_config_freep) BusConfig *c = load(
+		"<policy context=\"default\">\n"
+		"  <allow own=\"a.b\"/>\n"
+		"  <allow own=\"a.dd\"/>\n"
+		"</policy>\n"
+		"<policy at_console=\"true\"><allow own=\"a.r\"/></policy>\n");
+	_cleanup_(policy_compiled_freep) PolicyCompiled *plain = comp(c, 0, ROOT);
+	_cleanup_(policy_compiled_freep) PolicyCompiled *pc = comp(c, POLICY_COMPILE_NO_RESIDUAL_OWN, ROOT);
+	_cleanup_free_ void *items = NULL;
+	const PolicyCompiledName *n;
+	size_t cursor = 0, size;
+	unsigned asked = 0;
+
+	/* a.r: at_console is residual; the entry grants OWN without the flag,
+	 * TALK only with it */
+	n = entry(plain, "a.r", POLICY_CLASS_EXACT);
+	assert(n && n->own_residual && n->n_access == 1 && n->access[0].access == KDBUS_POLICY_OWN);
+	n = entry(pc, "a.r", POLICY_CLASS_EXACT);
+	assert(n && n->own_residual && n->n_access == 1 && n->access[0].type == KDBUS_POLICY_ACCESS_WORLD &&
+	       n->access[0].access == KDBUS_POLICY_TALK);
+	/* an exact OWN stays as it was */
+	n = entry(pc, "a.dd", POLICY_CLASS_EXACT);
+	assert(n && !n->own_residual && n->access[0].access == KDBUS_POLICY_OWN);
+
+	assert(policy_compiled_build_items_except(pc, &cursor, KDBUS_CMD_MAX_SIZE, skip_a_dd, &asked, &items,
+						  &size) == 0);
+	assert(cursor == policy_compiled_n_names(pc) && asked > 0);
+	assert(kdbus_items_validate(items, size) == 0);
+	unsigned names = 0;
+	const struct kdbus_item *it;
+	for (size_t pos = 0; pos < size; pos += KDBUS_ALIGN8(it->size)) {
+		it = (const struct kdbus_item *)((const uint8_t *) items + pos);
+		if (it->type == KDBUS_ITEM_NAME) {
+			assert(!streq(it->str, "a.dd"));
+			names++;
+		}
+	}
+	assert(names == policy_compiled_n_names(pc) - 1);
+}
+
 /* the real core: a policy holder, NAME_ACQUIRE with faked credentials */
 static KdbusConn *hello(KdbusBus *bus, uint64_t flags, const void *extra, size_t extra_size, uid_t uid,
 			const gid_t *gids, size_t n_gids) {
@@ -1314,6 +1362,7 @@ int main(int argc, char **argv) {
 	RUN(session_like);
 	RUN(anonymous);
 	RUN(items);
+	RUN(kernel_entries);
 	RUN(real_core);
 	RUN(random);
 
