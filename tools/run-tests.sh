@@ -176,12 +176,14 @@ else
 fi
 
 # --- the kernel module in a VM ------------------------------------------------------
-# tests/vm/run.sh (about 150 s: a minute of stress, a minute of kfuzz): kmod/
-# built against linux-headers-amd64, the matching kernel booted in qemu, the
-# conformance suite on the ioctl backend twice and after rmmod/insmod, a
-# minute of concurrent senders, receivers, names and connections, a minute
-# of the ioctl fuzzer (tests/kfuzz, a new seed each run, printed in its TAP
-# line); any oops, WARN, hang or fuzzer violation fails.  Where it cannot run (exit 77) it counts as skipped.
+# tests/vm/run.sh (about 10 min under TCG): kmod/ built against
+# linux-headers-amd64, the matching kernel booted in qemu, the original
+# selftests and the conformance suite on the ioctl backend twice and after
+# rmmod/insmod, a minute of concurrent senders, receivers, names and
+# connections, a minute of the ioctl fuzzer (tests/kfuzz, a new seed each
+# run, printed in its TAP line), then busbridged --kdbus in the host's
+# root: integration tests (native peers too) and dbus-daemon's suite; any
+# oops, WARN, hang or fuzzer violation fails.  Where it cannot run (exit 77) it counts as skipped.
 if [ "${SKIP_VM:-0}" != 1 ]; then
 	out=$(tests/vm/run.sh 2>&1 | tee build-vm.log | tail -n 1)
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')

@@ -229,7 +229,7 @@ if start_bus policy "$T/policy.conf"; then
 			'org.freedesktop.DBus.Error.AccessDenied "Rejected send message' \
 			as_nobody call com.example.PolicyTest /com/example/Test com.example.Test Fail s:y
 		bg setpriv --reuid=nobody --regid=nogroup --clear-groups env BUSBRIDGE_KDBUS_BUS="$pbus" \
-			timeout -k 2 30 "$NATIVE" --timeout 20000 --count 1 serve org.busbridge.NobodyOwns > "$T/nobody.out" 2>&1
+			timeout -k 2 30 "$NATIVE" --timeout 20000 serve org.busbridge.NobodyOwns > "$T/nobody.out" 2>&1
 		wait_grep '^ready' "$T/nobody.out" 10
 		expect "policy: GetConnectionUnixUser of another user's native peer" "uint32 $(id -u nobody)" \
 			dbus-send --bus="$OWN_ADDR" --print-reply --dest=org.freedesktop.DBus / \

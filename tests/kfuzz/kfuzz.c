@@ -776,16 +776,23 @@ int make_misc_fd(int kind)
 
 #define TAG_MAGIC 0x4bULL
 
-/* the tag: 4 random bytes, the length (16 bits), a check byte, 0x4b */
+/*
+ * The tag: 3 random bytes, the length (24 bits), a check byte, 0x4b.  The
+ * length must tell apart every size a vec may have from inside the
+ * payload buffer (it is 2 MiB and a page or two, then a PROT_NONE page):
+ * with 16 bits, a vec whose size a mutation had flipped bit 17 of read
+ * past its fill into an older one, and passed as a payload of the size
+ * the tag named (12 and 131084 are the same mod 2^16).
+ */
 uint64_t payload_tag(size_t len)
 {
-	uint64_t t = (rnd() & 0xffffffffULL) | ((uint64_t)(len & 0xffff) << 32), sum = 0;
+	uint64_t t = (rnd() & 0xffffffULL) | ((uint64_t)(len & 0xffffff) << 24), sum = 0;
 	int i;
 
 	for (i = 0; i < 6; i++) {
 		uint8_t b = (uint8_t)(t >> (i * 8));
 
-		if (i < 4) {
+		if (i < 3) {
 			b = cleanbyte(b);
 			if (b == TAG_MAGIC)
 				b = 0x4c;
@@ -845,9 +852,9 @@ static int payload_verify_part(const uint8_t *p, size_t len, bool prefix)
 	memcpy(&tag, p, 8);
 	if (!tag_valid(tag))
 		return -1;
-	if (!prefix && ((tag >> 32) & 0xffff) != (len & 0xffff))
+	if (!prefix && ((tag >> 24) & 0xffffff) != (len & 0xffffff))
 		return -1;	/* a mutated size: the sender did not fill all of it */
-	if (prefix && ((tag >> 32) & 0xffff) < len)
+	if (prefix && ((tag >> 24) & 0xffffff) < len)
 		return -1;
 	for (i = 8; i < len; i += 8) {
 		size_t n = len - i < 8 ? len - i : 8;
