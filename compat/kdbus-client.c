@@ -67,7 +67,9 @@ static int hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, uint64_t flags, uin
 	r = kdbus_cmd_hello(bus, cmd, &conn);
 	if (r < 0)
 		return r;
-	if (cmd->items_size)	/* (a new pool's first slice is at offset 0) */
+	/* HELLO's answer in a new pool is at offset 0, and stays there: no
+	 * message is ever at 0, which the readers of slices take as "none" */
+	if (cmd->offset)
 		pool_free(conn, cmd->offset);
 	*ret = conn;
 	if (ret_id)

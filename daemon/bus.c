@@ -734,7 +734,7 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	r = kdbus_cmd_hello(bus->kbus, h, &conn);
 	if (r < 0)
 		return r;
-	if (h->items_size) {	/* (a new pool's first slice is at offset 0) */
+	if (h->offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h->offset };
 		(void) kdbus_cmd_free(conn, &f);
 	}
@@ -772,6 +772,11 @@ static void bus_kernel_policy_compile(Bus *bus, const BusConfig *config) {
 
 static bool bus_name_is_activatable(const char *name, void *userdata) {
 	return service_registry_is_activatable(userdata, name);
+}
+
+void bus_kernel_policy_uninstall(Bus *bus) {
+	if (bus->on_kernel)
+		bus_policy_holders_close(bus, 0);
 }
 
 void bus_kernel_policy_install(Bus *bus) {

@@ -171,6 +171,11 @@ void bus_watch_dirs(Bus *bus);
  * its activator carries (none: no entry of its own).
  */
 void bus_kernel_policy_install(Bus *bus);
+/* bus_kernel_policy_uninstall() - the holders' entries go (before new
+ * activators are made: the kernel refuses a name's entry from a second
+ * owner, EEXIST); until the next install native peers of other users may
+ * own and reach less, never more */
+void bus_kernel_policy_uninstall(Bus *bus);
 struct kdbus_policy_access;
 int bus_kernel_policy_of(Bus *bus, const char *name, const struct kdbus_policy_access **ret_access,
 			 size_t *ret_n);

@@ -2331,7 +2331,7 @@ int driver_new(Driver **ret, Bus *bus) {
 	r = kdbus_cmd_hello(bus->kbus, &h, &d->conn);
 	if (r < 0)
 		return r;
-	if (h.items_size) {	/* (a new pool's first slice is at offset 0) */
+	if (h.offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
 		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
 		(void) kdbus_cmd_free(d->conn, &f);
 	}

@@ -1181,6 +1181,9 @@ static int registry_load(Bus *bus, bool rescan) {
 	r = registry_scan(reg, rescan, &files, &n_files);
 	if (r < 0)
 		return r;
+	/* on kdbus.ko a new activator carries its name's policy entry: the
+	 * holders' entries go first (bus_kernel_policy_install() below) */
+	bus_kernel_policy_uninstall(bus);
 
 	names = calloc(n_files + 2 + reg->n_names, sizeof(*names));
 	if (!names) {

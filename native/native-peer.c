@@ -115,10 +115,13 @@ int native_peer_connect(const char *bus_path, const char *description, NativePee
 		return r;
 	p->id = h.cmd.id;
 	message_unique_name_format(p->unique_name, p->id);
-	/* (the first slice of a new pool is at offset 0) */
+	/* HELLO's answer in the new pool is at offset 0; it stays there, so
+	 * that no message is ever at 0, which NativeMessage.slice takes as
+	 * "none" */
 	if (h.cmd.items_size) {
 		read_bloom_parameters(p, h.cmd.offset, h.cmd.items_size);
-		pool_free(p, h.cmd.offset);
+		if (h.cmd.offset)
+			pool_free(p, h.cmd.offset);
 	}
 	if (!bloom_parameters_valid(p->bloom_size, (unsigned) p->bloom_n_hash))
 		return -EPROTO;
