@@ -269,16 +269,21 @@ static int match_install(NativePeer *p, const MatchRule *rule, uint64_t cookie) 
 	return kclient_match_id_change(p->conn, cookie, KCLIENT_ID_REMOVE, KDBUS_MATCH_ID_ANY);
 }
 
+/* @text as a rule: -EBADMSG when it is none, -ENOMEM */
+static int parse_rule(const char *text, MatchRule **ret) {
+	int r = match_rule_parse(text, strlen(text), ret);
+
+	return r < 0 && r != -ENOMEM ? -EBADMSG : r;
+}
+
 int native_peer_add_match(NativePeer *p, const char *text) {
 	_cleanup_(match_rule_freep) MatchRule *rule = NULL;
 	NativeMatch *m;
 	int r;
 
-	r = match_rule_parse(text, strlen(text), &rule);
-	if (r == -ENOMEM)
-		return r;
+	r = parse_rule(text, &rule);
 	if (r < 0)
-		return -EBADMSG;
+		return r;
 	m = realloc(p->matches, (p->n_matches + 1) * sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -297,11 +302,9 @@ int native_peer_remove_match(NativePeer *p, const char *text) {
 	_cleanup_(match_rule_freep) MatchRule *rule = NULL;
 	int r;
 
-	r = match_rule_parse(text, strlen(text), &rule);
-	if (r == -ENOMEM)
-		return r;
+	r = parse_rule(text, &rule);
 	if (r < 0)
-		return -EBADMSG;
+		return r;
 	/* the last one added, as dbus-daemon removes */
 	for (size_t i = p->n_matches; i-- > 0;) {
 		if (!match_rule_equal(p->matches[i].rule, rule))
