@@ -288,6 +288,7 @@ struct kdbus_reply {
 	bool done;
 	int err;
 	struct kdbus_slice *slice;	/* the answer, with a kernel reference */
+	struct kdbus_queue_entry *answer_files;	/* its fds and memfds, to install, or NULL */
 	u64 msg_size;
 	struct list_head parked_link;	/* in reply_src->parked_replies, under its lock */
 	bool parked;			/* a synchronous wait interrupted by a signal */
@@ -346,6 +347,7 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 
 /* queue.c: the entries under the connection's lock */
 void kdbus_queue_entry_free(struct kdbus_queue_entry *e);
+int kdbus_conn_install_fds(struct kdbus_conn *conn, struct kdbus_queue_entry *e);
 void kdbus_conn_flush_queue(struct kdbus_conn *conn, struct list_head *gone);
 void kdbus_queue_entries_free(struct list_head *gone);
 int kdbus_cmd_recv(struct kdbus_conn *conn, void __user *argp);
@@ -390,7 +392,8 @@ void kdbus_reply_link(struct kdbus_reply *r);
 bool kdbus_reply_take(struct kdbus_reply *r);
 struct kdbus_reply *kdbus_reply_find_take(struct kdbus_conn *dst, u64 src_id, u64 cookie);
 void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to);
-bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size);
+bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size,
+			  struct kdbus_queue_entry *files);
 void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err);
 void kdbus_reply_conn_gone(struct kdbus_conn *conn);
 void kdbus_reply_park(struct kdbus_reply *r);

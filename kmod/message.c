@@ -104,9 +104,6 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	r = -ECOMM;
 	if (s->n_fds && !(dst->flags & KDBUS_HELLO_ACCEPT_FD))
 		goto out_unlock;
-	r = -EOPNOTSUPP;	/* fds in the answer to a synchronous call: not yet */
-	if (s->sync_reply && s->n_fds + s->n_memfds)
-		goto out_unlock;
 	if (!s->sync_reply) {
 		r = kdbus_conn_quota_charge(dst, user, KDBUS_ALIGN8(total), s->n_fds);
 		if (r < 0)
@@ -191,9 +188,11 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		/* the answer to a synchronous call: straight to the caller,
 		 * who gets the slice with its kernel reference */
 		kdbus_slice_publish(slice);
-		if (!kdbus_reply_complete(s->sync_reply, 0, slice, hdr_size)) {
+		if (!kdbus_reply_complete(s->sync_reply, 0, slice, hdr_size, e->n_files ? e : NULL)) {
 			kdbus_pool_slice_unpublish(dst->pool, slice);
 			kdbus_pool_slice_put(dst->pool, slice);
+		} else if (e->n_files) {
+			e = NULL;	/* its fds go with the answer, installed by the caller */
 		}
 		r = 0;
 		goto out_unlock;
@@ -449,7 +448,7 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 		r = kdbus_conn_enqueue(dst, stage);
 		stage->sync_reply = NULL;
 		if (r < 0)
-			kdbus_reply_complete(reply, r == -ECOMM ? -EREMOTEIO : r, NULL, 0);
+			kdbus_reply_complete(reply, r == -ECOMM ? -EREMOTEIO : r, NULL, 0, NULL);
 	} else {
 		r = kdbus_conn_enqueue(dst, stage);
 	}
@@ -467,7 +466,7 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
  * the same cookie resumes the wait.
  */
 static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
-			    struct kdbus_slice **ret_slice, u64 *ret_size)
+			    struct kdbus_slice **ret_slice, u64 *ret_size, struct kdbus_queue_entry **ret_files)
 {
 	int r;
 
@@ -503,13 +502,15 @@ static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
 		 * the outcome is theirs and comes at once */
 		mine = kdbus_reply_take(reply);
 		if (mine)
-			kdbus_reply_complete(reply, r, NULL, 0);
+			kdbus_reply_complete(reply, r, NULL, 0, NULL);
 		else
 			wait_event(reply->wait, smp_load_acquire(&reply->done));
 	}
 	*ret_slice = reply->slice;
 	reply->slice = NULL;
 	*ret_size = reply->msg_size;
+	*ret_files = reply->answer_files;
+	reply->answer_files = NULL;
 	return reply->err;
 }
 
@@ -826,13 +827,23 @@ wait:
 	if (r == 0 && reply && reply->sync) {
 		/* the registry is not held while waiting, nor while telling */
 		struct kdbus_cmd_send __user *usend = argp;
+		struct kdbus_queue_entry *files = NULL;
 		struct kdbus_slice *slice = NULL;
-		u64 size = 0;
+		u64 size = 0, ret_flags = 0;
 
-		r = kdbus_reply_wait(reply, cancel, &slice, &size);
+		r = kdbus_reply_wait(reply, cancel, &slice, &size, &files);
+		if (r == 0 && files) {
+			/* the answer's fds, in this (the caller's) fd table */
+			mutex_lock(&conn->lock);
+			if (kdbus_conn_install_fds(conn, files) < 0)
+				ret_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
+			mutex_unlock(&conn->lock);
+		}
+		if (files)
+			kdbus_queue_entry_free(files);
 		if (r == 0 && (put_user((u64)kdbus_slice_offset(slice), &usend->reply.offset) ||
 			       put_user(size, &usend->reply.msg_size) ||
-			       put_user((u64)0, &usend->reply.return_flags)))
+			       put_user(ret_flags, &usend->reply.return_flags)))
 			r = -EFAULT;
 		if (slice)
 			r = kdbus_conn_slice_tell(conn, slice, r);

@@ -419,15 +419,20 @@ out:
 	return r;
 }
 
-/* the connection is going away: every name passes on or disappears */
+/*
+ * the connection is going away: every name passes on or disappears, the
+ * one it asked for last first (the ABI leaves the order open; this is
+ * dbus-daemon's, so that busbridged's classic clients see the
+ * NameOwnerChanged signals of a departing connection in its order)
+ */
 void kdbus_names_release_all(struct kdbus_conn *conn)
 {
 	struct kdbus_bus *bus = conn->bus;
 
 	down_write(&bus->name_lock);
 	while (!list_empty(&conn->names))
-		kdbus_name_release_owner(list_first_entry(&conn->names, struct kdbus_name_owner,
-							  conn_link));
+		kdbus_name_release_owner(list_last_entry(&conn->names, struct kdbus_name_owner,
+							 conn_link));
 	up_write(&bus->name_lock);
 }
 
@@ -514,36 +519,56 @@ static size_t kdbus_list_record(u8 *p, struct kdbus_conn *c, struct kdbus_name_o
 	return size;
 }
 
+/* whether LIST with @flags shows owner @o */
+static bool kdbus_list_wants(u64 flags, const struct kdbus_name_owner *o)
+{
+	if (o->flags & KDBUS_NAME_ACTIVATOR)
+		return flags & KDBUS_LIST_ACTIVATORS;
+	if (o->flags & KDBUS_NAME_IN_QUEUE)
+		return flags & KDBUS_LIST_QUEUED;
+	return flags & KDBUS_LIST_NAMES;
+}
+
 /*
  * With the name, policy and connection locks held; @p NULL: only the
- * size.  Through a custom endpoint, @conn lists only the names it may see,
- * and only the peers it may see (KDBUS_LIST_UNIQUE).
+ * size.  The names go one by one, each with its holders in queue order
+ * (the owner, its waiters, then the activator: the ABI leaves the order
+ * open, and in this one a reader sees each queue as it stands); then,
+ * with KDBUS_LIST_UNIQUE, the connections none of whose names were
+ * listed.  Through a custom endpoint, @conn lists only the names it may
+ * see, and only the peers it may see.
  */
 static size_t kdbus_list_all(struct kdbus_conn *conn, u64 flags, u8 *p)
 {
 	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_name_entry *e;
+	struct kdbus_name_owner *o;
 	struct kdbus_conn *c;
 	size_t pos = 0;
 	int i;
 
-	hash_for_each(bus->conns, i, c, hentry) {
-		struct kdbus_name_owner *o;
-		bool added = false;
-
-		list_for_each_entry(o, &c->names, conn_link) {
-			if (o->flags & KDBUS_NAME_ACTIVATOR) {
-				if (!(flags & KDBUS_LIST_ACTIVATORS))
-					continue;
-			} else if ((o->flags & KDBUS_NAME_IN_QUEUE) ? !(flags & KDBUS_LIST_QUEUED) :
-								      !(flags & KDBUS_LIST_NAMES)) {
+	if (flags & (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED | KDBUS_LIST_ACTIVATORS)) {
+		hash_for_each(bus->names, i, e, hentry) {
+			if (!kdbus_conn_may_see_name_locked(conn, e->name))
 				continue;
-			}
-			if (!kdbus_conn_may_see_name_locked(conn, o->entry->name))
-				continue;
-			pos += kdbus_list_record(p ? p + pos : NULL, c, o);
-			added = true;
+			list_for_each_entry(o, &e->queue, name_link)
+				if (kdbus_list_wants(flags, o))
+					pos += kdbus_list_record(p ? p + pos : NULL, o->conn, o);
+			if (e->activator && kdbus_list_wants(flags, e->activator))
+				pos += kdbus_list_record(p ? p + pos : NULL, e->activator->conn, e->activator);
 		}
-		if (!added && (flags & KDBUS_LIST_UNIQUE) && kdbus_conn_may_see_locked(conn, c))
+	}
+	if (!(flags & KDBUS_LIST_UNIQUE))
+		return pos;
+	hash_for_each(bus->conns, i, c, hentry) {
+		bool listed = false;
+
+		list_for_each_entry(o, &c->names, conn_link)
+			if (kdbus_list_wants(flags, o) && kdbus_conn_may_see_name_locked(conn, o->entry->name)) {
+				listed = true;
+				break;
+			}
+		if (!listed && kdbus_conn_may_see_locked(conn, c))
 			pos += kdbus_list_record(p ? p + pos : NULL, c, NULL);
 	}
 	return pos;

@@ -203,7 +203,7 @@ void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u6
  *
  * Return: 0, or -EMFILE when some could not be installed.
  */
-static int kdbus_conn_install_fds(struct kdbus_conn *conn, struct kdbus_queue_entry *e)
+int kdbus_conn_install_fds(struct kdbus_conn *conn, struct kdbus_queue_entry *e)
 {
 	unsigned int i;
 	int *fds, r = 0;

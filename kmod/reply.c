@@ -56,6 +56,8 @@ static void __kdbus_reply_free(struct kref *kref)
 	struct kdbus_reply *r = container_of(kref, struct kdbus_reply, kref);
 
 	WARN_ON(r->linked);
+	if (r->answer_files)
+		kdbus_queue_entry_free(r->answer_files);	/* never installed */
 	kdbus_conn_unref(r->reply_src);
 	kdbus_conn_unref(r->reply_dst);
 	kfree(r);
@@ -159,11 +161,14 @@ void kdbus_reply_move(struct kdbus_reply *r, struct kdbus_conn *to)
  * @slice:	the answer in the caller's pool, with a kernel reference the
  *		caller takes over (or NULL)
  * @msg_size:	its size
+ * @files:	the fds and memfds of the answer, to install in the caller's
+ *		context (kdbus_conn_install_fds()), or NULL
  *
  * Return: whether this was the outcome; if another came first, @slice
- * stays the caller's of this function.
+ * and @files stay the caller's of this function.
  */
-bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size)
+bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *slice, u64 msg_size,
+			  struct kdbus_queue_entry *files)
 {
 	bool first;
 
@@ -172,6 +177,7 @@ bool kdbus_reply_complete(struct kdbus_reply *r, int err, struct kdbus_slice *sl
 	if (first) {
 		r->err = err;
 		r->slice = slice;
+		r->answer_files = files;
 		r->msg_size = msg_size;
 		smp_store_release(&r->done, true);
 		wake_up_locked(&r->wait);
@@ -195,7 +201,7 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 	struct kdbus_conn *src = r->reply_src;
 
 	if (r->sync) {
-		kdbus_reply_complete(r, sync_err, NULL, 0);
+		kdbus_reply_complete(r, sync_err, NULL, 0, NULL);
 		if (timeout)
 			atomic_dec(&src->n_requests);
 	} else {
@@ -249,7 +255,7 @@ static void kdbus_reply_timeout_work(struct work_struct *work)
 		/* a parked synchronous call whose caller never came back */
 		if (fire) {
 			atomic_dec(&src->n_requests);
-			kdbus_reply_complete(r, -ETIMEDOUT, NULL, 0);
+			kdbus_reply_complete(r, -ETIMEDOUT, NULL, 0, NULL);
 		}
 		mutex_lock(&src->lock);
 		if (r->parked) {
@@ -326,7 +332,14 @@ void kdbus_reply_conn_gone(struct kdbus_conn *conn)
 			continue;
 		kdbus_reply_ref(r);
 		kdbus_reply_unlink(r);
-		list_add_tail(&r->entry, r->reply_src == conn ? &mine : &dead);
+		/* the calls it owes die newest first: those still queued,
+		 * then those it had received (the ABI leaves the order
+		 * open; a caller with several calls then gets its NoReply
+		 * errors in dbus-daemon's order) */
+		if (r->reply_src == conn)
+			list_add_tail(&r->entry, &mine);
+		else
+			list_add(&r->entry, &dead);
 	}
 	mutex_unlock(&bus->reply_lock);
 
@@ -336,7 +349,7 @@ void kdbus_reply_conn_gone(struct kdbus_conn *conn)
 	}
 	list_for_each_entry_safe(r, tmp, &mine, entry) {
 		list_del_init(&r->entry);
-		kdbus_reply_complete(r, -ECONNRESET, NULL, 0);
+		kdbus_reply_complete(r, -ECONNRESET, NULL, 0, NULL);
 		kdbus_reply_unref(r);
 	}
 

@@ -224,7 +224,7 @@ uint64_t kt_now_ns(void);
 	X(policy_reply_bypass) X(policy_activator_talk) X(policy_fallback) \
 	X(fd_passing) X(fd_no_accept) X(fd_dropped_closed) X(fd_broadcast) X(fd_broadcast_enabled) X(reply_pending) \
 	X(sync_reply) X(sync_timeout) X(sync_peer_close) X(sync_drop) X(sync_cancel) \
-	X(sync_byebye_self) X(sync_reply_ecomm) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
+	X(sync_byebye_self) X(sync_reply_ecomm) X(sync_reply_fds) X(notify_quota) X(monitor_fds) X(activator_list) X(name_owner) \
 	X(metadata_mask) X(metadata_proc_items) X(metadata_timestamp) X(metadata_names) \
 	X(quota_user_share) X(quota_user_msgs) X(quota_broadcast_stuck_reader) X(quota_user_objects) X(quota_conn_share) \
 	X(quota_inflight) X(quota_inflight_sender_gone) \

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1397,6 +1398,53 @@ int test_sync_reply_ecomm(Env *env) {
 	ASSERT_EQ(kt_send_msg(req, &m), -EREMOTEIO);
 	pthread_join(t, NULL);
 	ASSERT_EQ(peer.result, -ECOMM);
+	kdbus_conn_close(req);
+	kdbus_conn_close(peer.conn);
+	return TEST_OK;
+}
+
+/*
+ * The answer to a synchronous call carries fds: they are the caller's
+ * (installed in its fd table when the SEND returns), numbered in the
+ * answer's FDS item, and refer to the files the callee sent.
+ */
+int test_sync_reply_fds(Env *env) {
+	KdbusConn *req = kt_hello(env, KDBUS_HELLO_ACCEPT_FD);
+	FdPeer peer = { .conn = kt_hello(env, 0) };
+	struct stat a, b;
+	struct kdbus_msg *msg;
+	struct kdbus_item *it;
+	pthread_t t;
+	KtMsg m;
+	int p[2];
+
+	ASSERT_RETURN(req && peer.conn);
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	peer.fd = p[1];
+	m = KT_MSG(.dst_id = kdbus_conn_get_id(peer.conn), .cookie = 8, .flags = KDBUS_MSG_EXPECT_REPLY,
+		   .timeout_ns = kt_now_ns() + 5000000000ULL, .send_flags = KDBUS_SEND_SYNC_REPLY);
+	pthread_create(&t, NULL, fd_peer, &peer);
+	ASSERT_EQ(kt_send_msg(req, &m), 0);
+	pthread_join(t, NULL);
+	ASSERT_EQ(peer.result, 0);
+	msg = kdbus_pool_ptr(req, m.reply.offset);
+	ASSERT_EQ(msg->cookie_reply, 8);
+	it = kt_msg_item(msg, KDBUS_ITEM_FDS, 0);
+	ASSERT_RETURN(it && it->size == KDBUS_ITEM_HEADER_SIZE + sizeof(int));
+	ASSERT_RETURN(it->fds[0] >= 0 && it->fds[0] != p[1]);
+	ASSERT_EQ(fstat(it->fds[0], &a), 0);
+	ASSERT_EQ(fstat(p[1], &b), 0);
+	ASSERT_RETURN(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	ASSERT_EQ(fcntl(it->fds[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	/* the installed fd writes into the caller's pipe */
+	ASSERT_EQ(write(it->fds[0], "x", 1), 1);
+	char c = 0;
+	ASSERT_EQ(read(p[0], &c, 1), 1);
+	ASSERT_EQ(c, 'x');
+	close(it->fds[0]);
+	ASSERT_EQ(kt_free(req, m.reply.offset), 0);
+	close(p[0]);
+	close(p[1]);
 	kdbus_conn_close(req);
 	kdbus_conn_close(peer.conn);
 	return TEST_OK;
