@@ -1199,7 +1199,14 @@ void bus_disconnect_all(Bus *bus) {
 			continue;	/* it went while others were written to */
 		log_debug("Closing connection %s (%s): the bus exits", client_name(c), client_loginfo(c));
 		client_free(c);
-		/* what its departure sent the others, written now */
+		/* what its departure sent the others, written now (on
+		 * kdbus.ko it waits in their kernel queues, which no event
+		 * will read any more) */
+		for (size_t j = i + 1; bus->on_kernel && j < n; j++) {
+			Client *o = bus_find_complete(bus, ids[j]);
+			if (o && o->conn)
+				client_flush(o);
+		}
 		bus_on_ready(-1, 0, bus);
 	}
 }

@@ -25,17 +25,11 @@ typedef struct OverflowCall {
 
 struct CallOverflow {
 	Bus *bus;
-	IdMap calls;		/* call_key() → OverflowCall */
+	IdMap calls;		/* kernel_call_key() → OverflowCall */
 	IdMap per_caller;	/* caller → its number of calls here */
 	List by_deadline;
 	struct event *timer;
 };
-
-/* a caller's id (below 2^32, as every id the kernel gives out before
- * four billion connections) and the serial of its call */
-static uint64_t call_key(uint64_t caller, uint32_t serial) {
-	return caller << 32 | serial;
-}
 
 static size_t caller_count(CallOverflow *o, uint64_t caller) {
 	return (uintptr_t) idmap_get(&o->per_caller, caller);
@@ -49,7 +43,7 @@ static void caller_count_set(CallOverflow *o, uint64_t caller, size_t n) {
 }
 
 static void call_forget(CallOverflow *o, OverflowCall *call) {
-	(void) idmap_remove(&o->calls, call_key(call->caller, call->serial));
+	(void) idmap_remove(&o->calls, kernel_call_key(call->caller, call->serial));
 	caller_count_set(o, call->caller, caller_count(o, call->caller) - 1);
 	list_unlink(&call->link);
 	free(call);
@@ -143,13 +137,13 @@ int call_overflow_add(CallOverflow *o, uint64_t caller, uint64_t callee, uint32_
 	*call = (OverflowCall) { .caller = caller, .callee = callee, .serial = serial, .deadline_ns = deadline_ns };
 	/* a second call with the same serial replaces nothing: the first
 	 * one's reply answers it, as libdbus would match it */
-	if (idmap_get(&o->calls, call_key(caller, serial))) {
+	if (idmap_get(&o->calls, kernel_call_key(caller, serial))) {
 		free(call);
 		return 0;
 	}
-	r = idmap_put(&o->calls, call_key(caller, serial), call);
+	r = idmap_put(&o->calls, kernel_call_key(caller, serial), call);
 	if (r < 0 || (r = idmap_put(&o->per_caller, caller, (void *) (uintptr_t) (caller_count(o, caller) + 1))) < 0) {
-		(void) idmap_remove(&o->calls, call_key(caller, serial));
+		(void) idmap_remove(&o->calls, kernel_call_key(caller, serial));
 		free(call);
 		return r;
 	}
@@ -168,7 +162,7 @@ bool call_overflow_take(CallOverflow *o, uint64_t caller, uint64_t callee, uint3
 
 	if (!o || caller >> 32)
 		return false;
-	call = idmap_get(&o->calls, call_key(caller, serial));
+	call = idmap_get(&o->calls, kernel_call_key(caller, serial));
 	if (!call || (call->callee && call->callee != callee))
 		return false;
 	call_forget(o, call);

@@ -25,6 +25,12 @@
 typedef struct Bus Bus;
 typedef struct CallOverflow CallOverflow;
 
+/* a caller's id (below 2^32, as every id the kernel gives out before
+ * four billion connections) and the serial of its call: one key */
+static inline uint64_t kernel_call_key(uint64_t caller, uint32_t serial) {
+	return caller << 32 | serial;
+}
+
 int call_overflow_new(Bus *bus, CallOverflow **ret);
 CallOverflow *call_overflow_free(CallOverflow *o);
 

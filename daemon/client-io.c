@@ -575,6 +575,8 @@ static int client_take_slice(Client *c, uint64_t offset) {
 		client_out_release(c, o);
 		return 0;
 	}
+	if (_unlikely_(c->bus->on_kernel) && (m->flags & KDBUS_MSG_EXPECT_REPLY) && c->state == CLIENT_ACTIVE)
+		owed_replies_add(&c->owed_replies, c->bus, c->conn, m->src_id, m->cookie);
 	if (o->len >= CLIENT_SNDBUF_GROW_MIN)
 		client_grow_sndbuf(c);
 	client_out_commit(c, o);

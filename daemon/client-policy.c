@@ -531,8 +531,10 @@ bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t dst, Pol
  */
 bool client_policy_refused_reply(Client *c, const WireHeader *h, const MessageTarget *t, PolicyRefusal *f) {
 	uint64_t dst = client_target_id(c, h, t);
-	/* the ioctl backend cannot tell: a requested reply, as assumed */
-	int r = dst ? kdbus_reply_pending(c->conn, dst, h->reply_serial, true) : 0;
+	/* the kernel keeps its trackers to itself: the calls we handed @c */
+	int r = !dst ? 0
+		: c->bus->on_kernel ? owed_replies_take(&c->owed_replies, dst, h->reply_serial)
+				    : kdbus_reply_pending(c->conn, dst, h->reply_serial, true);
 
 	f->reply = true;
 	if (r != 0) {

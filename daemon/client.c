@@ -121,7 +121,25 @@ void client_set_wk_names_count(Client *c, uint32_t n) {
 	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
 }
 
+/* give back one of our names (client_drop_conn()) */
+static int client_release_name(const char *name, uint64_t flags, void *userdata) {
+	(void) kclient_name_release(userdata, name, 0, NULL);
+	return 0;
+}
+
 void client_drop_conn(Client *c) {
+	/*
+	 * BecomeMonitor: dbus-daemon releases the unique name and then the
+	 * others in the order they were taken.  The in-process core does so
+	 * on close; kdbus.ko releases a departing connection's names last
+	 * taken first, so the names it owns go here first, oldest first
+	 * (CONN_INFO's order; the queues it waits in it leaves on close,
+	 * which nobody sees), and its unique name then goes last, which only
+	 * the core can change: doc/deviations.md
+	 */
+	if (c->bus->on_kernel && c->conn)
+		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE,
+					  client_release_name, c->conn);
 	idmap_remove(&c->bus->clients_by_id, c->id);
 	c->conn = kdbus_conn_close_id_first(c->conn);
 }
@@ -187,6 +205,7 @@ Client *client_free(Client *c) {
 	client_set_policy(c, NULL);
 	strv_free(c->policy_names);
 	free(c->calls_pending);
+	owed_replies_done(&c->owed_replies);
 	auth_free(c->auth);
 	if (c->ev_timeout)
 		event_free(c->ev_timeout);

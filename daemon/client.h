@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "compat/wire.h"
+#include "daemon/owed-replies.h"
 #include "daemon/peer-creds.h"
 #include "kdbus/bus.h"
 #include "util/list.h"
@@ -152,6 +153,7 @@ struct Client {
 	 * (client_calls_limited()) */
 	uint64_t *calls_pending;
 	uint32_t n_calls_pending;
+	OwedReplies owed_replies;	/* on kdbus.ko: the calls we were handed */
 	bool handover_unchecked;	/* client_expect_handover() */
 	bool kqueue_drained;		/* client_pull() found its kernel queue empty */
 	struct {		/* the last broadcast a header-only rule matched */

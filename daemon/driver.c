@@ -37,6 +37,7 @@
 #include "policy/compile.h"
 #include "policy/config.h"
 #include "util/format.h"
+#include "util/idmap.h"
 #include "util/macro.h"
 #include "util/strutil.h"
 
@@ -1051,15 +1052,16 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 	uint64_t offset, size;
 	int r = 0;
 
+	/* (kdbus.ko's LIST takes no name: its records are filtered here) */
 	r = kclient_list(d->conn,
 			 only_name ? (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED) : (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES),
-			 only_name, &offset, &size);
+			 d->bus->on_kernel ? NULL : only_name, &offset, &size);
 	if (r < 0)
 		return r;
 
 	struct kdbus_info *base = kdbus_pool_ptr(d->conn, offset);
 	struct kdbus_info *info;
-	uint64_t last_id = 0;
+	IdMap seen = IDMAP_INIT;
 	KDBUS_FOREACH(info, base, size) {
 		char unique[24];
 
@@ -1070,17 +1072,21 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 		if (!c || c->state != CLIENT_ACTIVE)
 			continue;
 		message_unique_name_format(unique, info->id);
-		/* one entry per name, a connection's entries in a row: its
-		 * unique name once, as dbus-daemon lists it */
-		if (!only_name && info->id != last_id && (r = strv_push_dup(&ln.l, &ln.n, unique)) < 0)
-			break;
-		last_id = info->id;
+		/* one entry per name, and each connection's unique name once
+		 * (kdbus.ko lists by name: a connection's entries need not be
+		 * in a row) */
+		if (!only_name && !idmap_get(&seen, info->id)) {
+			if ((r = idmap_put(&seen, info->id, (void *) 1)) < 0 ||
+			    (r = strv_push_dup(&ln.l, &ln.n, unique)) < 0)
+				break;
+		}
 		ln.unique = unique;
 		r = kclient_info_names(info, only_name ? 0 : (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACTIVATOR),
 				       list_names_add, &ln);
 		if (r < 0)
 			break;
 	}
+	idmap_done(&seen);
 	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
 	(void) kdbus_cmd_free(d->conn, &f);
 	if (r < 0) {

@@ -443,11 +443,17 @@ static Dispatch forward_policy(Client *c, Forward *f) {
 	 * start the service) */
 	if (!f->to_driver && (h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)) {
 		uint64_t owner;
-		if (!f->allowed)
+		if (!f->allowed) {
 			f->allowed = f->unrequested = client_policy_refused_reply(c, h, &f->t, &f->refusal);
-		else if (f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START) &&
-			 bus_name_owner(c->conn, h->destination.s, &owner) == 0 && owner == 0)
-			f->allowed = f->unrequested = client_policy_unrequested(c, h, 0, &f->refusal);
+		} else {
+			/* (on kdbus.ko, the call it answers is no longer owed) */
+			if (_unlikely_(c->bus->on_kernel) && c->owed_replies.calls.n)
+				(void) owed_replies_take(&c->owed_replies, client_target_id(c, h, &f->t),
+							 h->reply_serial);
+			if (f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START) &&
+			    bus_name_owner(c->conn, h->destination.s, &owner) == 0 && owner == 0)
+				f->allowed = f->unrequested = client_policy_unrequested(c, h, 0, &f->refusal);
+		}
 	}
 	if (!f->allowed && !c->bus->n_monitors) {
 		client_policy_refused(c, h, &f->refusal);

@@ -138,6 +138,16 @@ static int kernel_peer_read(KdbusConn *via, KernelPeer *p) {
 	return special ? -ENXIO : 0;
 }
 
+bool kernel_conn_present(KdbusConn *via, uint64_t id) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = id };
+
+	if (kdbus_cmd_conn_info(via, &q) < 0)
+		return false;
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
+	(void) kdbus_cmd_free(via, &f);
+	return true;
+}
+
 /* drop the peers that have gone (their CONN_INFO fails) */
 static void kernel_peers_sweep(Bus *bus, KernelPeers *ps, KdbusConn *via) {
 	_cleanup_free_ uint64_t *gone = calloc(ps->by_id.n + 1, sizeof(uint64_t));
@@ -145,16 +155,9 @@ static void kernel_peers_sweep(Bus *bus, KernelPeers *ps, KdbusConn *via) {
 
 	for (size_t i = 0; gone && ps->by_id.mask && i <= ps->by_id.mask; i++) {
 		uint64_t id = ps->by_id.entries[i].key;
-		struct kdbus_cmd_info q = { .size = sizeof(q), .id = id };
 
-		if (!id)
-			continue;
-		if (kdbus_cmd_conn_info(via, &q) < 0) {
+		if (id && !kernel_conn_present(via, id))
 			gone[n++] = id;
-			continue;
-		}
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-		(void) kdbus_cmd_free(via, &f);
 	}
 	for (size_t i = 0; i < n; i++)
 		kernel_peer_free(bus, idmap_remove(&ps->by_id, gone[i]));

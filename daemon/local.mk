@@ -6,7 +6,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/bus.c daemon/bus.h \
 	daemon/client.c daemon/client.h daemon/client-internal.h \
 	daemon/client-io.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
-	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h \
+	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h daemon/owed-replies.c daemon/owed-replies.h \
 	daemon/kernel-peers.c daemon/kernel-peers.h \
 	daemon/driver.c daemon/driver.h \
 	daemon/monitor.c daemon/monitor.h \

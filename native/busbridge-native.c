@@ -281,11 +281,34 @@ static int cmd_find(void) {
 	return 0;
 }
 
+/* a message of @type to @dest (NULL: none) from PATH INTERFACE MEMBER
+ * [ARG...] in @argv; its fds (16 at most) in @fds, which the caller closes
+ * once it has gone (on failure they are closed here) */
+static int build_message(NativePeer *p, uint8_t type, uint8_t flags, const char *dest, char **argv, int argc,
+			 int *fds, size_t *n_fds, uint8_t **ret, size_t *ret_len) {
+	WireBuilder b;
+	int r;
+
+	wire_builder_init(&b, type, flags, native_peer_next_serial(p));
+	if (dest)
+		wire_builder_set_destination(&b, dest);
+	wire_builder_set_path(&b, argv[0]);
+	wire_builder_set_interface(&b, argv[1]);
+	wire_builder_set_member(&b, argv[2]);
+	r = build_args(&b, argv + 3, argc - 3, fds, n_fds);
+	if (r >= 0)
+		r = wire_builder_finish(&b, ret, ret_len);
+	if (r < 0) {
+		wire_builder_done(&b);
+		close_fds(fds, *n_fds);
+	}
+	return r;
+}
+
 /* call DEST PATH INTERFACE MEMBER [ARG...]: prints the answer, exit 1 on
  * an error answer */
 static int cmd_call(char **argv, int argc) {
 	_cleanup_(native_peer_freep) NativePeer *p = NULL;
-	WireBuilder b;
 	uint8_t *msg = NULL;
 	size_t len, n_fds = 0;
 	int fds[16];
@@ -297,19 +320,9 @@ static int cmd_call(char **argv, int argc) {
 	r = connect_peer(&p);
 	if (r < 0)
 		return r;
-	wire_builder_init(&b, WIRE_TYPE_METHOD_CALL, 0, native_peer_next_serial(p));
-	wire_builder_set_destination(&b, argv[0]);
-	wire_builder_set_path(&b, argv[1]);
-	wire_builder_set_interface(&b, argv[2]);
-	wire_builder_set_member(&b, argv[3]);
-	r = build_args(&b, argv + 4, argc - 4, fds, &n_fds);
-	if (r >= 0)
-		r = wire_builder_finish(&b, &msg, &len);
-	if (r < 0) {
-		wire_builder_done(&b);
-		close_fds(fds, n_fds);
+	r = build_message(p, WIRE_TYPE_METHOD_CALL, 0, argv[0], argv + 1, argc - 1, fds, &n_fds, &msg, &len);
+	if (r < 0)
 		return r;
-	}
 	/* --repeat: the same call again, each with a serial of its own (the
 	 * serial is at offset 8 of the header, in the message's byte order) */
 	for (long i = 0;; i++) {
@@ -339,7 +352,6 @@ static int cmd_call(char **argv, int argc) {
 /* emit PATH INTERFACE MEMBER [ARG...] */
 static int cmd_emit(char **argv, int argc) {
 	_cleanup_(native_peer_freep) NativePeer *p = NULL;
-	WireBuilder b;
 	uint8_t *msg = NULL;
 	size_t len, n_fds = 0;
 	int fds[16];
@@ -350,18 +362,9 @@ static int cmd_emit(char **argv, int argc) {
 	r = connect_peer(&p);
 	if (r < 0)
 		return r;
-	wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, native_peer_next_serial(p));
-	wire_builder_set_path(&b, argv[0]);
-	wire_builder_set_interface(&b, argv[1]);
-	wire_builder_set_member(&b, argv[2]);
-	r = build_args(&b, argv + 3, argc - 3, fds, &n_fds);
-	if (r >= 0)
-		r = wire_builder_finish(&b, &msg, &len);
-	if (r < 0) {
-		wire_builder_done(&b);
-		close_fds(fds, n_fds);
+	r = build_message(p, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, NULL, argv, argc, fds, &n_fds, &msg, &len);
+	if (r < 0)
 		return r;
-	}
 	r = native_peer_send(p, msg, len, fds, n_fds, 0);
 	free(msg);
 	close_fds(fds, n_fds);

@@ -117,7 +117,8 @@ int native_peer_remove_match(NativePeer *p, const char *rule);
  *		waits for it before REPLY_TIMEOUT (0: 25 s, as libdbus)
  *
  * Return: 0, -EBADMSG (not a message), -EOPNOTSUPP (to the bus driver),
- * or the kernel's answer: -ESRCH or -ENXIO (no such destination), -EPERM
+ * or the kernel's answer: -ESRCH or -ENXIO (no such destination),
+ * -ECONNRESET (the destination is leaving the bus, or this peer), -EPERM
  * (refused by the policy), -EADDRNOTAVAIL (NO_AUTO_START to an
  * activatable name), -ENOBUFS, -EMLINK (too many calls pending).
  */
