@@ -18,10 +18,16 @@ tests_activation_stress_stress_client_LDADD = $(DBUS_LIBS)
 tests_activation_stress_stress_service_SOURCES = tests/activation-stress/stress-service.c
 tests_activation_stress_stress_service_CFLAGS = $(AM_CFLAGS) $(DBUS_CFLAGS)
 tests_activation_stress_stress_service_LDADD = $(DBUS_LIBS)
+# native kdbus peers and classic clients under load on the kernel bus, run
+# by tests/native-stress/run.sh DAEMON (the VM's second stage)
+check_PROGRAMS += tests/native-stress/native-stress
+tests_native_stress_native_stress_SOURCES = tests/native-stress/native-stress.c
+tests_native_stress_native_stress_CFLAGS = $(AM_CFLAGS) $(DBUS_CFLAGS)
+tests_native_stress_native_stress_LDADD = native/libnative.a compat/libcompat.a kdbus/libkdbus.a $(DBUS_LIBS)
 # the test scripts, probes and configurations of every suite that
 # tools/run-tests.sh runs, shipped whole (tools/check-dist.sh checks that
 # the tarball holds every file of the repository)
-EXTRA_DIST += tests/activation-stress/run.sh tests/integration tests/adversarial tests/diff tests/lib tests/policy-diff tests/external \
+EXTRA_DIST += tests/activation-stress/run.sh tests/native-stress/run.sh tests/integration tests/adversarial tests/diff tests/lib tests/policy-diff tests/external \
 	tests/dbus-tests.sh tests/dbus-tests-run.sh tests/dbus-tests.expected-failures tests/vm tests/kfuzz
 # the daemon itself under make check: real clients against the built
 # busbridged (the fast part of the integration suite; sd-bus's client is a

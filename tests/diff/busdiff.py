@@ -200,11 +200,15 @@ def main():
     ap.add_argument('--no-scripted', action='store_true')
     ap.add_argument('--known', default=os.path.join(here, 'known-differences'),
                     help='scenarios still expected to differ (counted as skipped), "" for none')
+    ap.add_argument('--also-known', action='append', default=[], metavar='FILE',
+                    help='more of them, for a daemon set up otherwise (known-differences-kdbus for --kdbus)')
     ap.add_argument('--mapped-names', action='store_true',
                     help='compare who holds which unique name, not the names themselves')
     args = ap.parse_args()
     E.EXACT_NAMES = not args.mapped_names
     known = load_known(args.known)
+    for f in args.also_known:
+        known += load_known(f)
 
     if os.geteuid() == 0:
         import probe

@@ -25,8 +25,11 @@
 #    read-only over 9p (an overlay on tmpfs above it), switches to it and
 #    runs tests/vm/guest-stage2.sh there: real programs (the daemon, its
 #    clients, python) on the module: the integration tests that pass with
-#    busbridged --kdbus and dbus-daemon's installed test suite against it
-#    (../shared/tools/dbus-tests), then validates every slab cache.
+#    busbridged --kdbus, dbus-daemon's installed test suite against it
+#    (../shared/tools/dbus-tests), the activation stress test, a minute
+#    of native peers and classic clients under load (tests/native-stress)
+#    and busdiff's CI scenarios against dbus-daemon in the same guest,
+#    then validates every slab cache.
 #    The TAP of both stages comes back over the serial console
 #
 # VM_TESTS=<substring> runs only the suite's tests whose name contains it,
@@ -64,7 +67,7 @@ stage2=${VM_STAGE2:-1}
 # the integration tests of tests/integration that pass with busbridged on
 # kdbus.ko so far (ONLY= regex); the second stage runs them.  The list grows
 # as the daemon's kernel backend does; VM_INTEGRATION=. runs them all
-kdbus_integration='^test-(dbus-send|kdbus-option|limits|names-limit|call-overflow|burst|native)\.'
+kdbus_integration='^test-(dbus-send|kdbus-option|limits|names-limit|call-overflow|burst|native|unrequested-replies|unroutable|dbus-monitor)\.'
 integration=${VM_INTEGRATION:-$kdbus_integration}
 export LC_ALL=C.UTF-8
 
