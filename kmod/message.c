@@ -457,111 +457,44 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 }
 
 /*
- * The cancel fd of a synchronous call, waited on: an entry on each wait
- * queue its poll registers (pipes register two, eventfds and sockets
- * one), whose wakeup with EPOLLIN wakes the call.  A file that registers
- * more is polled every 10 ms as well.
- */
-struct kdbus_cancel_wait {
-	poll_table pt;
-	struct kdbus_reply *reply;
-	unsigned int n;
-	bool overflow;
-	bool fired;
-	struct {
-		wait_queue_entry_t entry;
-		wait_queue_head_t *head;
-	} q[2];
-};
-
-static int kdbus_cancel_wake(wait_queue_entry_t *entry, unsigned int mode, int sync, void *key)
-{
-	struct kdbus_cancel_wait *cw = entry->private;
-
-	if (key && !(key_to_poll(key) & EPOLLIN))
-		return 0;
-	WRITE_ONCE(cw->fired, true);
-	wake_up(&cw->reply->wait);
-	return 0;
-}
-
-static void kdbus_cancel_queue(struct file *f, wait_queue_head_t *head, poll_table *pt)
-{
-	struct kdbus_cancel_wait *cw = container_of(pt, struct kdbus_cancel_wait, pt);
-
-	if (cw->n == ARRAY_SIZE(cw->q)) {
-		cw->overflow = true;
-		return;
-	}
-	init_waitqueue_func_entry(&cw->q[cw->n].entry, kdbus_cancel_wake);
-	cw->q[cw->n].entry.private = cw;
-	cw->q[cw->n].head = head;
-	add_wait_queue(head, &cw->q[cw->n].entry);
-	cw->n++;
-}
-
-static void kdbus_cancel_unqueue(struct kdbus_cancel_wait *cw)
-{
-	while (cw->n > 0) {
-		cw->n--;
-		remove_wait_queue(cw->q[cw->n].head, &cw->q[cw->n].entry);
-	}
-}
-
-/*
  * A synchronous call waits for its outcome: the answer (its slice, with
- * a kernel reference, in *@ret_slice, and its fds to install in
- * *@ret_files), ETIMEDOUT at the deadline, EPIPE when the callee goes away
- * or drops the call, ECONNRESET when the caller does, ECANCELED when the
- * cancel fd becomes readable.  A signal parks the call
- * (kdbus_reply_park()) and gives -ERESTARTSYS: SEND is restarted with the
- * same arguments (SA_RESTART) or returns EINTR, and a SEND of the same
- * cookie resumes the wait.
+ * a kernel reference, in *@ret_slice), ETIMEDOUT at the deadline, EPIPE
+ * when the callee goes away or drops the call, ECONNRESET when the caller
+ * does, ECANCELED when the cancel fd becomes readable.  A signal parks
+ * the call (kdbus_reply_park()) and gives -ERESTARTSYS: SEND is restarted
+ * with the same arguments (SA_RESTART) or returns EINTR, and a SEND of
+ * the same cookie resumes the wait.
  */
 static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
 			    struct kdbus_slice **ret_slice, u64 *ret_size, struct kdbus_queue_entry **ret_files)
 {
-	struct kdbus_cancel_wait cw = { .reply = reply };
-	bool cancelled = false;
 	int r;
 
-	if (cancel) {
-		init_poll_funcptr(&cw.pt, kdbus_cancel_queue);
-		cancelled = vfs_poll(cancel, &cw.pt) & EPOLLIN;
-	}
 	for (;;) {
 		u64 now = ktime_get_ns();
 		long t, w;
 
-		if (cancelled) {
-			r = -ECANCELED;
-			break;
-		}
 		if (now >= reply->deadline_ns) {
 			r = -ETIMEDOUT;
 			break;
 		}
 		t = nsecs_to_jiffies(reply->deadline_ns - now) + 1;
-		if (cw.overflow)
-			t = min_t(long, t, msecs_to_jiffies(10));
-		w = wait_event_interruptible_timeout(reply->wait,
-						     smp_load_acquire(&reply->done) || READ_ONCE(cw.fired), t);
+		if (cancel)
+			t = min_t(long, t, msecs_to_jiffies(10));	/* the cancel fd is polled */
+		w = wait_event_interruptible_timeout(reply->wait, smp_load_acquire(&reply->done), t);
 		if (w == -ERESTARTSYS) {
 			/* a signal: the call stays, the SEND is restarted (or
 			 * returns EINTR) and resumes the wait */
-			kdbus_cancel_unqueue(&cw);
 			kdbus_reply_park(reply);
 			return -ERESTARTSYS;
 		}
 		if (smp_load_acquire(&reply->done))
 			break;
-		if (cancel && (READ_ONCE(cw.fired) || cw.overflow)) {
-			/* (reset first: a wakeup from now on is seen again) */
-			WRITE_ONCE(cw.fired, false);
-			cancelled = vfs_poll(cancel, NULL) & EPOLLIN;
+		if (cancel && (vfs_poll(cancel, NULL) & EPOLLIN)) {
+			r = -ECANCELED;
+			break;
 		}
 	}
-	kdbus_cancel_unqueue(&cw);
 	if (!smp_load_acquire(&reply->done)) {
 		bool mine;
 
