@@ -48,7 +48,7 @@
 # lands in $VM_WORK/kfuzz-commands.log; after a splat its last lines are
 # printed with the worker and command numbers to replay.
 #
-# A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 900 s and the fuzzing) or a missing result
+# A panic, oops, BUG, WARN, a timeout (VM_TIMEOUT, 1200 s and the fuzzing) or a missing result
 # line is a failure.  The last line is "N passed, N failed, N skipped"; exit
 # status 0 when nothing failed, 1 on failure, 77 when the test cannot run
 # here (packages not installable as non-root, no kernel image to download).
@@ -61,7 +61,7 @@ fuzz_s=${VM_FUZZ_SECONDS:-60}
 fuzz_seed=${VM_FUZZ_SEED:-0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')}
 fuzz_args=${VM_FUZZ_ARGS:-}
 fuzz_only=${VM_FUZZ_ONLY:-0}
-timeout_s=${VM_TIMEOUT:-$((900 + fuzz_s))}
+timeout_s=${VM_TIMEOUT:-$((1200 + fuzz_s))}
 stage2=${VM_STAGE2:-1}
 [ "$fuzz_only" = 0 ] || stage2=0
 # the integration tests of tests/integration that pass with busbridged on
