@@ -1,9 +1,11 @@
 #!/bin/bash
 # deps.sh: install the Debian packages busbridge needs (as root), only those
-# that are missing.  Usage: tools/deps.sh [build|test|bench|policy|vm]   (test
+# that are missing.  Usage: tools/deps.sh [build|test|bench|policy|vm|deb]   (test
 # implies build; bench, for tools/bench.sh, implies test; policy, the system.d
 # files tests/policy-diff probes, implies test; vm, what tests/vm/run.sh needs
-# to build the kernel module and boot it in qemu, implies build)
+# to build the kernel module and boot it in qemu, implies build; deb, the
+# Debian packaging (debian/, dpkg-buildpackage, lintian, DKMS, and
+# tests/deb/install-test.sh's container), implies build)
 set -eu
 build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
   libexpat1-dev libdbus-1-dev libsystemd-dev"
@@ -14,6 +16,10 @@ bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
 # with kbuild, qemu (TCG is enough), and an initramfs of busybox
 vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod"
+# the Debian packages (debian/): debhelper with the DKMS addon, lintian,
+# dch; the install test boots a debootstrapped Debian 12 in systemd-nspawn
+deb_pkgs="debhelper dh-dkms dkms dpkg-dev fakeroot lintian devscripts
+  systemd-container debootstrap"
 # packages that ship system.d policy files, for tests/policy-diff
 policy_pkgs="polkitd bluez avahi-daemon network-manager udisks2 upower systemd-container
   accountsservice rtkit wpasupplicant modemmanager"
@@ -22,6 +28,7 @@ want=$build_pkgs
 [ "${1:-build}" = bench ] && want="$build_pkgs $test_pkgs $bench_pkgs"
 [ "${1:-build}" = policy ] && want="$build_pkgs $test_pkgs $policy_pkgs"
 [ "${1:-build}" = vm ] && want="$build_pkgs $vm_pkgs"
+[ "${1:-build}" = deb ] && want="$build_pkgs $deb_pkgs"
 missing=()
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
