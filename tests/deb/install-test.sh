@@ -7,9 +7,7 @@
 #
 # It builds the packages twice from this source tree (dpkg-buildpackage
 # -us -uc -b; the second time with a bumped changelog version, for the
-# upgrade), runs lintian on them, builds kdbus.ko with DKMS for each kernel
-# of this machine that has its headers installed (in a throwaway DKMS tree;
-# the module is never loaded), and then boots the cached rootfs of
+# upgrade), runs lintian on them, and then boots the cached rootfs of
 # ../shared/tools/system-boot (BUSVM_DIR, default /var/tmp/busvm; made by
 # its boot-check.sh on first use) five times with one writable overlay:
 #
@@ -26,6 +24,17 @@
 #      the dbus.service and dbus.socket links are gone; reboot
 #   5. dbus-daemon is the bus; apt purges busbridge; nothing named
 #      *busbridge* is left
+#
+# and last runs the same overlay once more without booting, with this
+# machine's network and Debian mirror (its apt sources): apt installs the
+# kernel headers of this machine's kernel (linux-headers-$(uname -r); for a
+# kernel that is not Debian's, those of the headers installed here), then
+# busbridge-dkms from the local directory, whose DKMS build makes kdbus.ko
+# for them; dkms status and /lib/modules show it installed, nothing loads
+# it (modules-load.d, /etc/modules; /sys/module/kdbus absent here: it is
+# never loaded); apt purges busbridge-dkms and the module and its source are
+# gone.  The overlay, with all that apt downloaded, goes with the work
+# directory.
 #
 # Stdout: one line per step, "ok N - what" or "not ok N - what # why"
 # ("ok N - what # SKIP why" for a step that cannot run here), then a last
@@ -104,31 +113,16 @@ deb2=$(ls "$W"/v2/busbridge_*.deb 2>/dev/null)
 lintian --fail-on error,warning "$W"/v1/*.changes >"$W/lintian.log" 2>&1
 ok "lintian: no errors and no warnings (overrides in debian/*.lintian-overrides)" $? "$(grep -cE '^[EW]: ' "$W/lintian.log") E/W tags, see $W/lintian.log"
 
-# DKMS, in a throwaway tree: the source the package installs in /usr/src,
-# built with dkms for each kernel that has headers (never installed, never
-# loaded); dkms signs the module with a key made in the work directory
-mkdir -p "$W/dkms/root" "$W/dkms/tree"
+# what busbridge-dkms ships (it is installed and built in the container
+# after the boots, below)
+mkdir -p "$W/dkms/root"
 dpkg-deb -x "$dkms1" "$W/dkms/root"
 src=$(ls -d "$W"/dkms/root/usr/src/busbridge-* 2>/dev/null)
 [ -f "$src/dkms.conf" ] && [ -f "$src/kmod/Kbuild" ] && [ -f "$src/kdbus/kdbus.h" ]
 ok "busbridge-dkms ships dkms.conf, kmod/ and kdbus/kdbus.h in /usr/src" $?
 ! dpkg-deb -c "$dkms1" | grep -q 'modules-load.d\|modprobe.d'
 ok "busbridge-dkms does not load the module at boot (no modules-load.d)" $?
-kvers=$(for k in /lib/modules/*/build; do [ -e "$k/Makefile" ] && basename "$(dirname "$k")"; done)
-if [ -z "$kvers" ]; then
-	skip "dkms build of kdbus.ko" "no kernel headers installed (linux-headers-amd64, tools/deps.sh vm)"
-elif ! command -v dkms >/dev/null; then
-	skip "dkms build of kdbus.ko" "dkms not installed (tools/deps.sh deb)"
-else
-	for k in $kvers; do
-		mok_signing_key=$W/dkms/mok.key mok_certificate=$W/dkms/mok.pub \
-			nice dkms build -m busbridge -v "$v1" -k "$k" --sourcetree "$W/dkms/root/usr/src" \
-			--dkmstree "$W/dkms/tree" >"$W/dkms/build-$k.log" 2>&1
-		rc=$?
-		[ $rc = 0 ] && [ -n "$(find "$W/dkms/tree/busbridge/$v1/$k" -name kdbus.ko 2>/dev/null)" ]
-		ok "dkms build of kdbus.ko for $k (not installed, not loaded)" $? "rc=$rc, see $W/dkms/build-$k.log"
-	done
-fi
+dkmsver=${src##*/busbridge-}
 
 # the two local package directories apt installs from (flat repositories);
 # libevent is the one dependency the rootfs lacks
@@ -139,9 +133,11 @@ done
 ev=$(ls /var/cache/apt/archives/libevent-2.1-7_*.deb 2>/dev/null | tail -1)
 [ -n "$ev" ] || { (cd "$W/repo" && apt-get download -q libevent-2.1-7 >/dev/null 2>&1); ev=$(ls "$W"/repo/libevent-2.1-7_*.deb 2>/dev/null | tail -1); }
 [ -n "$ev" ] || { echo "install-test: no libevent-2.1-7 package, stopping" >&2; finish; }
-for r in 1 2; do
-	cp "$ev" "$W/repo/v$r/"
-	(cd "$W/repo/v$r" && dpkg-scanpackages -m . >Packages 2>/dev/null)
+mkdir -p "$W/repo/dkms"
+cp "$dkms1" "$W/repo/dkms/"
+for r in v1 v2 dkms; do
+	[ $r = dkms ] || cp "$ev" "$W/repo/$r/"
+	(cd "$W/repo/$r" && dpkg-scanpackages -m . >Packages 2>/dev/null)
 done
 chmod -R a+rX "$W/repo"
 
@@ -405,4 +401,70 @@ run dpkg-query -W -f '${Status}' dbus-daemon
 ok "purge: dbus-daemon stays installed" $? "$OUT"
 shutdown poweroff
 ok "boot 5: poweroff" $?
+
+# ---- DKMS: busbridge-dkms installed with apt in the container (not booted,
+# same overlay, the host's network and Debian mirror), which builds kdbus.ko
+# for the kernel headers installed there; the module is never loaded
+kver=$(uname -r) hkver=
+if [ ! -e "/lib/modules/$kver/build/Makefile" ]; then
+	# a kernel that is not Debian's has no linux-headers package: the
+	# headers this machine has installed instead
+	for k in /lib/modules/*/build; do [ -e "$k/Makefile" ] && hkver=$(basename "$(dirname "$k")"); done
+fi
+mkdir -p "$U/etc/apt/sources.list.d" "$W/dkms/out"
+cat /etc/apt/sources.list 2>/dev/null >"$U/etc/apt/sources.list"
+for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list; do
+	[ -e "$f" ] && cp "$f" "$U/etc/apt/sources.list.d/"
+done
+echo 'deb [trusted=yes] file:/debs/dkms ./' >"$U/etc/apt/sources.list.d/busbridge-dkms-test.list"
+cat >"$W/dkms/out/in.sh" <<'EOF'
+#!/bin/sh
+# in.sh KVER FALLBACK-KVER DKMS-VERSION: each step writes its status to
+# /out/STEP.rc and its output to /out/STEP.log
+export DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin
+kver=$1 hkver=$2 ver=$3
+apt="apt-get -q -y -o Acquire::Retries=3"
+step() { s=$1; shift; "$@" >/out/$s.log 2>&1; echo $? >/out/$s.rc; }
+step update $apt update
+if [ -n "$hkver" ] && ! apt-cache show "linux-headers-$kver" >/dev/null 2>&1; then kver=$hkver; fi
+echo "$kver" >/out/kver
+step headers sh -c "$apt install --no-install-recommends linux-headers-$kver && test -e /lib/modules/$kver/build/Makefile"
+step install $apt install --no-install-recommends busbridge-dkms
+step status sh -c "dkms status; ls -l /lib/modules/$kver/updates/dkms/"
+dkms status >/out/status.txt 2>&1
+find /lib/modules -name 'kdbus.ko*' >/out/ko.txt 2>&1
+grep -rl kdbus /etc/modules-load.d /usr/lib/modules-load.d /lib/modules-load.d /run/modules-load.d /etc/modules >/out/load.txt 2>/dev/null
+step purge $apt purge busbridge-dkms
+dkms status >/out/status2.txt 2>&1
+{ ls -d /usr/src/busbridge-* /var/lib/dkms/busbridge; find /lib/modules -name 'kdbus.ko*'; } >/out/left.txt 2>/dev/null
+rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/*_*
+EOF
+chmod 755 "$W/dkms/out/in.sh"
+( echo $BASHPID >"$cg2/cgroup.procs"; [ -n "$cg1" ] && echo $BASHPID >"$cg1/cgroup.procs"
+  export SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1
+  exec timeout -k 10 1200 unshare --mount --propagation private "$W/inner.sh" systemd-nspawn --register=no --keep-unit \
+	--machine=bbdeb-$$ --directory="$W/merged" --bind-ro="$W/repo:/debs" --bind="$W/dkms/out:/out" \
+	--as-pid2 --console=pipe /out/in.sh "$kver" "$hkver" "$dkmsver" ) </dev/null >"$W/dkms/nspawn.log" 2>&1
+nrc=$?
+dlog() { echo "$W/dkms/out/$1.log"; }
+drc() { cat "$W/dkms/out/$1.rc" 2>/dev/null || echo "none (nspawn rc=$nrc, see $W/dkms/nspawn.log)"; }
+k=$(cat "$W/dkms/out/kver" 2>/dev/null)
+[ "$(drc update)" = 0 ]
+ok "dkms: apt-get update in the container (the Debian mirror of this machine and the local busbridge-dkms)" $? "rc=$(drc update), see $(dlog update)"
+why=
+[ "$k" = "$kver" ] || why=" (no headers for $kver, a kernel that is not Debian's: those installed here)"
+[ "$(drc headers)" = 0 ]
+ok "dkms: apt-get install linux-headers-${k:-?} in the container$why" $? "rc=$(drc headers), see $(dlog headers)"
+[ "$(drc install)" = 0 ]
+ok "dkms: apt-get install busbridge-dkms in the container (pulls dkms, gcc, make)" $? "rc=$(drc install), see $(dlog install)"
+grep -q "^busbridge/$dkmsver, $k, x86_64: installed" "$W/dkms/out/status.txt" &&
+	grep -q "^/lib/modules/$k/updates/dkms/kdbus.ko" "$W/dkms/out/ko.txt"
+ok "dkms: dkms status says busbridge/$dkmsver, $k, x86_64: installed, kdbus.ko in /lib/modules/$k/updates/dkms" $? \
+	"$(cat "$W/dkms/out/status.txt" "$W/dkms/out/ko.txt" 2>/dev/null | tr '\n' ' ')"
+[ -e "$W/dkms/out/load.txt" ] && [ ! -s "$W/dkms/out/load.txt" ] && [ ! -e /sys/module/kdbus ]
+ok "dkms: nothing loads kdbus (modules-load.d, /etc/modules) and it is not loaded on this machine (/sys/module/kdbus)" $? \
+	"$(cat "$W/dkms/out/load.txt" 2>/dev/null | tr '\n' ' ')$([ -e /sys/module/kdbus ] && echo ' /sys/module/kdbus exists')"
+[ "$(drc purge)" = 0 ] && ! grep -q '^busbridge' "$W/dkms/out/status2.txt" && [ -e "$W/dkms/out/left.txt" ] && [ ! -s "$W/dkms/out/left.txt" ]
+ok "dkms: apt-get purge busbridge-dkms removes the module and /usr/src/busbridge-*" $? \
+	"rc=$(drc purge), $(cat "$W/dkms/out/status2.txt" "$W/dkms/out/left.txt" 2>/dev/null | tr '\n' ' ')"
 finish
