@@ -21,6 +21,7 @@ mount -t tmpfs tmpfs /tmp
 # user namespaces for everyone, as on most distributions (the attacks of
 # tests/kdbus/test-security.c come from one)
 echo 1 > /proc/sys/kernel/unprivileged_userns_clone 2> /dev/null
+. /kdbus/guest-lib.sh
 status=0
 step() { # DESCRIPTION COMMAND...
 	d=$1; shift
@@ -50,9 +51,10 @@ teardown() { # umount and rmmod while an fd is open: refused, or lazy
 	step "mount again once the fd is closed" mount -t kdbusfs kdbusfs /sys/fs/kdbus
 	echo "# teardown done"
 }
-suite() { # RUN
-	echo "# run $1"
-	KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP=/kdbus/unsupported-tests /kdbus/test-kdbus $(cat /kdbus/tests-filter) 2>&1
+suite() { # RUN (a run takes about 15 s under TCG)
+	echo "# run $1 (uptime $(uptime_s) s)"
+	KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP=/kdbus/unsupported-tests \
+		deadline 600 /kdbus/test-kdbus $(cat /kdbus/tests-filter) 2>&1
 	rc=$?
 	[ $rc = 0 ] || { echo "# suite run $1 exited $rc"; status=1; }
 }
@@ -61,8 +63,9 @@ selftests() { # RUN: the original kdbus selftests, as root, in TAP; the
 	# are reported as skipped while they fail, and as failures once they
 	# pass (the list only shrinks)
 	[ -x /kdbus/kdbus-selftest ] || return 0
-	echo "# selftests run $1"
-	/kdbus/kdbus-selftest --tap > /tmp/selftests.tap 2>&1
+	echo "# selftests run $1 (uptime $(uptime_s) s)"
+	deadline 600 /kdbus/kdbus-selftest --tap > /tmp/selftests.tap 2>&1
+	[ $? != 124 ] || status=1	# (its failures are judged line by line)
 	while read -r line; do
 		case "$line" in
 		"ok "*|"not ok "*)
@@ -97,7 +100,7 @@ fuzz() { # kfuzz as configured in /kdbus/fuzz.conf, one TAP line
 	[ "$FUZZ_SECONDS" != 0 ] || return 0
 	logopt=
 	[ -c /dev/ttyS1 ] && logopt="--log /dev/ttyS1"
-	echo "# kfuzz --seed $FUZZ_SEED --seconds $FUZZ_SECONDS $FUZZ_ARGS"
+	echo "# kfuzz --seed $FUZZ_SEED --seconds $FUZZ_SECONDS $FUZZ_ARGS (uptime $(uptime_s) s)"
 	{ /kdbus/kfuzz --seed "$FUZZ_SEED" --seconds "$FUZZ_SECONDS" $logopt $FUZZ_ARGS 2>&1; echo $? > /tmp/kfuzz.rc; } |
 		tee /tmp/kfuzz.out
 	rc=$(cat /tmp/kfuzz.rc)
@@ -121,9 +124,9 @@ else
 	suite 1
 	selftests 1
 	suite 2
-	echo "# stress"
-	KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) /kdbus/test-kdbus kernel_stress 2>&1 ||
-		status=1
+	echo "# stress (uptime $(uptime_s) s)"
+	KDBUS_TEST_BACKEND=ioctl KDBUS_STRESS_SECONDS=$(cat /kdbus/stress-seconds) \
+		deadline $(($(cat /kdbus/stress-seconds) + 300)) /kdbus/test-kdbus kernel_stress 2>&1 || status=1
 	fuzz
 	teardown
 	unload
@@ -148,7 +151,7 @@ if [ -f /kdbus/stage2 ]; then
 	   step "overlay on the host's root" mount -t overlay overlay \
 		-o lowerdir=/host,upperdir=/rw/upper,workdir=/rw/work /newroot &&
 	   [ -x "/newroot$tree/tests/vm/guest-stage2.sh" ]; then
-		echo "# second stage: $tree"
+		echo "# second stage: $tree (uptime $(uptime_s) s)"
 		mount --move /proc /newroot/proc
 		mount --move /sys /newroot/sys
 		mount --move /dev /newroot/dev
@@ -157,8 +160,8 @@ if [ -f /kdbus/stage2 ]; then
 	echo "# guest step failed: second stage"
 	status=1
 fi
-# every slab cache checked after the run: slub_debug=FZPU reports any
-# object whose redzone or poison was overwritten ("BUG <cache> ...")
+# every slab cache checked after the run: slub_debug=FZPU,kmalloc* reports any kmalloc
+# object (all of kdbus.ko's) whose redzone or poison was overwritten ("BUG <cache> ...")
 echo "# slab validation"
 for v in /sys/kernel/slab/*/validate; do echo 1 > "$v" 2> /dev/null; done
 echo "# slab validation done"

@@ -11,7 +11,7 @@
 #    unpacked with dpkg-deb, never installed; cached in $VM_WORK)
 # 4. builds an initramfs (busybox-static, the module, the suite,
 #    tests/vm/guest-init.sh as /init) and boots it in qemu (TCG unless
-#    VM_ACCEL=kvm) with panic_on_warn=1 oops=panic slub_debug=FZPU
+#    VM_ACCEL=kvm) with panic_on_warn=1 oops=panic slub_debug=FZPU,kmalloc*
 # 5. the guest loads the module, mounts kdbusfs on /sys/fs/kdbus and runs
 #    the suite on the ioctl backend twice, the original kdbus selftests
 #    (../shared/tools/kdbus-selftests) twice, the concurrency stress test
@@ -26,7 +26,7 @@
 #    runs tests/vm/guest-stage2.sh there: real programs (the daemon, its
 #    clients, python) on the module: the integration tests that pass with
 #    busbridged --kdbus, dbus-daemon's installed test suite against it
-#    (../shared/tools/dbus-tests), the activation stress test, a minute
+#    (../shared/tools/dbus-tests), the activation stress test, half a minute
 #    of native peers and classic clients under load (tests/native-stress)
 #    and busdiff's CI scenarios against dbus-daemon in the same guest,
 #    then validates every slab cache.
@@ -155,6 +155,7 @@ root=$work/initramfs
 rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initramfs"
 cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
+	cp "$top/tests/vm/guest-lib.sh" "$root/kdbus/" &&
 	cp "$work"/src/kmod/*.ko "$root/kdbus/" && cp "$work/test-kdbus" "$root/kdbus/" &&
 	cp "$top/kmod/unsupported-tests" "$top/kmod/unsupported-selftests" "$root/kdbus/" &&
 	cp "$work/kfuzz" "$root/kdbus/" &&
@@ -174,7 +175,10 @@ log=$work/console.log
 cmdlog=$work/kfuzz-commands.log
 rm -f "$log" "$cmdlog"
 [ "$fuzz_s" != 0 ] && echo "# kfuzz in the guest: seed $fuzz_seed, $fuzz_s s${fuzz_args:+, $fuzz_args}"
-cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU
+# slub debugging (red zones, poison, the owner of every object) on the
+# kmalloc caches, where every object of kdbus.ko lives; on every cache it
+# would weigh on each fork, exec and file of the second stage's programs
+cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU,kmalloc*
   init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
   rdinit=/init"
 start=$(date +%s.%N)
