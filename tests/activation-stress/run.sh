@@ -23,6 +23,7 @@
 # build directory of DAEMON) has tests/activation-stress/stress-{client,service}
 # (`make check` builds them).  Last line: "N passed, N failed, N skipped".
 set -u
+. "$(dirname "$0")/../lib/session-config.sh"
 daemon=$(realpath -e "${1:?usage: run.sh DAEMON [BUILDDIR]}") || exit 2
 builddir=${2:-$(dirname "$(dirname "$daemon")")}
 bin=$builddir/tests/activation-stress
@@ -50,29 +51,15 @@ for mode in idle crash; do
 	printf '[D-BUS Service]\nName=com.example.Stress.%s\nExec=%s com.example.Stress.%s %s %s %s\n' \
 		"$mode" "$bin/stress-service" "$mode" "$mode" "$MIN" "$MAX" >"$T/services/com.example.Stress.$mode.service"
 done
-cat >"$T/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>$T/services</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  <limit name="max_incoming_bytes">100000000</limit>
-  <limit name="max_outgoing_bytes">100000000</limit>
-  <limit name="max_replies_per_connection">50000</limit>
-  <limit name="max_connections_per_user">100000</limit>
-  <limit name="max_completed_connections">100000</limit>
-  <limit name="max_incomplete_connections">10000</limit>
-  <limit name="max_pending_service_starts">10000</limit>
-  <limit name="service_start_timeout">20000</limit>
-</busconfig>
-EOF
+open_session_config "$T/bus.conf" "unix:path=$T/bus.sock" "<servicedir>$T/services</servicedir>" \
+	'<limit name="max_incoming_bytes">100000000</limit>' \
+	'<limit name="max_outgoing_bytes">100000000</limit>' \
+	'<limit name="max_replies_per_connection">50000</limit>' \
+	'<limit name="max_connections_per_user">100000</limit>' \
+	'<limit name="max_completed_connections">100000</limit>' \
+	'<limit name="max_incomplete_connections">10000</limit>' \
+	'<limit name="max_pending_service_starts">10000</limit>' \
+	'<limit name="service_start_timeout">20000</limit>'
 
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 

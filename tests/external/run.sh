@@ -12,6 +12,7 @@
 # status and the same TAP tests failing (none, where dbus-daemon passes).  Prints TAP and "N passed, N failed, N skipped";
 # exit 77 when none of the suites is installed.
 set -u
+. "$(dirname "$0")/../lib/session-config.sh"
 daemon=${1:?usage: run.sh DAEMON}
 daemon=$(cd "$(dirname "$daemon")" && pwd)/$(basename "$daemon")
 reference=${REFERENCE_DAEMON:-/usr/bin/dbus-daemon}
@@ -89,20 +90,7 @@ if ls "$sdtests"/test-bus-* > /dev/null 2>&1; then
 	for w in ref bb; do
 		d=$reference
 		[ $w = bb ] && d=$daemon
-		cat > "$tmp/sd-$w.conf" <<-EOF
-		<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-		 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-		<busconfig>
-		  <type>session</type>
-		  <listen>unix:path=$tmp/sd-$w.sock</listen>
-		  <auth>EXTERNAL</auth>
-		  <policy context="default">
-		    <allow send_destination="*" eavesdrop="true"/>
-		    <allow eavesdrop="true"/>
-		    <allow own="*"/>
-		  </policy>
-		</busconfig>
-		EOF
+		open_session_config "$tmp/sd-$w.conf" "unix:path=$tmp/sd-$w.sock"
 		"$d" --config-file="$tmp/sd-$w.conf" --nofork --print-address=3 3> "$tmp/sd-$w.addr" 2> "$tmp/sd-$w.daemon.log" &
 		pid=$!
 		for _ in $(seq 100); do [ -s "$tmp/sd-$w.addr" ] && break; sleep 0.05; done

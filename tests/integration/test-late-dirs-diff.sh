@@ -12,6 +12,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
+. "$here/../lib/session-config.sh"
 
 call() { # ADDR NAME [ARGS...]: a call of NAME's, auto-start allowed
 	local addr=$1 name=$2; shift 2
@@ -33,23 +34,8 @@ run() { # DAEMON WHO: TITLE: RESULT lines
 	local d=$T/$1 daemon=$2 addr pid log
 	rm -rf "$d"; mkdir -p "$d/run"; chmod 700 "$d/run"
 	log=$d/bus.log
-	cat >"$d/bus.conf" <<EOF2
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$d/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <servicedir>$d/late</servicedir>
-  <standard_session_servicedirs/>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-  <includedir>$d/conf.d</includedir>
-</busconfig>
-EOF2
+	open_session_config "$d/bus.conf" "unix:path=$d/bus.sock" "<servicedir>$d/late</servicedir>" \
+		"<standard_session_servicedirs/>" "<includedir>$d/conf.d</includedir>"
 	XDG_DATA_HOME=$d/xdg XDG_DATA_DIRS=$d/xdg-dirs XDG_RUNTIME_DIR=$d/run \
 		"$daemon" --config-file="$d/bus.conf" --nofork --print-address=3 3>"$d/addr" 2>"$log" </dev/null &
 	pid=$!

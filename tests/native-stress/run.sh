@@ -10,6 +10,7 @@
 # once and in order.  The daemon must then exit cleanly on SIGTERM.
 # Last line: "N passed, N failed, N skipped" (77 when there is no kdbusfs).
 set -u
+. "$(dirname "$0")/../lib/session-config.sh"
 daemon=$(realpath -e "${1:?usage: run.sh BUSBRIDGED [BUILDDIR]}") || exit 2
 builddir=${2:-$(dirname "$(dirname "$daemon")")}
 stress=$builddir/tests/native-stress/native-stress
@@ -29,20 +30,7 @@ fi
 T=$(mktemp -d -t busbridge-native-stress.XXXXXX)
 bus_pid=
 trap '[ -n "$bus_pid" ] && kill $bus_pid 2> /dev/null; rm -rf "$T"' EXIT
-cat > "$T/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus.sock</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
+open_session_config "$T/bus.conf" "unix:path=$T/bus.sock"
 "$daemon" --kdbus --config-file="$T/bus.conf" --nofork --nopidfile 2> "$T/bus.err" &
 bus_pid=$!
 kbus=/sys/fs/kdbus/$(id -u)-busbridge-$bus_pid/bus
