@@ -37,6 +37,7 @@ for t in "$here"/test-*; do
 	name=$(basename "$t")
 	[[ $name =~ $only ]] || continue
 	[ -x "$t" ] || continue
+	t0=$(date +%s.%N)
 	out=$(cd "$tmp" && timeout -k 5 120 "$t" 2>"$tmp/$name.err"); rc=$?
 	[ "$rc" = 77 ] && rc=0	# skipped (it printed its "# SKIP" line)
 	p=$(grep -c '^ok ' <<<"$out" | head -1); f=$(grep -c '^not ok ' <<<"$out")
@@ -45,7 +46,7 @@ for t in "$here"/test-*; do
 not ok - $name exited with $rc"; fi
 	[ $((p + f + s)) = 0 ] && { f=1; out="$out
 not ok - $name printed no results"; }
-	echo "# $name: $p passed, $f failed, $s skipped"
+	echo "# $name: $p passed, $f failed, $s skipped ($(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)") s)"
 	sed 's/^/  /' <<<"$out"
 	[ "$f" = 0 ] || sed 's/^/  stderr: /' "$tmp/$name.err" | tail -n 15
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
