@@ -131,7 +131,11 @@ int native_peer_send(NativePeer *p, const uint8_t *msg, size_t len, const int *f
  * @ret_reply:	the METHOD_RETURN or ERROR
  *
  * When no answer comes in time, or the callee goes away without one, the
- * answer is the NoReply error that libdbus gives a blocking call.
+ * answer is the NoReply error that libdbus gives a blocking call.  So is
+ * a call to an activatable name whose service fails to start: the bus
+ * answers a classic client's call with the reason (Spawn.ChildExited and
+ * the like), but an activator may only PEEK and DROP what it holds, so
+ * the kernel tells a native caller only that its call died (REPLY_DEAD).
  *
  * Return: 0, what native_peer_send() returns, -EINVAL (not a call that
  * expects a reply).
