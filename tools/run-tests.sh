@@ -176,14 +176,14 @@ else
 fi
 
 # --- the kernel module in a VM ------------------------------------------------------
-# tests/vm/run.sh (about 15 min under TCG): kmod/ built against
+# tests/vm/run.sh (about 12 min under TCG): kmod/ built against
 # linux-headers-amd64, the matching kernel booted in qemu, the original
 # selftests and the conformance suite on the ioctl backend twice and after
 # rmmod/insmod, a minute of concurrent senders, receivers, names and
 # connections, a minute of the ioctl fuzzer (tests/kfuzz, a new seed each
 # run, printed in its TAP line), then busbridged --kdbus in the host's
 # root: integration tests (native peers too), dbus-daemon's suite, the
-# activation stress test, a minute of native and classic peers under load
+# activation stress test, half a minute of native and classic peers under load
 # and busdiff against dbus-daemon in the guest; any
 # oops, WARN, hang or fuzzer violation fails.  Where it cannot run (exit 77) it counts as skipped.
 if [ "${SKIP_VM:-0}" != 1 ]; then

@@ -16,7 +16,8 @@
 #      `systemctl enable busbridge` and `systemctl --global enable
 #      busbridge-session.socket busbridge-session.service`; reboot
 #   2. busbridged is the system bus and the session bus of user 1000:
-#      logind, timedated, the journal, busctl list, ReloadConfig,
+#      logind, networkd, resolved (installed in boot 1), timedated, the
+#      journal, busctl list, ReloadConfig,
 #      busctl --user; apt upgrades busbridge with the bus running (the
 #      busbridged PIDs stay the same); disable; reboot
 #   3. dbus-daemon is the bus again; enable busbridge; reboot
@@ -133,10 +134,16 @@ done
 ev=$(ls /var/cache/apt/archives/libevent-2.1-7_*.deb 2>/dev/null | tail -1)
 [ -n "$ev" ] || { (cd "$W/repo" && apt-get download -q libevent-2.1-7 >/dev/null 2>&1); ev=$(ls "$W"/repo/libevent-2.1-7_*.deb 2>/dev/null | tail -1); }
 [ -n "$ev" ] || { echo "install-test: no libevent-2.1-7 package, stopping" >&2; finish; }
+# systemd-resolved, which the rootfs lacks, of its systemd's version, for
+# one more of the system's services on busbridge's bus (boot 2)
+sdver=$(dpkg-query --admindir="$ROOTFS/var/lib/dpkg" -W -f '${Version}' systemd 2>/dev/null)
+(cd "$W/repo" && apt-get download -q "systemd-resolved=$sdver" >/dev/null 2>&1)
+resolved_deb=$(ls "$W"/repo/systemd-resolved_*.deb 2>/dev/null | tail -1)
 mkdir -p "$W/repo/dkms"
 cp "$dkms1" "$W/repo/dkms/"
 for r in v1 v2 dkms; do
 	[ $r = dkms ] || cp "$ev" "$W/repo/$r/"
+	[ $r != v1 ] || [ -z "$resolved_deb" ] || cp "$resolved_deb" "$W/repo/$r/"
 	(cd "$W/repo/$r" && dpkg-scanpackages -m . >Packages 2>/dev/null)
 done
 chmod -R a+rX "$W/repo"
@@ -267,6 +274,10 @@ expect_bus dbus-daemon "boot 1"
 pid0=$(bus_pid)
 apt_local v1 install busbridge
 ok "apt-get install busbridge ($v1) from a local directory" $R "see $W/boot-1.log"
+if [ -n "$resolved_deb" ]; then
+	apt_local v1 install systemd-resolved
+	ok "apt-get install systemd-resolved (for boot 2)" $R "see $W/boot-1.log"
+fi
 run dpkg-query -W -f '${Status} ${Version}\n' busbridge dbus-daemon
 [ $R = 0 ] && [ "$(grep -c 'install ok installed' <<<"$OUT")" = 2 ]
 ok "busbridge and dbus-daemon are both installed" $? "$OUT"
@@ -302,6 +313,18 @@ ok "boot 2: busctl list shows org.freedesktop.login1" $?
 run timedatectl --no-pager show
 [ $R = 0 ] && grep -q '^NTP=' <<<"$OUT"
 ok "boot 2: timedated answers (timedatectl, bus activation)" $? "rc=$R"
+run systemctl start systemd-networkd.service
+[ $R = 0 ] && run busctl --no-pager get-property org.freedesktop.network1 /org/freedesktop/network1 \
+	org.freedesktop.network1.Manager OperationalState
+[ $R = 0 ] && grep -q '^s "' <<<"$OUT"
+ok "boot 2: networkd answers on the bus (busctl get-property ... OperationalState)" $? "rc=$R, $OUT"
+if [ -n "$resolved_deb" ]; then
+	run resolvectl --no-pager status
+	[ $R = 0 ] && grep -q '^Global' <<<"$OUT"
+	ok "boot 2: resolved answers on the bus (resolvectl status)" $? "rc=$R, $(echo $OUT | cut -c1-200)"
+else
+	skip "boot 2: resolved answers on the bus" "no systemd-resolved $sdver to download"
+fi
 run journalctl -b --no-pager -o cat _PID="$bb_pid"
 [ $R = 0 ] && [ -n "$OUT" ]
 ok "boot 2: the journal has busbridged's messages" $? "rc=$R, $(echo "$OUT" | wc -l) lines"
@@ -444,7 +467,7 @@ chmod 755 "$W/dkms/out/in.sh"
   export SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1
   exec timeout -k 10 1200 unshare --mount --propagation private "$W/inner.sh" systemd-nspawn --register=no --keep-unit \
 	--machine=bbdeb-$$ --directory="$W/merged" --bind-ro="$W/repo:/debs" --bind="$W/dkms/out:/out" \
-	--as-pid2 --console=pipe /out/in.sh "$kver" "$hkver" "$dkmsver" ) </dev/null >"$W/dkms/nspawn.log" 2>&1
+	--resolv-conf=replace-host --as-pid2 --console=pipe /out/in.sh "$kver" "$hkver" "$dkmsver" ) </dev/null >"$W/dkms/nspawn.log" 2>&1
 nrc=$?
 dlog() { echo "$W/dkms/out/$1.log"; }
 drc() { cat "$W/dkms/out/$1.rc" 2>/dev/null || echo "none (nspawn rc=$nrc, see $W/dkms/nspawn.log)"; }
