@@ -131,14 +131,21 @@ for r in 1 2; do
 	mkdir -p "$W/repo/v$r"
 	cp "$W/v$r"/busbridge_*.deb "$W/repo/v$r/"
 done
-ev=$(ls /var/cache/apt/archives/libevent-2.1-7_*.deb 2>/dev/null | tail -1)
-[ -n "$ev" ] || { (cd "$W/repo" && apt-get download -q libevent-2.1-7 >/dev/null 2>&1); ev=$(ls "$W"/repo/libevent-2.1-7_*.deb 2>/dev/null | tail -1); }
+# deb_file PACKAGE [VERSION]: the path of its .deb, from apt's cache or
+# downloaded into $W/repo; empty when there is none
+deb_file() {
+	local glob=$1_${2:-*}_*.deb f
+	f=$(ls /var/cache/apt/archives/$glob 2>/dev/null | tail -1)
+	[ -n "$f" ] || { (cd "$W/repo" && apt-get download -q "$1${2:+=$2}" >/dev/null 2>&1); f=$(ls "$W"/repo/$glob 2>/dev/null | tail -1); }
+	echo "$f"
+}
+ev=$(deb_file libevent-2.1-7)
 [ -n "$ev" ] || { echo "install-test: no libevent-2.1-7 package, stopping" >&2; finish; }
 # systemd-resolved, which the rootfs lacks, of its systemd's version, for
 # one more of the system's services on busbridge's bus (boot 2)
 sdver=$(dpkg-query --admindir="$ROOTFS/var/lib/dpkg" -W -f '${Version}' systemd 2>/dev/null)
-(cd "$W/repo" && apt-get download -q "systemd-resolved=$sdver" >/dev/null 2>&1)
-resolved_deb=$(ls "$W"/repo/systemd-resolved_*.deb 2>/dev/null | tail -1)
+resolved_deb=
+[ -z "$sdver" ] || resolved_deb=$(deb_file systemd-resolved "$sdver")
 mkdir -p "$W/repo/dkms"
 cp "$dkms1" "$W/repo/dkms/"
 for r in v1 v2 dkms; do
