@@ -20,10 +20,17 @@
  *  - eavesdrop may be repeated, the last value wins; eavesdrop='false' is
  *    the same as no eavesdrop key;
  *  - argN values are not validated (argNpath='' is allowed and only matches
- *    an empty string).
+ *    an empty string);
+ *  - the whole rule is tokenized before any key is checked, so a key with
+ *    no '=' or an unbalanced quote anywhere is the error, and the first
+ *    refused key is the one named.  A refusal is worded as dbus-daemon
+ *    words it (MatchRuleError), the driver's only source for the text.
  *
  * The rule is stored in one allocation; matching allocates nothing.
  */
+
+#include <stdarg.h>
+#include <stdio.h>
 
 #include "compat/match-rule.h"
 #include "compat/protocol.h"
@@ -72,6 +79,19 @@ static inline bool key_is(Str k, const char *s) {
 	return k.len == n && memcmp(k.p, s, n) == 0;
 }
 
+/* -EINVAL, with dbus-daemon's words for why in @e (when given) */
+static int refuse(MatchRuleError *e, const char *fmt, ...) _printf_(2, 3);
+static int refuse(MatchRuleError *e, const char *fmt, ...) {
+	va_list ap;
+
+	if (e) {
+		va_start(ap, fmt);
+		vsnprintf(e->message, sizeof(e->message), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
 /*
  * strtoul(p, &end, 0) on the NUL-terminated @p, C locale: returns false if
  * no digits or on overflow (errno ERANGE), as _dbus_string_parse_uint().
@@ -118,18 +138,20 @@ static bool parse_ulong(const char *p, unsigned long *ret, size_t *ret_end) {
 	return true;
 }
 
-static int parse_arg_key(Spec *spec, Str key, Str value) {
+static int parse_arg_key(Spec *spec, Str key, Str value, MatchRuleError *e) {
 	char buf[MATCH_RULE_MAX_LENGTH + 1];
 	unsigned long arg;
 	size_t end;
 	uint8_t kind = MATCH_ARG_STRING;
 
-	if (key.len < 4)
-		return -EINVAL;
 	memcpy(buf, key.p, key.len);
 	buf[key.len] = 0;
+	if (key.len < 4)
+		return refuse(e, "Key '%s' in match rule starts with 'arg' but lacks an arg number. "
+			      "Should be 'arg0' or 'arg7' for example.\n", buf);
 	if (!parse_ulong(buf + 3, &arg, &end))
-		return -EINVAL;
+		return refuse(e, "Key '%s' in match rule starts with 'arg' but could not parse arg number. "
+			      "Should be 'arg0' or 'arg7' for example.\n", buf);
 	end += 3;
 
 	if (end != key.len) {
@@ -138,15 +160,17 @@ static int parse_arg_key(Spec *spec, Str key, Str value) {
 		else if (key_is(key, "arg0namespace")) {
 			kind = MATCH_ARG_NAMESPACE;
 			if (!wire_bus_name_is_valid_libdbus(value.p, value.len, true))
-				return -EINVAL;
+				return refuse(e, "arg0namespace='%s' is not a valid prefix of a bus name", value.p);
 		} else
-			return -EINVAL;
+			return refuse(e, "Key '%s' in match rule contains junk after argument number (%lu). "
+				      "Only 'arg%lupath' (for example) or 'arg0namespace' are valid", buf, arg, arg);
 	}
 
 	if (arg >= MATCH_RULE_MAX_ARGS)
-		return -EINVAL;
+		return refuse(e, "Key '%s' in match rule has arg number %lu but the maximum is %d.\n", buf, arg,
+			      MATCH_RULE_MAX_ARGS - 1);
 	if (arg < spec->n_args && spec->args[arg].kind != MATCH_ARG_NONE)
-		return -EINVAL;
+		return refuse(e, "Argument %s matched more than once in match rule\n", buf);
 
 	for (unsigned i = spec->n_args; i < arg; i++)
 		spec->args[i].kind = MATCH_ARG_NONE;
@@ -158,61 +182,102 @@ static int parse_arg_key(Spec *spec, Str key, Str value) {
 	return 0;
 }
 
-static int parse_token(Spec *spec, Str key, Str value) {
-	if (key_is(key, "type")) {
-		if (spec->flags & MATCH_RULE_TYPE)
-			return -EINVAL;
-		spec->type = wire_type_from_string(value.p);
-		if (spec->type == WIRE_TYPE_INVALID)
-			return -EINVAL;
-		spec->flags |= MATCH_RULE_TYPE;
-	} else if (key_is(key, "sender")) {
-		if (spec->flags & MATCH_RULE_SENDER)
-			return -EINVAL;
-		if (!wire_bus_name_is_valid_libdbus(value.p, value.len, false))
-			return -EINVAL;
-		spec->sender = value;
-		spec->flags |= MATCH_RULE_SENDER;
-	} else if (key_is(key, "interface")) {
-		if (spec->flags & MATCH_RULE_INTERFACE)
-			return -EINVAL;
-		if (!wire_interface_is_valid(value.p, value.len))
-			return -EINVAL;
-		spec->interface = value;
-		spec->flags |= MATCH_RULE_INTERFACE;
-	} else if (key_is(key, "member")) {
-		if (spec->flags & MATCH_RULE_MEMBER)
-			return -EINVAL;
-		if (!wire_member_is_valid(value.p, value.len))
-			return -EINVAL;
-		spec->member = value;
-		spec->flags |= MATCH_RULE_MEMBER;
-	} else if (key_is(key, "path") || key_is(key, "path_namespace")) {
-		if (spec->flags & (MATCH_RULE_PATH | MATCH_RULE_PATH_NAMESPACE))
-			return -EINVAL;
-		if (!wire_object_path_is_valid(value.p, value.len))
-			return -EINVAL;
-		spec->path = value;
-		spec->flags |= key.len == 4 ? MATCH_RULE_PATH : MATCH_RULE_PATH_NAMESPACE;
-	} else if (key_is(key, "destination")) {
-		if (spec->flags & MATCH_RULE_DESTINATION)
-			return -EINVAL;
-		if (!wire_bus_name_is_valid_libdbus(value.p, value.len, false))
-			return -EINVAL;
-		spec->destination = value;
-		spec->flags |= MATCH_RULE_DESTINATION;
-	} else if (key_is(key, "eavesdrop")) {
+/* a key given at most once, and its value checked; path and path_namespace
+ * count as one key */
+typedef struct SingleKey {
+	const char *key;
+	unsigned flag;		/* MATCH_RULE_* */
+	unsigned given;		/* the flags that make it a second time */
+	const char *what;	/* its value, in dbus-daemon's message */
+} SingleKey;
+
+static const SingleKey single_keys[] = {
+	{ "type", MATCH_RULE_TYPE, MATCH_RULE_TYPE, NULL },
+	{ "sender", MATCH_RULE_SENDER, MATCH_RULE_SENDER, "Sender name" },
+	{ "interface", MATCH_RULE_INTERFACE, MATCH_RULE_INTERFACE, "Interface name" },
+	{ "member", MATCH_RULE_MEMBER, MATCH_RULE_MEMBER, "Member name" },
+	{ "path", MATCH_RULE_PATH, MATCH_RULE_PATH | MATCH_RULE_PATH_NAMESPACE, "Path" },
+	{ "path_namespace", MATCH_RULE_PATH_NAMESPACE, MATCH_RULE_PATH | MATCH_RULE_PATH_NAMESPACE, "Path" },
+	{ "destination", MATCH_RULE_DESTINATION, MATCH_RULE_DESTINATION, "Destination name" },
+};
+
+static int refuse_twice(MatchRuleError *e, const SingleKey *k) {
+	if (k->given & MATCH_RULE_PATH_NAMESPACE)
+		return refuse(e, "path or path_namespace specified twice in match rule\n");
+	return refuse(e, "Key %s specified twice in match rule\n", k->key);
+}
+
+static int refuse_value(MatchRuleError *e, const SingleKey *k, const char *value) {
+	if (k->flag == MATCH_RULE_TYPE)
+		return refuse(e, "Invalid message type (%s) in match rule\n", value);
+	return refuse(e, "%s '%s' is invalid\n", k->what, value);
+}
+
+static bool single_key_value_is_valid(unsigned flag, Str value, uint8_t *ret_type) {
+	switch (flag) {
+	case MATCH_RULE_TYPE:
+		*ret_type = wire_type_from_string(value.p);
+		return *ret_type != WIRE_TYPE_INVALID;
+	case MATCH_RULE_SENDER:
+	case MATCH_RULE_DESTINATION:
+		return wire_bus_name_is_valid_libdbus(value.p, value.len, false);
+	case MATCH_RULE_INTERFACE:
+		return wire_interface_is_valid(value.p, value.len);
+	case MATCH_RULE_MEMBER:
+		return wire_member_is_valid(value.p, value.len);
+	default:
+		return wire_object_path_is_valid(value.p, value.len);
+	}
+}
+
+static Str *single_key_slot(Spec *spec, unsigned flag) {
+	switch (flag) {
+	case MATCH_RULE_SENDER:
+		return &spec->sender;
+	case MATCH_RULE_DESTINATION:
+		return &spec->destination;
+	case MATCH_RULE_INTERFACE:
+		return &spec->interface;
+	case MATCH_RULE_MEMBER:
+		return &spec->member;
+	case MATCH_RULE_PATH:
+	case MATCH_RULE_PATH_NAMESPACE:
+		return &spec->path;
+	default:
+		return NULL;	/* type: kept as spec->type */
+	}
+}
+
+/* one key=value, as bus_match_rule_parse() reads it */
+static int parse_token(Spec *spec, Str key, Str value, MatchRuleError *e) {
+	for (size_t i = 0; i < ELEMENTSOF(single_keys); i++) {
+		const SingleKey *k = &single_keys[i];
+		Str *slot;
+
+		if (!key_is(key, k->key))
+			continue;
+		if (spec->flags & k->given)
+			return refuse_twice(e, k);
+		if (!single_key_value_is_valid(k->flag, value, &spec->type))
+			return refuse_value(e, k, value.p);
+		slot = single_key_slot(spec, k->flag);
+		if (slot)
+			*slot = value;
+		spec->flags |= k->flag;
+		return 0;
+	}
+	if (key_is(key, "eavesdrop")) {
 		if (streq(value.p, "true"))
 			spec->flags |= MATCH_RULE_EAVESDROP;
 		else if (streq(value.p, "false"))
 			spec->flags &= ~MATCH_RULE_EAVESDROP;
 		else
-			return -EINVAL;
-	} else if (key.len >= 3 && memcmp(key.p, "arg", 3) == 0)
-		return parse_arg_key(spec, key, value);
-	else
-		return -EINVAL;
-	return 0;
+			return refuse(e, "eavesdrop='%s' is invalid, it should be 'true' or 'false'\n", value.p);
+		return 0;
+	}
+	if (key.len >= 3 && memcmp(key.p, "arg", 3) == 0)
+		return parse_arg_key(spec, key, value, e);
+	return refuse(e, "Unknown key \"%.*s\" in match rule", (int)key.len, key.p);
 }
 
 static size_t str_size(Str s) {
@@ -232,7 +297,7 @@ static const char *str_copy(char **data, Str s, uint16_t *ret_len) {
 	return p;
 }
 
-int match_rule_parse(const char *text, size_t len, MatchRule **ret) {
+int match_rule_parse(const char *text, size_t len, MatchRule **ret, MatchRuleError *error) {
 	char scratch[MATCH_RULE_MAX_LENGTH + 16];
 	struct {
 		Str key, value;
@@ -246,8 +311,12 @@ int match_rule_parse(const char *text, size_t len, MatchRule **ret) {
 	assert_return(ret, -EINVAL);
 
 	n = text ? strnlen(text, len) : 0;
-	if (n > MATCH_RULE_MAX_LENGTH)
+	if (n > MATCH_RULE_MAX_LENGTH) {
+		if (error)
+			snprintf(error->message, sizeof(error->message), "Match rule text is %zu bytes, maximum is %d",
+				 n, MATCH_RULE_MAX_LENGTH);
 		return -E2BIG;
+	}
 
 	/* tokenize_rule() */
 	while (n_tokens < ELEMENTSOF(tokens) && pos < n) {
@@ -267,7 +336,7 @@ int match_rule_parse(const char *text, size_t len, MatchRule **ret) {
 		if (ks == ke)
 			break;	/* end of text, or '=': the rest is ignored */
 		if (p >= n || text[p] != '=')
-			return -EINVAL;
+			return refuse(error, "Match rule has a key with no subsequent '=' character");
 		p++;
 
 		/* find_value() */
@@ -300,7 +369,7 @@ int match_rule_parse(const char *text, size_t len, MatchRule **ret) {
 		if (quote == '\\')
 			scratch[used++] = '\\';
 		else if (quote == '\'')
-			return -EINVAL;
+			return refuse(error, "Unbalanced quotation marks in match rule");
 		value.len = (size_t)(scratch + used - value.p);
 		scratch[used++] = 0;
 		pos = p;
@@ -312,7 +381,7 @@ int match_rule_parse(const char *text, size_t len, MatchRule **ret) {
 
 	spec = (Spec) {};
 	for (unsigned i = 0; i < n_tokens; i++) {
-		r = parse_token(&spec, tokens[i].key, tokens[i].value);
+		r = parse_token(&spec, tokens[i].key, tokens[i].value, error);
 		if (r < 0)
 			return r;
 	}

@@ -85,16 +85,27 @@ typedef struct MatchContext {
 	bool eavesdropping;	/* every rule counts as eavesdrop='true' (monitors) */
 } MatchContext;
 
+/* why match_rule_parse() refused a rule, in dbus-daemon's words (its
+ * error's message; the return value says which error) */
+typedef struct MatchRuleError {
+	char message[MATCH_RULE_MAX_LENGTH + 256];
+} MatchRuleError;
+
 /**
  * match_rule_parse() - parse an AddMatch / RemoveMatch rule
  * @text:	the rule (need not be NUL-terminated; a NUL ends it)
  * @len:	its length
  * @ret:	out: the new rule
+ * @error:	out (or NULL): on -EINVAL and -E2BIG, dbus-daemon's message
+ *
+ * The rule is read as dbus-daemon reads it: every key=value first (so a
+ * key without '=' or an unbalanced quote anywhere is the error), then each
+ * key in order; the first refusal is the one dbus-daemon gives.
  *
  * Return: 0, -EINVAL (invalid rule: dbus-daemon's MatchRuleInvalid),
  * -E2BIG (longer than 1024 bytes: LimitsExceeded), -ENOMEM.
  */
-int match_rule_parse(const char *text, size_t len, MatchRule **ret);
+int match_rule_parse(const char *text, size_t len, MatchRule **ret, MatchRuleError *error);
 
 /**
  * match_rule_free() - free a rule

@@ -1381,211 +1381,19 @@ static int method_get_id(DriverCall *call) {
 	return call_reply_args(call, "s", id);
 }
 
-#define MATCH_WHITE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
-
-/*
- * Reading a match rule again as dbus-daemon's bus_match_rule_parse() does,
- * to say why it is refused in dbus-daemon's words: only on the error path.
- */
-
-/* the value after '=' up to an unquoted ',' (which is skipped), unquoted
- * into @value (room for twice the rest of the text); on error refuses the call */
-static int match_rule_read_value(DriverCall *call, const char **pp, char *value, size_t *ret_len) {
-	const char *p = *pp;
-	size_t vlen = 0;
-	char quote = 0;
-
-	for (; *p; p++) {
-		if (quote == 0) {
-			if (*p == '\'')
-				quote = '\'';
-			else if (*p == ',') {
-				p++;
-				break;
-			} else if (*p == '\\')
-				quote = '\\';
-			else
-				value[vlen++] = *p;
-		} else if (quote == '\\') {
-			if (*p != '\'')
-				value[vlen++] = '\\';
-			value[vlen++] = *p;
-			quote = 0;
-		} else if (*p == '\'')
-			quote = 0;
-		else
-			value[vlen++] = *p;
-	}
-	if (quote == '\\')
-		value[vlen++] = '\\';
-	else if (quote == '\'')
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unbalanced quotation marks in match rule");
-	value[vlen] = 0;
-	*pp = p;
-	*ret_len = vlen;
-	return 0;
-}
-
-/* the next key=value at *@pp; *@ret_key is NULL when the token has no key */
-static int match_rule_next_token(DriverCall *call, const char **pp, char **ret_key, char **ret_value,
-				 size_t *ret_len) {
-	_cleanup_free_ char *key = NULL, *value = NULL;
-	const char *p = *pp, *ks, *ke;
-	int r;
-
-	while (*p && MATCH_WHITE(*p))
-		p++;
-	ks = p;
-	while (*p && *p != '=' && !MATCH_WHITE(*p))
-		p++;
-	ke = p;
-	while (*p && MATCH_WHITE(*p))
-		p++;
-	*pp = p;
-	if (ks == ke)
-		return 0;
-	if (*p != '=')
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Match rule has a key with no subsequent '=' character");
-	p++;
-	key = strndup(ks, ke - ks);
-	value = malloc(2 * strlen(p) + 1);
-	if (!key || !value)
-		return -ENOMEM;
-	r = match_rule_read_value(call, &p, value, ret_len);
-	if (r < 0)
-		return r;
-	*pp = p;
-	*ret_key = TAKE_PTR(key);
-	*ret_value = TAKE_PTR(value);
-	return 0;
-}
-
-static bool match_type_is_valid(const char *value, size_t len) {
-	return wire_type_from_string(value) != WIRE_TYPE_INVALID;
-}
-
-static bool match_bus_name_is_valid(const char *value, size_t len) {
-	return wire_bus_name_is_valid_libdbus(value, len, false);
-}
-
-/* keys given at most once, whose value is checked; path and path_namespace
- * count as one key */
-typedef struct MatchRuleKey {
-	const char *key;
-	unsigned bit;
-	const char *twice;   /* format, of the key */
-	bool (*valid)(const char *value, size_t len);
-	const char *invalid; /* format, of the value */
-} MatchRuleKey;
-
-static const MatchRuleKey match_rule_single_keys[] = {
-	{ "type", 1u << 0, "Key %s specified twice in match rule\n", match_type_is_valid,
-	  "Invalid message type (%s) in match rule\n" },
-	{ "sender", 1u << 1, "Key %s specified twice in match rule\n", match_bus_name_is_valid,
-	  "Sender name '%s' is invalid\n" },
-	{ "interface", 1u << 2, "Key %s specified twice in match rule\n", wire_interface_is_valid,
-	  "Interface name '%s' is invalid\n" },
-	{ "member", 1u << 3, "Key %s specified twice in match rule\n", wire_member_is_valid,
-	  "Member name '%s' is invalid\n" },
-	{ "destination", 1u << 4, "Key %s specified twice in match rule\n", match_bus_name_is_valid,
-	  "Destination name '%s' is invalid\n" },
-	{ "path", 1u << 8, "path or path_namespace specified twice in match rule\n", wire_object_path_is_valid,
-	  "Path '%s' is invalid\n" },
-	{ "path_namespace", 1u << 8, "path or path_namespace specified twice in match rule\n",
-	  wire_object_path_is_valid, "Path '%s' is invalid\n" },
-};
-
-/* argN, argNpath, arg0namespace */
-static int match_rule_check_arg(DriverCall *call, const char *key, const char *value, size_t vlen, bool *args) {
-	char *end;
-	unsigned long arg;
-
-	if (strlen(key) < 4)
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-				 "Key '%s' in match rule starts with 'arg' but lacks an arg number. Should be "
-				 "'arg0' or 'arg7' for example.\n", key);
-	errno = 0;
-	arg = strtoul(key + 3, &end, 10);
-	if (end == key + 3 || errno != 0)
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-				 "Key '%s' in match rule starts with 'arg' but could not parse arg number. "
-				 "Should be 'arg0' or 'arg7' for example.\n", key);
-	if (*end && !streq(end, "path")) {
-		if (!streq(key, "arg0namespace"))
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-					 "Key '%s' in match rule contains junk after argument number (%lu). "
-					 "Only 'arg%lupath' (for example) or 'arg0namespace' are valid", key, arg, arg);
-		if (!wire_bus_name_is_valid_libdbus(value, vlen, true))
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-					 "arg0namespace='%s' is not a valid prefix of a bus name", value);
-	}
-	if (arg >= MATCH_RULE_MAX_ARGS)
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-				 "Key '%s' in match rule has arg number %lu but the maximum is %d.\n", key, arg,
-				 MATCH_RULE_MAX_ARGS - 1);
-	if (args[arg])
-		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Argument %s matched more than once in match rule\n",
-				 key);
-	args[arg] = true;
-	return 0;
-}
-
-static int match_rule_check_key(DriverCall *call, const char *key, const char *value, size_t vlen,
-				unsigned *keys_seen, bool *args) {
-	for (size_t k = 0; k < ELEMENTSOF(match_rule_single_keys); k++) {
-		const MatchRuleKey *s = &match_rule_single_keys[k];
-
-		if (!streq(key, s->key))
-			continue;
-		if (*keys_seen & s->bit)
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), s->twice, key);
-		*keys_seen |= s->bit;
-		if (!s->valid(value, vlen))
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"), s->invalid, value);
-		return 0;
-	}
-	if (streq(key, "eavesdrop")) {
-		if (!streq(value, "true") && !streq(value, "false"))
-			return call_fail(call, DBUS_ERR("MatchRuleInvalid"),
-					 "eavesdrop='%s' is invalid, it should be 'true' or 'false'\n", value);
-		return 0;
-	}
-	if (strncmp(key, "arg", 3) == 0)
-		return match_rule_check_arg(call, key, value, vlen, args);
-	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Unknown key \"%s\" in match rule", key);
-}
-
-/* why dbus-daemon's bus_match_rule_parse() refuses @text, in its words */
-static int match_rule_error(DriverCall *call, int r, const char *text) {
-	const char *p = text;
-	unsigned keys_seen = 0;
-	bool args[MATCH_RULE_MAX_ARGS] = {};
-
-	if (r == -ENOMEM)
-		return r;
-	if (strlen(text) > MATCH_RULE_MAX_LENGTH)
-		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Match rule text is %zu bytes, maximum is %d",
-				 strlen(text), MATCH_RULE_MAX_LENGTH);
-	for (unsigned n_tokens = 0; n_tokens < 16 && *p; n_tokens++) {
-		_cleanup_free_ char *key = NULL, *value = NULL;
-		size_t vlen = 0;
-
-		r = match_rule_next_token(call, &p, &key, &value, &vlen);
-		if (r < 0)
-			return r;
-		if (!key)
-			continue;
-		r = match_rule_check_key(call, key, value, vlen, &keys_seen, args);
-		if (r < 0)
-			return r;
-	}
-	/* not refused by dbus-daemon's reading */
-	return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "Invalid match rule \"%s\"", text);
+/* a rule match_rule_parse() refused, answered in dbus-daemon's words */
+static int match_rule_refuse(DriverCall *call, int r, const MatchRuleError *e) {
+	if (r == -E2BIG)
+		return call_fail(call, DBUS_ERR("LimitsExceeded"), "%s", e->message);
+	if (r == -EINVAL)
+		return call_fail(call, DBUS_ERR("MatchRuleInvalid"), "%s", e->message);
+	return r;
 }
 
 static int method_add_match(DriverCall *call) {
 	Client *c = call->caller;
 	Bus *bus = call->driver->bus;
+	MatchRuleError error;
 	const char *text;
 	MatchRule *rule;
 	int r;
@@ -1603,9 +1411,9 @@ static int method_add_match(DriverCall *call) {
 	if (call_read_args(call, "s", &text) < 0)
 		return -EPROTO;
 
-	r = match_rule_parse(text, strlen(text), &rule);
+	r = match_rule_parse(text, strlen(text), &rule, &error);
 	if (r < 0)
-		return match_rule_error(call, r, text);
+		return match_rule_refuse(call, r, &error);
 	/* as dbus-daemon: eavesdropping needs the caller to be root or the
 	 * bus's own uid; the receive policy (eavesdrop="true") then applies */
 	if (match_rule_is_eavesdrop(rule) && !client_is_privileged(c)) {
@@ -1623,14 +1431,15 @@ static int method_add_match(DriverCall *call) {
 static int method_remove_match(DriverCall *call) {
 	Client *c = call->caller;
 	_cleanup_(match_rule_freep) MatchRule *rule = NULL;
+	MatchRuleError error;
 	const char *text;
 	int r;
 
 	if (call_read_args(call, "s", &text) < 0)
 		return -EPROTO;
-	r = match_rule_parse(text, strlen(text), &rule);
+	r = match_rule_parse(text, strlen(text), &rule, &error);
 	if (r < 0)
-		return match_rule_error(call, r, text);
+		return match_rule_refuse(call, r, &error);
 	if (client_match_remove(c, rule) < 0)
 		return call_fail(call, DBUS_ERR("MatchRuleNotFound"),
 				 "The given match rule wasn't found and can't be removed");
@@ -1644,6 +1453,7 @@ static int method_become_monitor(DriverCall *call) {
 	uint32_t flags = 0;
 	MatchRule **parsed = NULL;
 	size_t n_parsed = 0;
+	MatchRuleError error;
 	int r;
 
 	/* asu: count the rules, then read the flags after them */
@@ -1669,9 +1479,9 @@ static int method_become_monitor(DriverCall *call) {
 		r = wire_reader_read_basic(&rd, 's', &rule);
 		if (r < 0)
 			break;
-		r = match_rule_parse(rule, strlen(rule), &parsed[n_parsed]);
+		r = match_rule_parse(rule, strlen(rule), &parsed[n_parsed], &error);
 		if (r < 0) {
-			r = match_rule_error(call, r, rule);
+			r = match_rule_refuse(call, r, &error);
 			break;
 		}
 		n_parsed++;

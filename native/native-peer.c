@@ -271,7 +271,7 @@ static int match_install(NativePeer *p, const MatchRule *rule, uint64_t cookie) 
 
 /* @text as a rule: -EBADMSG when it is none, -ENOMEM */
 static int parse_rule(const char *text, MatchRule **ret) {
-	int r = match_rule_parse(text, strlen(text), ret);
+	int r = match_rule_parse(text, strlen(text), ret, NULL);
 
 	return r < 0 && r != -ENOMEM ? -EBADMSG : r;
 }

@@ -53,6 +53,7 @@ static void check_matches(const MatchRule *a, const MatchRule *b, const uint8_t 
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	_cleanup_(match_rule_freep) MatchRule *r = NULL, *r2 = NULL;
+	MatchRuleError error;
 	const uint8_t *nul;
 	size_t rule_len;
 	char *s;
@@ -63,12 +64,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	nul = memchr(data, 0, size);
 	rule_len = nul ? (size_t)(nul - data) : size;
 
-	k = match_rule_parse((const char *)data, size, &r);
+	memset(error.message, 0xff, sizeof(error.message));
+	k = match_rule_parse((const char *)data, size, &r, &error);
 	assert(k == 0 || k == -EINVAL || k == -E2BIG || k == -ENOMEM);
 	if (rule_len > MATCH_RULE_MAX_LENGTH)
 		assert(k == -E2BIG);
 	if (k < 0) {
 		assert(!r);
+		/* a refusal says why, in a NUL-terminated message */
+		if (k != -ENOMEM)
+			assert(error.message[0] != 0 && memchr(error.message, 0, sizeof(error.message)));
 		return 0;
 	}
 
@@ -88,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 	s = match_rule_to_string(r);
 	if (!s)
 		return 0;
-	k = match_rule_parse(s, strlen(s), &r2);
+	k = match_rule_parse(s, strlen(s), &r2, NULL);
 	/* the canonical form of a short rule may be longer than the limit */
 	if (k == -E2BIG) {
 		assert(strlen(s) > MATCH_RULE_MAX_LENGTH);

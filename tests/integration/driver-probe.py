@@ -358,7 +358,12 @@ def match_rules():
                  "arg0namespace='a..b'", "arg0namespace='a'", "arg64='x'", "arg63='x'", "arg3='x',arg3='y'",
                  "arg-1='x'", "arg+2='x'", "arg2path='/'", "foo='x'", "type", "type='signal", "type='signal'\\",
                  " , ,type='signal'", "=x", "member='x',", "x" * 1100, "type='signal',member='M',interface='a.b',"
-                 "path='/p',sender='a.b',destination='c.d',arg0='x',arg1path='/y',eavesdrop='false'"):
+                 "path='/p',sender='a.b',destination='c.d',arg0='x',arg1path='/y',eavesdrop='false'",
+                 # a tokenizing error comes before any key's: the whole rule is read first
+                 "type='bogus',x", "sender='a..b',member='x", "arg64='x',type",
+                 # the argument number as strtoul(..., 0) reads it
+                 "arg0x40='x'", "arg0x3f='x',arg63='y'", "arg010='x',arg8='y'", "arg0x1gpath='/'",
+                 "type='bogus',type='signal'", "path_namespace='/a',path='/a/'"):
         for m in ('AddMatch', 'RemoveMatch'):
             send(c, member=m, sig='s', body=W.body_s(rule))
             show("%s %s" % (m, rule[:80]), drain(c))

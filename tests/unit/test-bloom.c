@@ -241,7 +241,7 @@ static void test_message_words(void) {
 		_cleanup_(match_rule_freep) MatchRule *r = NULL;
 		uint64_t m[WORDS] = {}, zero[WORDS] = {};
 
-		check(match_rule_parse(empty_rules[i], strlen(empty_rules[i]), &r) == 0);
+		check(match_rule_parse(empty_rules[i], strlen(empty_rules[i]), &r, NULL) == 0);
 		bloom_add_rule_mask(m, SIZE, K, r);
 		check(memcmp(m, zero, sizeof(m)) == 0);
 	}
@@ -251,7 +251,7 @@ static void test_message_words(void) {
 	uint64_t m[WORDS] = {}, m2[WORDS] = {};
 	static const char mrule[] = "type=signal,interface=a.b,member=M,path_namespace=/p,arg1=v,"
 				    "arg0namespace=n.s,arg2path=/x";
-	check(match_rule_parse(mrule, strlen(mrule), &r) == 0);
+	check(match_rule_parse(mrule, strlen(mrule), &r, NULL) == 0);
 	bloom_add_rule_mask(m, SIZE, K, r);
 	bloom_add_pair(m2, SIZE, K, "message-type", "signal", 6);
 	bloom_add_pair(m2, SIZE, K, "interface", "a.b", 3);
@@ -424,7 +424,7 @@ static void test_property(void) {
 		size_t len;
 
 		gen_rule(rule, sizeof(rule));
-		assert(match_rule_parse(rule, strlen(rule), &r) == 0);
+		assert(match_rule_parse(rule, strlen(rule), &r, NULL) == 0);
 		assert(gen_message(&msg, &len, &dest) == 0);
 		assert(wire_header_parse(msg, len, &h) == 0);
 		assert(wire_body_validate(&h, msg + h.header_len, h.body_len) == 0);

@@ -28,7 +28,7 @@
 
 
 static int parse(const char *s, MatchRule **ret) {
-	return match_rule_parse(s, strlen(s), ret);
+	return match_rule_parse(s, strlen(s), ret, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -134,6 +134,13 @@ static const GrammarCase grammar[] = {
 	{ "arg-1='x'", -EINVAL },
 	{ "arg00='x'", 0 },
 	{ "arg0x1path='/x'", 0 },
+	{ "arg0x1gpath='/'", -EINVAL },			/* junk after arg1 */
+	{ "arg010='x',arg8='y'", -EINVAL },		/* octal: arg8 twice */
+	/* the whole rule is read before any key: a key without '=' or an
+	 * unbalanced quote anywhere is the error */
+	{ "type='bogus',x", -EINVAL },
+	{ "sender='a..b',member='x", -EINVAL },
+	{ "arg64='x',type", -EINVAL },
 	{ "arg99999999999999999999999='x'", -EINVAL },
 	{ "arg0path='/a/'", 0 },
 	{ "arg0path='a'", 0 },				/* not validated */
@@ -195,20 +202,20 @@ static void test_grammar(void) {
 	memcpy(big, "arg0='", 6);
 	big[1022] = '\'';
 	big[1023] = ',';
-	check(match_rule_parse(big, 1024, &r) == 0);
+	check(match_rule_parse(big, 1024, &r, NULL) == 0);
 	r = match_rule_free(r);
-	check(match_rule_parse(big, 1025, &r) == -E2BIG);
+	check(match_rule_parse(big, 1025, &r, NULL) == -E2BIG);
 	check(!r);
 
 	/* the text ends at a NUL, and so does the length count */
-	check(match_rule_parse("type='signal'\0garbage", 21, &r) == 0);
+	check(match_rule_parse("type='signal'\0garbage", 21, &r, NULL) == 0);
 	check(match_rule_get_type(r) == WIRE_TYPE_SIGNAL);
 	r = match_rule_free(r);
 	memcpy(big + 1, "\0", 1);
-	check(match_rule_parse(big, 1100, &r) == -EINVAL);	/* "a" is a key without = */
-	check(match_rule_parse("", 0, &r) == 0 && match_rule_get_flags(r) == 0);
+	check(match_rule_parse(big, 1100, &r, NULL) == -EINVAL);	/* "a" is a key without = */
+	check(match_rule_parse("", 0, &r, NULL) == 0 && match_rule_get_flags(r) == 0);
 	r = match_rule_free(r);
-	check(match_rule_parse(NULL, 0, &r) == 0);
+	check(match_rule_parse(NULL, 0, &r, NULL) == 0);
 	r = match_rule_free(r);
 }
 
@@ -686,7 +693,9 @@ static DBusConnection *bus_connect(const Daemon *d, const char *name) {
 	return c;
 }
 
-static int live_add_match(DBusConnection *c, const char *rule) {
+/* AddMatch on dbus-daemon: 0 or the error as match_rule_parse() gives it,
+ * its message in @message (when given) */
+static int live_add_match_why(DBusConnection *c, const char *rule, char *message, size_t size) {
 	DBusError e;
 	int r = 0;
 
@@ -695,9 +704,15 @@ static int live_add_match(DBusConnection *c, const char *rule) {
 	if (dbus_error_is_set(&e)) {
 		r = dbus_error_has_name(&e, DBUS_ERROR_LIMITS_EXCEEDED) ? -E2BIG :
 		    dbus_error_has_name(&e, DBUS_ERROR_MATCH_RULE_INVALID) ? -EINVAL : -EIO;
+		if (message)
+			snprintf(message, size, "%s", e.message);
 		dbus_error_free(&e);
 	}
 	return r;
+}
+
+static int live_add_match(DBusConnection *c, const char *rule) {
+	return live_add_match_why(c, rule, NULL, 0);
 }
 
 static int live_remove_match(DBusConnection *c, const char *rule) {
@@ -723,11 +738,20 @@ static void live_grammar(DBusConnection *c) {
 		if (!dbus_validate_utf8(rule, NULL))
 			continue;
 		_cleanup_(match_rule_freep) MatchRule *r = NULL;
-		want = parse(rule, &r);
-		live = live_add_match(c, rule);
+		MatchRuleError ours;
+		char theirs[sizeof(ours.message)];
+		want = match_rule_parse(rule, strlen(rule), &r, &ours);
+		live = live_add_match_why(c, rule, theirs, sizeof(theirs));
 		check(live == want);
 		if (live != want)
 			fprintf(stderr, "  dbus-daemon: \"%s\": %d, ours %d\n", rule, live, want);
+		/* and refused in the same words */
+		if (live < 0 && live == want) {
+			check(streq(ours.message, theirs));
+			if (!streq(ours.message, theirs))
+				fprintf(stderr, "  dbus-daemon: \"%s\": \"%s\", ours \"%s\"\n", rule, theirs,
+					ours.message);
+		}
 		if (live == 0)
 			check(live_remove_match(c, rule) == 0);
 		n++;
@@ -744,7 +768,15 @@ static void live_grammar(DBusConnection *c) {
 	check(live_remove_match(c, big) == 0);
 	big[1024] = ' ';
 	big[1025] = 0;
-	check(live_add_match(c, big) == -E2BIG);
+	{
+		MatchRule *none = NULL;
+		MatchRuleError ours;
+		char theirs[sizeof(ours.message)];
+
+		check(live_add_match_why(c, big, theirs, sizeof(theirs)) == -E2BIG);
+		check(match_rule_parse(big, strlen(big), &none, &ours) == -E2BIG && !none);
+		check(streq(ours.message, theirs));
+	}
 
 	/* RemoveMatch equality */
 	for (size_t i = 0; i < ELEMENTSOF(equal_cases); i++) {
