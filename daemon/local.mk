@@ -12,7 +12,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
 	daemon/dir-watch.c daemon/dir-watch.h \
-	daemon/log.c daemon/log.h
+	daemon/log.c daemon/log.h \
+	daemon/lsm.c daemon/lsm.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS)
 
 bin_PROGRAMS += daemon/busbridged
@@ -75,3 +76,8 @@ tests_fuzz_fuzz_launch_helper_config_CFLAGS = $(AM_CFLAGS) $(EXPAT_CFLAGS) -fsan
 tests_fuzz_fuzz_launch_helper_config_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_launch_helper_config_LDADD = $(EXPAT_LIBS)
 endif
+
+# which LSMs would mediate the bus on dbus-daemon (fake sysfs, mounts)
+check_PROGRAMS += tests/unit/test-lsm
+tests_unit_test_lsm_SOURCES = tests/unit/test-lsm.c daemon/lsm.c daemon/lsm.h
+TESTS += tests/unit/test-lsm

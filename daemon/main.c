@@ -28,6 +28,7 @@
 #include "daemon/bus.h"
 #include "daemon/driver.h"
 #include "daemon/log.h"
+#include "daemon/lsm.h"
 #include "daemon/service-registry.h"
 #include "policy/config.h"
 #include "util/macro.h"
@@ -587,6 +588,14 @@ int main(int argc, char **argv) {
 
 	if (detach(bus, base, &o, config, &notify_fd) < 0 || print_address_and_pid(&o, address) < 0)
 		return 1;
+	/* where dbus-daemon initializes its LSMs (after the address) */
+	free(error);
+	error = NULL;
+	r = lsm_check_startup(config, &lsm_system_paths, &error);
+	if (r < 0) {
+		start_failed("%s", error ? error : strerror(-r));
+		return 1;
+	}
 	if (notify_fd >= 0)
 		notify_parent(notify_fd);
 

@@ -8,7 +8,9 @@
 #    file with an error) as they are read;
 #  - failures once the configuration is read (listening, the pidfile, the
 #    <user>): "dbus-daemon[PID]: Failed to start message bus: ...", one line;
-#  - --address=systemd: without sockets, --introspect.
+#  - --address=systemd: without sockets, --introspect;
+#  - <apparmor mode=> not one of the three, and "required" without
+#    AppArmor D-Bus mediation.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
@@ -34,6 +36,8 @@ conf second-unbindable "<type>session</type><listen>$sock</listen><listen>unix:p
 conf unknown-user "<type>session</type><listen>$sock</listen><user>nosuchuser</user>"
 conf pidfile "<type>session</type><listen>$sock</listen><pidfile>/nonexistent/x.pid</pidfile>"
 conf broken-includedir "<type>session</type><listen>unix:path=/nonexistent/dir/s</listen><includedir>$T/inc</includedir>"
+conf apparmor-bogus "<type>session</type><listen>$sock</listen><apparmor mode=\"bogus\"/>"
+conf apparmor-required "<type>session</type><listen>$sock</listen><apparmor mode=\"required\"/>"
 
 run() { # DAEMON ARGS...: "status N, stderr: ..." with pids replaced
 	local d=$1 out; shift
@@ -45,7 +49,15 @@ run() { # DAEMON ARGS...: "status N, stderr: ..." with pids replaced
 
 cases="xml-error unknown-element no-listen unknown-limit bad-limit missing-include bad-message-type
 	bad-combination unknown-address unbindable unix-without-path second-unbindable unknown-user pidfile
-	broken-includedir"
+	broken-includedir apparmor-bogus"
+# <apparmor mode="required"/> where AppArmor offers no D-Bus mediation (both
+# refuse to start); where it does, dbus-daemon mediates and busbridged,
+# which does not, refuses (tests/unit/test-lsm.c)
+if [ -e /sys/kernel/security/apparmor/features/dbus ]; then
+	echo "# AppArmor D-Bus mediation present: apparmor-required not compared"
+else
+	cases="$cases apparmor-required"
+fi
 for c in $cases; do
 	ours=$(run "$BUS_DAEMON" --config-file="$T/$c.conf")
 	ref=$(run /usr/bin/dbus-daemon --config-file="$T/$c.conf")

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test-lsm.c - daemon/lsm.c: when AppArmor or SELinux would mediate the bus
+ * on dbus-daemon, and whether busbridged starts, on fake module parameters,
+ * mount tables, apparmorfs and selinuxfs in a temporary directory (every
+ * combination of the three AppArmor modes with AppArmor absent, enabled
+ * without D-Bus mediation and with it, and SELinux absent, permissive and
+ * enforcing).  tests/integration/test-startup-diff.sh compares the real
+ * system's case with dbus-daemon.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/lsm.h"
+#include "util/macro.h"
+#include "tests/unit/test.h"
+
+static char root[] = "/tmp/test-lsm-XXXXXX";
+static char enabled_path[256], mounts_path[256], selinuxfs_path[256];
+
+static LsmPaths paths(void) {
+	return (LsmPaths) { enabled_path, mounts_path, selinuxfs_path };
+}
+
+static void write_file(const char *path, const char *text) {
+	FILE *f = fopen(path, "we");
+
+	assert(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void mkdirs(const char *under_root) {
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s", root, under_root);
+	assert(system(cmd) == 0);
+}
+
+static void clean(void) {
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/*", root);
+	assert(system(cmd) == 0);
+}
+
+typedef enum { AA_ABSENT, AA_NO_DBUS, AA_DBUS, AA_DBUS_UNMOUNTED } AppArmorState;
+typedef enum { SE_ABSENT, SE_PERMISSIVE, SE_ENFORCING, SE_ENFORCING_NO_DBUS } SELinuxState;
+
+/* lay out the fake system */
+static void set_up(AppArmorState aa, SELinuxState se) {
+	char p[512];
+
+	clean();
+	snprintf(enabled_path, sizeof(enabled_path), "%s/aa-enabled", root);
+	snprintf(mounts_path, sizeof(mounts_path), "%s/mounts", root);
+	snprintf(selinuxfs_path, sizeof(selinuxfs_path), "%s/selinuxfs", root);
+	write_file(enabled_path, aa == AA_ABSENT ? "N\n" : "Y\n");
+	/* securityfs, as /proc/self/mounts lists it, after other mounts (or
+	 * the same tree on a tmpfs: not securityfs, so not AppArmor's) */
+	snprintf(p, sizeof(p), "proc /proc proc rw 0 0\nsecurityfs %s/sec %s rw,nosuid 0 0\n", root,
+		 aa == AA_DBUS_UNMOUNTED ? "tmpfs" : "securityfs");
+	write_file(mounts_path, p);
+	mkdirs("sec");
+	if (aa != AA_ABSENT)
+		mkdirs("sec/apparmor/features/file");
+	if (aa == AA_DBUS || aa == AA_DBUS_UNMOUNTED) {
+		mkdirs("sec/apparmor/features/dbus");
+		snprintf(p, sizeof(p), "%s/sec/apparmor/features/dbus/mask", root);
+		write_file(p, "acquire send receive\n");
+	}
+	if (se != SE_ABSENT) {
+		mkdirs("selinuxfs/class/file");
+		if (se != SE_ENFORCING_NO_DBUS)
+			mkdirs("selinuxfs/class/dbus");
+		snprintf(p, sizeof(p), "%s/enforce", selinuxfs_path);
+		write_file(p, se == SE_PERMISSIVE ? "0" : "1");
+	}
+}
+
+static int start(BusConfigApparmorMode mode, char **ret_error) {
+	BusConfig config = { .apparmor_mode = mode };
+	LsmPaths p = paths();
+
+	return lsm_check_startup(&config, &p, ret_error);
+}
+
+TEST(apparmor) {
+	static const BusConfigApparmorMode modes[] = {
+		BUS_CONFIG_APPARMOR_ENABLED, BUS_CONFIG_APPARMOR_DISABLED, BUS_CONFIG_APPARMOR_REQUIRED,
+	};
+	static const struct {
+		AppArmorState state;
+		bool mediates;
+	} states[] = {
+		{ AA_ABSENT, false }, { AA_NO_DBUS, false }, { AA_DBUS, true }, { AA_DBUS_UNMOUNTED, false },
+	};
+
+	for (size_t s = 0; s < ELEMENTSOF(states); s++) {
+		LsmPaths p;
+
+		set_up(states[s].state, SE_ABSENT);
+		p = paths();
+		check(lsm_apparmor_mediates_dbus(&p) == states[s].mediates);
+		check(!lsm_selinux_mediates_dbus(&p));
+		for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
+			_cleanup_free_ char *error = NULL;
+			int r = start(modes[m], &error);
+
+			if (states[s].mediates) {
+				/* dbus-daemon would mediate: busbridged does not
+				 * run unmediated, unless told to */
+				if (modes[m] == BUS_CONFIG_APPARMOR_DISABLED)
+					check(r == 0 && !error);
+				else
+					check(r == -EPERM && error && strstr(error, "does not mediate with AppArmor") &&
+					      strstr(error, modes[m] == BUS_CONFIG_APPARMOR_REQUIRED ? "\"required\""
+											     : "\"enabled\""));
+			} else if (modes[m] == BUS_CONFIG_APPARMOR_REQUIRED) {
+				check(r == -EPERM && error && streq(error, "AppArmor mediation required but not present"));
+			} else {
+				check(r == 0 && !error);
+			}
+		}
+	}
+}
+
+TEST(apparmor_mask_unopenable) {
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	LsmPaths lp;
+	int fd;
+
+	/* a mask that stat() finds but open() refuses, as in a container
+	 * whose profile forbids the open: no mediation, as dbus-daemon
+	 * decides with open() (a socket is such a file, even for root) */
+	set_up(AA_DBUS, SE_ABSENT);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sec/apparmor/features/dbus/mask", root);
+	assert(unlink(sa.sun_path) == 0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	check(stat(sa.sun_path, &st) == 0);
+	lp = paths();
+	check(!lsm_apparmor_mediates_dbus(&lp));
+	close(fd);
+}
+
+TEST(selinux) {
+	static const struct {
+		SELinuxState state;
+		bool mediates;
+	} states[] = {
+		{ SE_ABSENT, false }, { SE_PERMISSIVE, false }, { SE_ENFORCING, true }, { SE_ENFORCING_NO_DBUS, false },
+	};
+
+	for (size_t s = 0; s < ELEMENTSOF(states); s++) {
+		_cleanup_free_ char *error = NULL;
+		LsmPaths p;
+		int r;
+
+		set_up(AA_ABSENT, states[s].state);
+		p = paths();
+		check(lsm_selinux_mediates_dbus(&p) == states[s].mediates);
+		r = start(BUS_CONFIG_APPARMOR_ENABLED, &error);
+		if (states[s].mediates)
+			check(r == -EPERM && error && strstr(error, "does not mediate with SELinux"));
+		else
+			check(r == 0 && !error);
+	}
+}
+
+int main(void) {
+	assert(mkdtemp(root));
+	RUN(apparmor);
+	RUN(apparmor_mask_unopenable);
+	RUN(selinux);
+	clean();
+	rmdir(root);
+	return test_done();
+}
