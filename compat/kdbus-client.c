@@ -24,12 +24,6 @@ static struct kdbus_item *item_put(struct kdbus_item *it, uint64_t type, const v
 	return KDBUS_ITEM_NEXT(it);
 }
 
-static void pool_free(KdbusConn *conn, uint64_t offset) {
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
-
-	(void) kdbus_cmd_free(conn, &f);
-}
-
 /* ---- the bus and its connections --------------------------------------- */
 
 int kclient_bus_make(KdbusBackend backend, const char *name, uint64_t bloom_size, uint64_t bloom_n_hash,
@@ -70,7 +64,7 @@ static int hello(KdbusBus *bus, struct kdbus_cmd_hello *cmd, uint64_t flags, uin
 	/* HELLO's answer in a new pool is at offset 0, and stays there: no
 	 * message is ever at 0, which the readers of slices take as "none" */
 	if (cmd->offset)
-		pool_free(conn, cmd->offset);
+		kclient_free(conn, cmd->offset);
 	*ret = conn;
 	if (ret_id)
 		*ret_id = cmd->id;
@@ -234,7 +228,7 @@ static int conn_names_listed(KdbusConn *via, uint64_t id, uint64_t skip_flags, K
 		if (r < 0)
 			break;
 	}
-	pool_free(via, off);
+	kclient_free(via, off);
 	return r < 0 ? r : 0;
 }
 
@@ -248,7 +242,7 @@ int kclient_conn_names(KdbusConn *via, uint64_t id, uint64_t skip_flags, Kclient
 	if (r < 0)
 		return r;
 	r = kclient_info_names(kdbus_pool_ptr(via, q.offset), skip_flags, fn, userdata);
-	pool_free(via, q.offset);
+	kclient_free(via, q.offset);
 	return r;
 }
 
@@ -293,6 +287,31 @@ int kclient_list(KdbusConn *conn, uint64_t flags, const char *name, uint64_t *re
 	*ret_offset = q.cmd.offset;
 	*ret_size = q.cmd.list_size;
 	return 0;
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+void kclient_free(KdbusConn *conn, uint64_t offset) {
+	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
+
+	(void) kdbus_cmd_free(conn, &f);
+}
+
+size_t kclient_recv_each(KdbusConn *conn, KclientMsgFn fn, void *userdata) {
+	size_t n = 0;
+
+	for (;;) {
+		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+		int stop;
+
+		if (kdbus_cmd_recv(conn, &recv) < 0)
+			return n;
+		n++;
+		stop = fn(conn, kdbus_pool_ptr(conn, recv.msg.offset), userdata);
+		kclient_free(conn, recv.msg.offset);
+		if (stop)
+			return n;
+	}
 }
 
 /* ---- notifications and matches ------------------------------------------ */

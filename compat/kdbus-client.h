@@ -171,6 +171,23 @@ int kclient_conn_names_strv(KdbusConn *via, uint64_t id, uint64_t skip_flags, ch
  */
 int kclient_list(KdbusConn *conn, uint64_t flags, const char *name, uint64_t *ret_offset, uint64_t *ret_size);
 
+/* ---- receiving ----------------------------------------------------------- */
+
+/* KDBUS_CMD_FREE of what a command or RECV left at @offset of @conn's pool */
+void kclient_free(KdbusConn *conn, uint64_t offset);
+
+/* a received message, in @conn's pool until the handler returns; a
+ * non-zero return stops kclient_recv_each() (after the message is freed) */
+typedef int (*KclientMsgFn)(KdbusConn *conn, struct kdbus_msg *m, void *userdata);
+
+/**
+ * kclient_recv_each() - RECV every message queued on @conn, hand each to
+ * @fn and FREE it, until the queue is empty or @fn asks to stop
+ *
+ * Return: how many messages @fn was handed.
+ */
+size_t kclient_recv_each(KdbusConn *conn, KclientMsgFn fn, void *userdata);
+
 /* ---- notifications and matches ------------------------------------------ */
 
 /**

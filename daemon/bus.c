@@ -735,8 +735,7 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	if (r < 0)
 		return r;
 	if (h->offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h->offset };
-		(void) kdbus_cmd_free(conn, &f);
+		kclient_free(conn, h->offset);
 	}
 	(void) bus_internal_conn_add(bus, conn);
 	bus->policy_holders[bus->n_policy_holders++] = conn;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <systemd/sd-login.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/message.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
@@ -131,8 +132,7 @@ static int kernel_peer_read(KdbusConn *via, KernelPeer *p) {
 		snprintf(pid, sizeof(pid), "pid=%d ", (int) p->creds.pid);
 	if (asprintf(&p->loginfo, "%s%scomm=\"%.*s\"", uid, pid, comm ? 15 : 0, comm ? comm : "") < 0)
 		p->loginfo = NULL;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-	(void) kdbus_cmd_free(via, &f);
+	kclient_free(via, q.offset);
 	if (!p->loginfo)
 		return -ENOMEM;
 	return special ? -ENXIO : 0;
@@ -143,8 +143,7 @@ bool kernel_conn_present(KdbusConn *via, uint64_t id) {
 
 	if (kdbus_cmd_conn_info(via, &q) < 0)
 		return false;
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = q.offset };
-	(void) kdbus_cmd_free(via, &f);
+	kclient_free(via, q.offset);
 	return true;
 }
 

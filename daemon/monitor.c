@@ -117,19 +117,17 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 
 /* ---- the sink for refused messages ------------------------------------------- */
 
+static int sink_drop(KdbusConn *conn, struct kdbus_msg *m, void *userdata) {
+	KclientMsgParts parts;
+
+	kclient_msg_read(conn, m, &parts);
+	for (unsigned i = 0; i < parts.n_fds; i++)
+		safe_close(parts.fds[i]);
+	return 0;
+}
+
 static void sink_wakeup(KdbusConn *conn, void *userdata) {
-	for (;;) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		if (kdbus_cmd_recv(conn, &recv) < 0)
-			break;
-		struct kdbus_msg *m = kdbus_pool_ptr(conn, recv.msg.offset);
-		KclientMsgParts parts;
-		kclient_msg_read(conn, m, &parts);
-		for (unsigned i = 0; i < parts.n_fds; i++)
-			safe_close(parts.fds[i]);
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
-		(void) kdbus_cmd_free(conn, &f);
-	}
+	(void) kclient_recv_each(conn, sink_drop, NULL);
 }
 
 uint64_t monitor_sink_id(Bus *bus) {
@@ -275,18 +273,17 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 		safe_close(fds[i]);
 }
 
+static int eavesdrop_take(KdbusConn *conn, struct kdbus_msg *m, void *userdata) {
+	eavesdrop_deliver(userdata, m);
+	return 0;
+}
+
 static void eavesdrop_wakeup(KdbusConn *conn, void *userdata) {
 	Bus *bus = userdata;
 	Eavesdrop *e = eavesdrop_of(bus);
 
-	for (;;) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		if (!e || kdbus_cmd_recv(e->conn, &recv) < 0)
-			break;
-		eavesdrop_deliver(bus, kdbus_pool_ptr(e->conn, recv.msg.offset));
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
-		(void) kdbus_cmd_free(e->conn, &f);
-	}
+	if (e)
+		(void) kclient_recv_each(e->conn, eavesdrop_take, bus);
 }
 
 int monitor_eavesdropper_ref(Bus *bus, Client *c) {

@@ -299,8 +299,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 			kclient_msg_read(a->conn, m, &parts);
 			have_header = parts.n_iov && wire_header_parse(parts.payload.iov_base, parts.len, &h) >= 0;
 		}
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
-		(void) kdbus_cmd_free(a->conn, &f);
+		kclient_free(a->conn, peek.msg.offset);
 
 		/* the error first: the tracker's death (DROP) comes after it */
 		Client *c = bus_find_client(bus, src_id);
@@ -603,30 +602,26 @@ static void activatable_set_previous(Activatable *a, uint64_t id) {
 	registry_watch_removals(reg, reg->n_previous > 0);
 }
 
+static int registry_watcher_message(KdbusConn *conn, struct kdbus_msg *m, void *userdata) {
+	ServiceRegistry *reg = userdata;
+	const struct kdbus_item *cursor = NULL;
+	KclientNotify nc;
+
+	if (m->payload_type != KDBUS_PAYLOAD_KERNEL)
+		return 0;
+	while (kclient_notify_next(m, &cursor, &nc)) {
+		if (nc.type == KCLIENT_NAME_ADD || nc.type == KCLIENT_NAME_CHANGE || nc.type == KCLIENT_NAME_REMOVE)
+			registry_name_changed(reg, &nc);
+		else if (nc.type == KCLIENT_ID_REMOVE)
+			registry_id_removed(reg, nc.id);
+	}
+	return 0;
+}
+
 /* read every notification queued on the watcher */
 static void registry_drain_watcher(ServiceRegistry *reg) {
-	if (!reg->watcher)
-		return;
-	for (;;) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		const struct kdbus_item *cursor = NULL;
-		KclientNotify nc;
-
-		if (kdbus_cmd_recv(reg->watcher, &recv) < 0)
-			break;
-		struct kdbus_msg *m = kdbus_pool_ptr(reg->watcher, recv.msg.offset);
-		if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
-			while (kclient_notify_next(m, &cursor, &nc)) {
-				if (nc.type == KCLIENT_NAME_ADD || nc.type == KCLIENT_NAME_CHANGE ||
-				    nc.type == KCLIENT_NAME_REMOVE)
-					registry_name_changed(reg, &nc);
-				else if (nc.type == KCLIENT_ID_REMOVE)
-					registry_id_removed(reg, nc.id);
-			}
-		}
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
-		(void) kdbus_cmd_free(reg->watcher, &f);
-	}
+	if (reg->watcher)
+		(void) kclient_recv_each(reg->watcher, registry_watcher_message, reg);
 }
 
 static void watcher_wakeup(KdbusConn *conn, void *userdata) {
@@ -732,8 +727,7 @@ static void activatable_first_sender(Activatable *a, char buf[static 24]) {
 		snprintf(buf, 24, "%s", c->unique_name);
 	else if (m->src_id == driver_id(a->reg->bus->driver))
 		snprintf(buf, 24, "%s", DRIVER_NAME);
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = peek.msg.offset };
-	(void) kdbus_cmd_free(a->conn, &f);
+	kclient_free(a->conn, peek.msg.offset);
 }
 
 /* the loginfo of the connection named @unique, as in dbus-daemon's
