@@ -457,44 +457,93 @@ static int kdbus_send_reply(struct kdbus_conn *conn, struct kdbus_conn *dst,
 }
 
 /*
+ * The cancel fd of a synchronous call, waited on as poll(2) waits on a
+ * file: an entry on every wait queue its poll registers wakes this task
+ * (poll_initwait()).  Sets *@ret_cancelled when it is readable already.
+ */
+static struct poll_wqueues *kdbus_cancel_wait_new(struct file *cancel, bool *ret_cancelled)
+{
+	struct poll_wqueues *pwq;
+
+	pwq = kmalloc(sizeof(*pwq), GFP_KERNEL_ACCOUNT);
+	if (!pwq) {
+		*ret_cancelled = vfs_poll(cancel, NULL) & EPOLLIN;
+		return NULL;
+	}
+	poll_initwait(pwq);
+	/* this poll registers the entries, the later ones only look */
+	*ret_cancelled = vfs_poll(cancel, &pwq->pt) & EPOLLIN;
+	return pwq;
+}
+
+static void kdbus_cancel_wait_free(struct poll_wqueues *pwq)
+{
+	if (pwq) {
+		poll_freewait(pwq);
+		kfree(pwq);
+	}
+}
+
+/*
  * A synchronous call waits for its outcome: the answer (its slice, with
- * a kernel reference, in *@ret_slice), ETIMEDOUT at the deadline, EPIPE
- * when the callee goes away or drops the call, ECONNRESET when the caller
- * does, ECANCELED when the cancel fd becomes readable.  A signal parks
- * the call (kdbus_reply_park()) and gives -ERESTARTSYS: SEND is restarted
- * with the same arguments (SA_RESTART) or returns EINTR, and a SEND of
- * the same cookie resumes the wait.
+ * a kernel reference, in *@ret_slice, and its fds to install in
+ * *@ret_files), ETIMEDOUT at the deadline, EPIPE when the callee goes away
+ * or drops the call, ECONNRESET when the caller does, ECANCELED when the
+ * cancel fd becomes readable.  The cancel fd is waited on as poll(2) waits
+ * on a file (poll_initwait(): an entry on every wait queue its poll
+ * registers wakes this task); if those entries cannot be allocated, it is
+ * polled every 10 ms instead.  A signal parks the call
+ * (kdbus_reply_park()) and gives -ERESTARTSYS: SEND is restarted with the
+ * same arguments (SA_RESTART) or returns EINTR, and a SEND of the same
+ * cookie resumes the wait.
  */
 static int kdbus_reply_wait(struct kdbus_reply *reply, struct file *cancel,
 			    struct kdbus_slice **ret_slice, u64 *ret_size, struct kdbus_queue_entry **ret_files)
 {
+	struct poll_wqueues *pwq = NULL;
+	bool cancelled = false, waited;
 	int r;
 
+	if (cancel)
+		pwq = kdbus_cancel_wait_new(cancel, &cancelled);
+	/* without every entry (no memory), the cancel fd is polled */
+	waited = pwq && pwq->error == 0;
 	for (;;) {
+		DEFINE_WAIT(wait);
 		u64 now = ktime_get_ns();
-		long t, w;
+		long t;
 
+		if (cancelled) {
+			r = -ECANCELED;
+			break;
+		}
 		if (now >= reply->deadline_ns) {
 			r = -ETIMEDOUT;
 			break;
 		}
 		t = nsecs_to_jiffies(reply->deadline_ns - now) + 1;
-		if (cancel)
-			t = min_t(long, t, msecs_to_jiffies(10));	/* the cancel fd is polled */
-		w = wait_event_interruptible_timeout(reply->wait, smp_load_acquire(&reply->done), t);
-		if (w == -ERESTARTSYS) {
+		if (cancel && !waited)
+			t = min_t(long, t, msecs_to_jiffies(10));
+		prepare_to_wait(&reply->wait, &wait, TASK_INTERRUPTIBLE);
+		if (!smp_load_acquire(&reply->done) && !(pwq && READ_ONCE(pwq->triggered)) &&
+		    !signal_pending(current))
+			schedule_timeout(t);
+		finish_wait(&reply->wait, &wait);
+		if (pwq)
+			smp_store_mb(pwq->triggered, 0);	/* a wakeup from now on is seen again */
+		if (smp_load_acquire(&reply->done))
+			break;
+		if (signal_pending(current)) {
 			/* a signal: the call stays, the SEND is restarted (or
 			 * returns EINTR) and resumes the wait */
+			kdbus_cancel_wait_free(pwq);
 			kdbus_reply_park(reply);
 			return -ERESTARTSYS;
 		}
-		if (smp_load_acquire(&reply->done))
-			break;
-		if (cancel && (vfs_poll(cancel, NULL) & EPOLLIN)) {
-			r = -ECANCELED;
-			break;
-		}
+		if (cancel)
+			cancelled = vfs_poll(cancel, NULL) & EPOLLIN;
 	}
+	kdbus_cancel_wait_free(pwq);
 	if (!smp_load_acquire(&reply->done)) {
 		bool mine;
 
