@@ -9,6 +9,9 @@
  * see them), and it answers through the core, so a client receives the
  * driver's replies in order with everything else.  Each driver method maps
  * onto core commands (NAME_ACQUIRE, LIST, CONN_INFO, MATCH_ADD …).
+ *
+ * The driver's files are daemon/driver*.c, one job each (driver.c says
+ * which); what they share with each other only is in driver-call.h.
  */
 
 #include <stdbool.h>
@@ -38,7 +41,7 @@ void driver_dispatch(Driver *d);
 void driver_forget_client(Driver *d, Client *c);
 
 /* a client said Hello: its unique name joins the names ListNames orders
- * as dbus-daemon does (see driver.c, "the order of ListNames") */
+ * as dbus-daemon does (see driver-names.c, "the order of ListNames") */
 void driver_names_hello(Driver *d, Client *c);
 
 /**

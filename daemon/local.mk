@@ -8,7 +8,9 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/client-io.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
 	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h daemon/owed-replies.c daemon/owed-replies.h \
 	daemon/kernel-peers.c daemon/kernel-peers.h \
-	daemon/driver.c daemon/driver.h \
+	daemon/driver.c daemon/driver.h daemon/driver-call.c daemon/driver-call.h daemon/driver-messages.c \
+	daemon/driver-hello.c daemon/driver-names.c daemon/driver-connection-info.c daemon/driver-introspect.c \
+	daemon/driver-stats.c \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
 	daemon/dir-watch.c daemon/dir-watch.h \
