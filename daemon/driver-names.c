@@ -408,8 +408,7 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 			break;
 	}
 	idmap_done(&seen);
-	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
-	(void) kdbus_cmd_free(d->conn, &f);
+	kclient_free(d->conn, offset);
 	if (r < 0) {
 		strv_free(ln.l);
 		return r;

@@ -453,19 +453,16 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	bus_error_clear(&call.error);
 }
 
+static int driver_take(KdbusConn *conn, struct kdbus_msg *m, void *userdata) {
+	driver_handle_message(userdata, m);
+	return 0;
+}
+
 void driver_dispatch(Driver *d) {
 	if (d->dispatching)
 		return;
 	d->dispatching = true;
-	for (;;) {
-		struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
-		int r = kdbus_cmd_recv(d->conn, &recv);
-		if (r < 0)
-			break;
-		driver_handle_message(d, kdbus_pool_ptr(d->conn, recv.msg.offset));
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = recv.msg.offset };
-		(void) kdbus_cmd_free(d->conn, &f);
-	}
+	(void) kclient_recv_each(d->conn, driver_take, d);
 	d->dispatching = false;
 }
 
@@ -501,8 +498,7 @@ int driver_new(Driver **ret, Bus *bus) {
 	if (r < 0)
 		return r;
 	if (h.offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
-		struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
-		(void) kdbus_cmd_free(d->conn, &f);
+		kclient_free(d->conn, h.offset);
 	}
 	d->id = h.id;
 	kdbus_conn_set_wakeup(d->conn, driver_wakeup, d);
