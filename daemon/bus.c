@@ -33,6 +33,7 @@
 #include "daemon/kernel-peers.h"
 #include "daemon/listen-socket.h"
 #include "daemon/log.h"
+#include "daemon/selinux.h"
 #include "compat/bloom.h"
 #include "compat/kdbus-client.h"
 #include "daemon/monitor.h"
@@ -1139,6 +1140,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	bus->auth_mechanisms = c->auth && c->auth[0] ? c->auth : NULL;
 	bus_limits_from_config(&bus->limits, c);
 	(void) bus_apply_limits(bus);
+	(void) bus_selinux_set_associations(c);
 	(void) service_registry_load(bus);
 	bus_watch_dirs(bus);
 	if (bus->driver)

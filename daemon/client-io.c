@@ -24,6 +24,7 @@
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
 #include "daemon/log.h"
+#include "daemon/selinux.h"
 #include "policy/policy.h"
 #include "util/macro.h"
 
@@ -487,6 +488,13 @@ static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, cons
 	if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
 	    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
 		return false;
+	/* SELinux's send_msg from the sender of a broadcast (monitors are
+	 * not mediated, nor what the bus sends) */
+	if (_unlikely_(bus_selinux_enabled()) && broadcast && !monitor && !from_driver) {
+		Client *s = bus_find_client(c->bus, m->src_id);
+		if (s && !client_policy_selinux_delivery(c, h, s))
+			return false;
+	}
 	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
 }
 

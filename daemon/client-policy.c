@@ -18,6 +18,7 @@
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
 #include "daemon/log.h"
+#include "daemon/selinux.h"
 #include "policy/compile.h"
 #include "policy/policy.h"
 #include "util/format.h"
@@ -222,7 +223,9 @@ static char *refusal_text(const char *complaint, unsigned n_matched, const char 
 
 char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
 			  bool requested_reply, const Client *recipient) {
-	return refusal_text(complaint, n_matched, sender ? sender->unique_name : "(unset)",
+	/* (before Hello a sender has no name: dbus-daemon prints its NULL) */
+	return refusal_text(complaint, n_matched,
+			    sender ? (sender->unique_name[0] ? sender->unique_name : "(null)") : "(unset)",
 			    sender ? client_loginfo(sender) : "(bus)", h, requested_reply,
 			    recipient ? client_loginfo(recipient) : "bus");
 }
@@ -421,6 +424,27 @@ void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8
  * with @c's names as the receiver, then @c's receive rules with
  * eavesdropping; requested_reply is false (the reply is not @c's).
  */
+/*
+ * client_policy_selinux_delivery() - SELinux's send_msg from @s to @c, for
+ * a broadcast's receiver or an eavesdropper: as dbus-daemon's
+ * send_one_message(), a refusal drops the copy, and monitors see it as an
+ * AccessDenied error to the sender, in SELinux's words.
+ */
+bool client_policy_selinux_delivery(Client *c, const WireHeader *h, Client *s) {
+	Bus *bus = c->bus;
+
+	if (bus_selinux_allows_send(s, c, h))
+		return true;
+	if (bus->n_monitors) {
+		_cleanup_free_ char *text = bus_selinux_refusal_text(s, h, c);
+		_cleanup_free_ uint8_t *msg = NULL;
+		size_t len;
+		if (text && driver_build_error(s, h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) >= 0)
+			driver_capture(bus->driver, msg, len);
+	}
+	return false;
+}
+
 bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 	Bus *bus = c->bus;
 	uint64_t sender_id = s ? s->id : 0;
@@ -429,6 +453,8 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 	bool receive = false;
 
 	if (!c->policy || !s || !s->policy)
+		return false;
+	if (_unlikely_(bus_selinux_enabled()) && !client_policy_selinux_delivery(c, h, s))
 		return false;
 	client_policy_message(h, NULL, &pm);
 	_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);

@@ -46,6 +46,7 @@
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/log.h"
+#include "daemon/selinux.h"
 #include "daemon/monitor.h"
 #include "util/format.h"
 #include "util/macro.h"
@@ -438,7 +439,13 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 		c->creds.have_groups = pc.have_groups;
 		c->creds.label = TAKE_PTR(pc.label);
 		peer_creds_done(&pc);
-	} else {
+	}
+	/* under SELinux, a connection without a label SELinux knows is
+	 * refused, as dbus-daemon refuses it */
+	r = bus_selinux_client_init(c);
+	if (r < 0)
+		return r;
+	if (!is_unix) {
 		c->creds.uid = (uid_t) -1;
 		c->creds.gid = (gid_t) -1;
 	}

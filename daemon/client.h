@@ -91,6 +91,7 @@ struct Client {
 	const uint8_t *nonce;	/* nonce-tcp */
 
 	ClientCreds creds;
+	struct security_id *selinux_sid;	/* its label's SID (daemon/selinux.c), when SELinux is enabled */
 	char *loginfo;		/* client_loginfo(), made when first asked for */
 	bool said_hello;	/* ... which describes the client from Hello on */
 	uint8_t comm_len;	/* /proc/PID/cmdline as read at Hello */

@@ -19,6 +19,7 @@
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
+#include "daemon/selinux.h"
 
 int method_get_connection_unix_user(DriverCall *call) {
 	const char *name;
@@ -85,10 +86,27 @@ int method_get_connection_selinux_security_context(DriverCall *call) {
 	Client *peer = NULL;
 	const KernelPeer *kp = NULL;
 
-	if (call_get_peer_or_kernel_peer(call, "security context", &name, &peer, &kp) == FOUND_ERROR)
+	Found found = call_get_peer_or_kernel_peer(call, "security context", &name, &peer, &kp);
+	_cleanup_free_ char *context = NULL;
+
+	if (found == FOUND_ERROR)
 		return -EPROTO;
-	return call_fail(call, DBUS_ERR("SELinuxSecurityContextUnknown"),
-			 "Could not determine security context for '%s'", name);
+	/* the bus's own context, or the connection's (SELinux enabled) */
+	if (found == FOUND_SELF || found == FOUND_PEER)
+		context = bus_selinux_context(found == FOUND_PEER ? peer : NULL);
+	if (!context)
+		return call_fail(call, DBUS_ERR("SELinuxSecurityContextUnknown"),
+				 "Could not determine security context for '%s'", name);
+	/* as dbus-daemon: the bytes, without a NUL */
+	WireBuilder reply;
+	int r = call_reply_init(call, &reply);
+	if (r < 0)
+		return r;
+	wire_builder_open_container(&reply, 'a', "y");
+	for (const char *p = context; *p; p++)
+		wire_builder_append_basic(&reply, 'y', p);
+	wire_builder_close_container(&reply);
+	return call_reply(call, &reply);
 }
 
 int method_get_connection_credentials(DriverCall *call) {

@@ -16,6 +16,7 @@
 #include "daemon/bus.h"
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
+#include "daemon/selinux.h"
 #include "util/macro.h"
 #include "util/strutil.h"
 
@@ -25,6 +26,8 @@ static void append_property_value(Driver *d, const char *name, WireBuilder *b) {
 	if (streq(name, "Features")) {
 		wire_builder_append_basic(b, 's', "ActivatableServicesChanged");
 		wire_builder_append_basic(b, 's', "HeaderFiltering");
+		if (bus_selinux_enabled())
+			wire_builder_append_basic(b, 's', "SELinux");
 		if (d->bus->systemd_activation)
 			wire_builder_append_basic(b, 's', "SystemdActivation");
 	} else {

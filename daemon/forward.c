@@ -20,6 +20,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
+#include "daemon/selinux.h"
 #include "daemon/service-registry.h"
 #include "policy/policy.h"
 #include "util/macro.h"
@@ -277,6 +278,7 @@ typedef struct Forward {
 	bool rescanned;		/* its name was unknown: the service directories were read again */
 	bool allowed;		/* else it goes to the monitors' sink, then is refused */
 	bool unrequested;	/* a reply no call waits for that the policy allows */
+	bool selinux_denied;	/* refused by SELinux, not by the XML policy */
 	PolicyRefusal refusal;
 	/* the header the bus forwards */
 	uint8_t hstack[1024];
@@ -293,6 +295,7 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 	f->len = len;
 	f->fds.n = 0;
 	f->is_hello = f->to_driver = f->undirected = f->rescanned = f->allowed = f->unrequested = false;
+	f->selinux_denied = false;
 	/* (h, t and refusal are set by the steps that decide them) */
 	f->hheap = NULL;
 	f->hbuf = NULL;
@@ -342,6 +345,50 @@ static Dispatch forward_take(Client *c, Forward *f) {
 	return DISPATCH_NEXT;
 }
 
+/*
+ * SELinux's send_msg for a message to the bus or to one client (see
+ * daemon/selinux.h): the recipient is the bus for what goes to the driver,
+ * else the client the destination names; a broadcast is decided per
+ * receiver at delivery, and what no client receives now (a name nobody
+ * holds, one an activator holds: dbus-daemon does not mediate activation,
+ * a native peer of the kernel bus) is not decided here.
+ */
+static bool forward_selinux_allows(Client *c, Forward *f, Client **ret_recipient) {
+	Bus *bus = c->bus;
+	uint64_t dst = f->t.dst_id;
+
+	*ret_recipient = NULL;
+	if (f->to_driver)
+		return bus_selinux_allows_send(c, NULL, &f->h);
+	if (dst == KDBUS_DST_ID_BROADCAST)
+		return true;
+	if (dst == KDBUS_DST_ID_NAME && bus_name_owner(c->conn, f->h.destination.s, &dst) < 0)
+		return true;
+	*ret_recipient = dst ? bus_find_client(bus, dst) : NULL;
+	return !*ret_recipient || bus_selinux_allows_send(c, *ret_recipient, &f->h);
+}
+
+/* a message SELinux refused: as dbus-daemon, AccessDenied in its words,
+ * whatever the message (not logged: the AVC audited it) */
+static void forward_selinux_refused(Client *c, const WireHeader *h, const Client *recipient, bool registered) {
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+
+	text = bus_selinux_refusal_text(c, h, recipient);
+	if (!text)
+		return;
+	if (registered) {
+		driver_send_error(c->bus->driver, c, h->serial, DBUS_ERR("AccessDenied"), "%s", text);
+		return;
+	}
+	/* before Hello, as client_before_hello() answers */
+	if (driver_build_error_to(c, ":not.active.yet", h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) < 0)
+		return;
+	driver_capture(c->bus->driver, msg, len);
+	(void) client_send_owned(c, TAKE_PTR(msg), len);
+}
+
 /* the client's first message: Hello registers it (and may be answered
  * here), anything else is answered as dbus-daemon does */
 static Dispatch forward_hello(Client *c, Forward *f) {
@@ -352,6 +399,11 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	r = client_before_hello(c, &f->h, f->msg + f->h.header_len);
 	if (r <= 0)
 		return dispatch_of_errno(r);
+	/* Hello to the bus, under SELinux's send_msg too */
+	if (_unlikely_(bus_selinux_enabled()) && !bus_selinux_allows_send(c, NULL, &f->h)) {
+		forward_selinux_refused(c, &f->h, NULL, false);
+		return DISPATCH_DONE;
+	}
 	/* as dbus-daemon: an error reply, and the connection stays until
 	 * it gives up or times out */
 	r = client_check_limits(c, f->h.serial);
@@ -436,6 +488,20 @@ static Dispatch forward_target(Client *c, Forward *f) {
 static Dispatch forward_policy(Client *c, Forward *f) {
 	const WireHeader *h = &f->h;
 
+	/* SELinux first, as dbus-daemon (Hello was decided before) */
+	if (_unlikely_(bus_selinux_enabled()) && !f->is_hello) {
+		Client *recipient;
+		if (!forward_selinux_allows(c, f, &recipient)) {
+			f->allowed = false;
+			f->selinux_denied = true;
+			f->refusal = (PolicyRefusal) { .recipient = recipient };
+			if (!c->bus->n_monitors) {
+				forward_selinux_refused(c, h, recipient, true);
+				return DISPATCH_DONE;
+			}
+			return DISPATCH_NEXT;
+		}
+	}
 	/* as dbus-daemon, Hello is not subject to the send policy */
 	f->allowed = f->is_hello || client_policy_send(c, h, &f->t, f->to_driver, &f->refusal);
 	/* a reply refused as a requested one: was it asked for?  One to a
@@ -764,7 +830,9 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 static void forward_answer(Client *c, Forward *f, int r) {
 	if (r >= 0 && f->allowed && f->t.dst_id == KDBUS_DST_ID_BROADCAST)
 		client_policy_broadcast_capture(c, &f->h, f->msg + f->h.header_len);
-	if (!f->allowed)
+	if (!f->allowed && f->selinux_denied)
+		forward_selinux_refused(c, &f->h, f->refusal.recipient, true);
+	else if (!f->allowed)
 		client_policy_refused(c, &f->h, &f->refusal);
 	else if (f->to_driver)
 		driver_dispatch(c->bus->driver);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lsm.c - whether AppArmor or SELinux would mediate this bus on dbus-daemon,
- * and whether the bus may start (see lsm.h).
+ * lsm.c - whether AppArmor would mediate this bus on dbus-daemon, and
+ * whether the bus may start (see lsm.h).
  *
  * The AppArmor check follows dbus-daemon's bus_apparmor_pre_init() and
  * bus_apparmor_full_init(): AppArmor is enabled (libapparmor's
@@ -29,7 +29,6 @@
 const LsmPaths lsm_system_paths = {
 	.apparmor_enabled = "/sys/module/apparmor/parameters/enabled",
 	.mounts = "/proc/self/mounts",
-	.selinuxfs = "/sys/fs/selinux",
 };
 
 /* the first byte of @path, or 0 */
@@ -80,16 +79,6 @@ bool lsm_apparmor_mediates_dbus(const LsmPaths *paths) {
 	return path_opens(mask);
 }
 
-bool lsm_selinux_mediates_dbus(const LsmPaths *paths) {
-	_cleanup_free_ char *enforce = NULL, *class = NULL;
-	struct stat st;
-
-	if (asprintf(&enforce, "%s/enforce", paths->selinuxfs) < 0 ||
-	    asprintf(&class, "%s/class/dbus", paths->selinuxfs) < 0)
-		return false;
-	return read_first_byte(enforce) == '1' && stat(class, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int lsm_check_startup(const BusConfig *config, const LsmPaths *paths, char **ret_error) {
 	static const char *const mode_names[] = {
 		[BUS_CONFIG_APPARMOR_ENABLED] = "enabled",
@@ -113,11 +102,6 @@ int lsm_check_startup(const BusConfig *config, const LsmPaths *paths, char **ret
 	} else if (config->apparmor_mode == BUS_CONFIG_APPARMOR_REQUIRED) {
 		/* dbus-daemon's words */
 		*ret_error = strdup("AppArmor mediation required but not present");
-		return -EPERM;
-	}
-	if (lsm_selinux_mediates_dbus(paths)) {
-		*ret_error = strdup("SELinux is enforcing a policy with the dbus class, but busbridged does not "
-				    "mediate with SELinux: it will not run the bus unmediated");
 		return -EPERM;
 	}
 	return 0;

@@ -2,17 +2,17 @@
 #pragma once
 
 /*
- * lsm.h - the Linux security modules that mediate D-Bus in dbus-daemon, and
- * whether the bus may start under them.
+ * lsm.h - whether the bus may start under AppArmor as dbus-daemon would.
  *
  * dbus-daemon asks AppArmor (when the kernel offers D-Bus mediation:
- * apparmorfs has features/dbus) and SELinux (class dbus) about every name
- * request and every message.  busbridged does not mediate with either yet,
- * so where dbus-daemon would, it refuses to start rather than run a bus
- * without the boundary the system's policy relies on; where dbus-daemon
- * would not (no LSM, no D-Bus support in it, <apparmor mode="disabled"/>,
- * SELinux permissive), it starts as dbus-daemon does, and
- * <apparmor mode="required"/> without AppArmor fails as on dbus-daemon.
+ * apparmorfs has features/dbus) about every name request and every
+ * message.  busbridged does not mediate with AppArmor yet, so where
+ * dbus-daemon would, it refuses to start rather than run a bus without
+ * the boundary the system's policy relies on; where dbus-daemon would not
+ * (no AppArmor, no D-Bus support in it, <apparmor mode="disabled"/>), it
+ * starts as dbus-daemon does, and <apparmor mode="required"/> without
+ * AppArmor fails as on dbus-daemon.  (SELinux is mediated:
+ * daemon/selinux.c.)
  */
 
 #include <stdbool.h>
@@ -23,7 +23,6 @@
 typedef struct LsmPaths {
 	const char *apparmor_enabled;	/* /sys/module/apparmor/parameters/enabled */
 	const char *mounts;		/* /proc/self/mounts: securityfs's mount point */
-	const char *selinuxfs;		/* /sys/fs/selinux */
 } LsmPaths;
 
 extern const LsmPaths lsm_system_paths;
@@ -35,12 +34,6 @@ extern const LsmPaths lsm_system_paths;
  * be opened)
  */
 bool lsm_apparmor_mediates_dbus(const LsmPaths *paths);
-
-/*
- * lsm_selinux_mediates_dbus() - SELinux is enforcing a policy that has the
- * dbus class, so dbus-daemon's checks would refuse what it denies
- */
-bool lsm_selinux_mediates_dbus(const LsmPaths *paths);
 
 /**
  * lsm_check_startup() - may the bus start under these security modules?

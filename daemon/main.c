@@ -29,6 +29,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/lsm.h"
+#include "daemon/selinux.h"
 #include "daemon/service-registry.h"
 #include "policy/config.h"
 #include "util/macro.h"
@@ -596,6 +597,13 @@ int main(int argc, char **argv) {
 		start_failed("%s", error ? error : strerror(-r));
 		return 1;
 	}
+	r = bus_selinux_start(bus, config, &error);
+	if (r < 0) {
+		start_failed("%s", error ? error : strerror(-r));
+		return 1;
+	}
+	if (bus_selinux_enabled() && config->syslog)
+		log_info("SELinux support is enabled");
 	if (notify_fd >= 0)
 		notify_parent(notify_fd);
 
@@ -604,5 +612,6 @@ int main(int argc, char **argv) {
 	(void) sd_notify(false, "STOPPING=1");
 	bus_disconnect_all(bus);
 	bus = bus_free(bus);
+	bus_selinux_stop();	/* (its watch is on the loop, freed after this) */
 	return r < 0 ? 1 : 0;
 }

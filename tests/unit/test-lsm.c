@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-lsm.c - daemon/lsm.c: when AppArmor or SELinux would mediate the bus
- * on dbus-daemon, and whether busbridged starts, on fake module parameters,
- * mount tables, apparmorfs and selinuxfs in a temporary directory (every
- * combination of the three AppArmor modes with AppArmor absent, enabled
- * without D-Bus mediation and with it, and SELinux absent, permissive and
- * enforcing).  tests/integration/test-startup-diff.sh compares the real
+ * test-lsm.c - daemon/lsm.c: when AppArmor would mediate the bus on
+ * dbus-daemon, and whether busbridged starts, on fake module parameters,
+ * mount tables and apparmorfs in a temporary directory (every AppArmor
+ * mode with AppArmor absent, enabled without D-Bus mediation and with it).  tests/integration/test-startup-diff.sh compares the real
  * system's case with dbus-daemon.
  */
 #ifndef _GNU_SOURCE
@@ -25,10 +23,10 @@
 #include "tests/unit/test.h"
 
 static char root[] = "/tmp/test-lsm-XXXXXX";
-static char enabled_path[256], mounts_path[256], selinuxfs_path[256];
+static char enabled_path[256], mounts_path[256];
 
 static LsmPaths paths(void) {
-	return (LsmPaths) { enabled_path, mounts_path, selinuxfs_path };
+	return (LsmPaths) { enabled_path, mounts_path };
 }
 
 static void write_file(const char *path, const char *text) {
@@ -54,16 +52,14 @@ static void clean(void) {
 }
 
 typedef enum { AA_ABSENT, AA_NO_DBUS, AA_DBUS, AA_DBUS_UNMOUNTED } AppArmorState;
-typedef enum { SE_ABSENT, SE_PERMISSIVE, SE_ENFORCING, SE_ENFORCING_NO_DBUS } SELinuxState;
 
 /* lay out the fake system */
-static void set_up(AppArmorState aa, SELinuxState se) {
+static void set_up(AppArmorState aa) {
 	char p[512];
 
 	clean();
 	snprintf(enabled_path, sizeof(enabled_path), "%s/aa-enabled", root);
 	snprintf(mounts_path, sizeof(mounts_path), "%s/mounts", root);
-	snprintf(selinuxfs_path, sizeof(selinuxfs_path), "%s/selinuxfs", root);
 	write_file(enabled_path, aa == AA_ABSENT ? "N\n" : "Y\n");
 	/* securityfs, as /proc/self/mounts lists it, after other mounts (or
 	 * the same tree on a tmpfs: not securityfs, so not AppArmor's) */
@@ -77,13 +73,6 @@ static void set_up(AppArmorState aa, SELinuxState se) {
 		mkdirs("sec/apparmor/features/dbus");
 		snprintf(p, sizeof(p), "%s/sec/apparmor/features/dbus/mask", root);
 		write_file(p, "acquire send receive\n");
-	}
-	if (se != SE_ABSENT) {
-		mkdirs("selinuxfs/class/file");
-		if (se != SE_ENFORCING_NO_DBUS)
-			mkdirs("selinuxfs/class/dbus");
-		snprintf(p, sizeof(p), "%s/enforce", selinuxfs_path);
-		write_file(p, se == SE_PERMISSIVE ? "0" : "1");
 	}
 }
 
@@ -108,10 +97,9 @@ TEST(apparmor) {
 	for (size_t s = 0; s < ELEMENTSOF(states); s++) {
 		LsmPaths p;
 
-		set_up(states[s].state, SE_ABSENT);
+		set_up(states[s].state);
 		p = paths();
 		check(lsm_apparmor_mediates_dbus(&p) == states[s].mediates);
-		check(!lsm_selinux_mediates_dbus(&p));
 		for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
 			_cleanup_free_ char *error = NULL;
 			int r = start(modes[m], &error);
@@ -143,7 +131,7 @@ TEST(apparmor_mask_unopenable) {
 	/* a mask that stat() finds but open() refuses, as in a container
 	 * whose profile forbids the open: no mediation, as dbus-daemon
 	 * decides with open() (a socket is such a file, even for root) */
-	set_up(AA_DBUS, SE_ABSENT);
+	set_up(AA_DBUS);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sec/apparmor/features/dbus/mask", root);
 	assert(unlink(sa.sun_path) == 0);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -154,35 +142,10 @@ TEST(apparmor_mask_unopenable) {
 	close(fd);
 }
 
-TEST(selinux) {
-	static const struct {
-		SELinuxState state;
-		bool mediates;
-	} states[] = {
-		{ SE_ABSENT, false }, { SE_PERMISSIVE, false }, { SE_ENFORCING, true }, { SE_ENFORCING_NO_DBUS, false },
-	};
-
-	for (size_t s = 0; s < ELEMENTSOF(states); s++) {
-		_cleanup_free_ char *error = NULL;
-		LsmPaths p;
-		int r;
-
-		set_up(AA_ABSENT, states[s].state);
-		p = paths();
-		check(lsm_selinux_mediates_dbus(&p) == states[s].mediates);
-		r = start(BUS_CONFIG_APPARMOR_ENABLED, &error);
-		if (states[s].mediates)
-			check(r == -EPERM && error && strstr(error, "does not mediate with SELinux"));
-		else
-			check(r == 0 && !error);
-	}
-}
-
 int main(void) {
 	assert(mkdtemp(root));
 	RUN(apparmor);
 	RUN(apparmor_mask_unopenable);
-	RUN(selinux);
 	clean();
 	rmdir(root);
 	return test_done();
