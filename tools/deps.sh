@@ -8,14 +8,17 @@
 # tests/deb/install-test.sh's container), implies build)
 set -eu
 build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
-  libexpat1-dev libdbus-1-dev libsystemd-dev"
+  libexpat1-dev libdbus-1-dev libsystemd-dev libselinux1-dev libaudit-dev"
 test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps
   libglib2.0-tests python3-dbus-tests systemd-tests devscripts"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
-# with kbuild, qemu (TCG is enough), and an initramfs of busybox
-vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod"
+# with kbuild, qemu (TCG is enough), and an initramfs of busybox; the
+# SELinux boot (VM_SELINUX=1) compiles its policy with checkpolicy and
+# runs its clients with runcon
+vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod
+  checkpolicy policycoreutils selinux-utils"
 # the Debian packages (debian/): debhelper with the DKMS addon, lintian,
 # dch; the install test boots a debootstrapped Debian 12 in systemd-nspawn
 deb_pkgs="debhelper dh-dkms dkms dpkg-dev fakeroot lintian devscripts
