@@ -14,8 +14,11 @@ test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   libglib2.0-tests python3-dbus-tests systemd-tests devscripts"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
-# with kbuild, qemu (TCG is enough), and an initramfs of busybox
-vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod"
+# with kbuild, qemu (TCG is enough), and an initramfs of busybox; the
+# SELinux boot (VM_SELINUX=1) compiles its policy with checkpolicy and
+# runs its clients with runcon
+vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod
+  checkpolicy policycoreutils selinux-utils"
 # the Debian packages (debian/): debhelper with the DKMS addon, lintian,
 # dch; the install test boots a debootstrapped Debian 12 in systemd-nspawn
 deb_pkgs="debhelper dh-dkms dkms dpkg-dev fakeroot lintian devscripts

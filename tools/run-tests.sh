@@ -26,7 +26,10 @@
 #    tracked file in it)
 # 5. builds the kernel module (kmod/) against the installed Debian kernel
 #    headers and runs the conformance suite on it in a qemu VM
-#    (tests/vm/run.sh, tools/deps.sh vm; skipped where it cannot run)
+#    (tests/vm/run.sh, tools/deps.sh vm; skipped where it cannot run),
+#    then boots it again with security=selinux for the SELinux comparison
+#    (VM_SELINUX=1 tests/vm/run.sh: dbus-daemon and busbridged under the
+#    same policy, tests/vm/selinux)
 # 6. rebuilds with AddressSanitizer+UBSan (clang) in build-asan/ and runs
 #    `make check` and the integration tests again
 #
@@ -191,6 +194,14 @@ if [ "${SKIP_VM:-0}" != 1 ]; then
 	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	if [ $# = 3 ]; then count "$1" "$2" "$3" "kernel module (VM)"; else count 0 1 0 "kernel module VM ($out)"; fi
 	grep -E '^(not ok|# kernel|# SKIP)' build-vm.log | head -20
+	# the SELinux boot (about 4 min): security=selinux, the tree's own
+	# policy (tests/vm/selinux/policy.conf) enforced, dbus-daemon and
+	# busbridged (classic and --kdbus) side by side in bus_t, their
+	# clients in their own domains, each outcome compared with dbus-daemon's
+	out=$(VM_SELINUX=1 tests/vm/run.sh 2>&1 | tee build-vm-selinux.log | tail -n 1)
+	set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	if [ $# = 3 ]; then count "$1" "$2" "$3" "SELinux (VM)"; else count 0 1 0 "SELinux VM ($out)"; fi
+	grep -E '^(not ok|# kernel|# SKIP)' build-vm-selinux.log | head -20
 fi
 
 # --- AddressSanitizer + UBSan ---------------------------------------------------

@@ -138,10 +138,11 @@ fi
 
 # the second stage: the host's root, read-only over 9p, with an overlay on
 # tmpfs for what the guest writes; tests/vm/guest-stage2.sh of the tree
-# runs there with the first stage's status and ends the run
+# runs there with the first stage's status and ends the run (in the
+# SELinux boot, mode "selinux": the SELinux comparison only)
 if [ -f /kdbus/stage2 ]; then
 	tree=$(sed -n 1p /kdbus/stage2) work=$(sed -n 2p /kdbus/stage2) only=$(sed -n 3p /kdbus/stage2)
-	script=$(sed -n 4p /kdbus/stage2)
+	script=$(sed -n 4p /kdbus/stage2) mode=$(sed -n 5p /kdbus/stage2)
 	for m in $(cat /kdbus/mods/order); do step "insmod $m" insmod /kdbus/mods/$m.ko; done
 	mkdir -p /host /rw /newroot
 	if step "mount the host's root" mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose \
@@ -155,7 +156,7 @@ if [ -f /kdbus/stage2 ]; then
 		mount --move /proc /newroot/proc
 		mount --move /sys /newroot/sys
 		mount --move /dev /newroot/dev
-		exec switch_root /newroot /bin/bash "$tree/tests/vm/guest-stage2.sh" "$status" "$tree" "$work" "$only" "$script"
+		exec switch_root /newroot /bin/bash "$tree/tests/vm/guest-stage2.sh" "$status" "$tree" "$work" "$only" "$script" "$mode"
 	fi
 	echo "# guest step failed: second stage"
 	status=1

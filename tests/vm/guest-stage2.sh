@@ -1,17 +1,21 @@
 #!/bin/bash
-# tests/vm/guest-stage2.sh STAGE1-STATUS TREE WORK [ONLY [SCRIPT]]: the second stage of the
+# tests/vm/guest-stage2.sh STAGE1-STATUS TREE WORK [ONLY [SCRIPT [MODE]]]: the second stage of the
 # VM test (tests/vm/run.sh), run as PID 1 of the guest on the host's root
 # (read-only over 9p, an overlay on tmpfs above it), so that real programs
 # run on kdbus.ko: the daemon, its clients, python.  TREE is the source
 # tree, WORK the VM step's work directory (the module built there).  Prints
 # TAP ("ok - ..." / "not ok - ...") between the first stage's lines and
 # the KDBUS-VM-END and KDBUS-VM-RESULT lines, validates every slab cache
-# and powers the guest off.
+# and powers the guest off.  MODE "selinux" (the SELinux boot,
+# VM_SELINUX=1 tests/vm/run.sh: the kernel runs with security=selinux)
+# runs the SELinux comparison (tests/vm/selinux/guest.sh) instead of the
+# suite and the tests of busbridged --kdbus, then ends the same way.
 status=${1:-1}
 tree=${2:?tree}
 work=${3:?work}
 only=${4:-.}		# the integration tests to run (a regex, ONLY= of tests/integration/run.sh)
 script=${5:-}		# a host script to run first (VM_SCRIPT, by hand)
+mode=${6:-}		# "selinux": the SELinux comparison only
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C.UTF-8 HOME=/root TMPDIR=/tmp
 
@@ -45,6 +49,18 @@ mkdir -p /run/user/0 && chmod 700 /run/user/0
 check "stage 2: the module loads from the host's tree" insmod "$work/src/kmod/kdbus.ko"
 check "stage 2: kdbusfs mounted" mount -t kdbusfs kdbusfs /sys/fs/kdbus
 
+if [ "$mode" = selinux ]; then
+	[ -z "$script" ] || { echo "# stage 2: $script"; bash "$script" 2>&1 | sed 's/^/# script: /'; }
+	# dbus-daemon and busbridged (classic and --kdbus) side by side under
+	# SELinux enforcing: every line of busbridged's that differs fails
+	echo "# stage 2: SELinux comparison (uptime $(uptime_s) s)"
+	timeout -k 10 1200 bash "$tree/tests/vm/selinux/guest.sh" "$tree" 2>&1
+	rc=$?
+	echo "# stage 2: SELinux comparison done (exit $rc, uptime $(uptime_s) s)"
+	[ $rc = 0 ] || status=1
+	# the rest of the stage as below, from the busbridged processes left
+	# behind to the power-off
+else
 # the conformance suite once more, from the host's root this time
 echo "# stage 2: suite (uptime $(uptime_s) s)"
 KDBUS_TEST_BACKEND=ioctl KDBUS_TEST_SKIP="$tree/kmod/unsupported-tests" deadline 600 "$work/test-kdbus" > /tmp/suite.tap 2>&1
@@ -138,6 +154,7 @@ if [ -x "$daemon" ]; then
 else
 	echo "# stage 2: no $daemon (build the tree first): busbridged --kdbus not run"
 fi
+fi	# (mode)
 
 # a daemon a failed test left behind holds its bus: it goes first
 if pkill -x busbridged; then echo "# stage 2: busbridged processes were left behind"; sleep 1; fi

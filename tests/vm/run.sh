@@ -32,6 +32,19 @@
 #    then validates every slab cache.
 #    The TAP of both stages comes back over the serial console
 #
+# VM_SELINUX=1: the SELinux boot instead.  The kernel boots with
+# security=selinux, the first stage runs no test (as with VM_QUICK=1; no
+# fuzzing), and the second stage loads the module and runs only the SELinux
+# comparison (tests/vm/selinux/guest.sh): a policy of the tree's own
+# (tests/vm/selinux/policy.conf) compiled with checkpolicy and enforced,
+# then dbus-daemon (twice), busbridged and busbridged --kdbus, each in
+# bus_t with clients in their own domains (runcon), one line per outcome
+# (names, calls, replies, signals, eavesdropping, monitors, the driver's
+# security contexts, a policy reload, permissive mode, the audit records),
+# every daemon's lines compared with dbus-daemon's.  Its console log is
+# console-selinux.log (tools/run-tests.sh runs this boot after the other).
+# VM_KERNEL_ARGS="..." is appended to the kernel's command line.
+#
 # VM_TESTS=<substring> runs only the suite's tests whose name contains it,
 # VM_INTEGRATION=<regex> only the matching integration tests of the second
 # stage, VM_QUICK=1 none of the first stage's, VM_SCRIPT=<host path> runs
@@ -57,13 +70,23 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${VM_WORK:-$top/build-vm}
 accel=${VM_ACCEL:-tcg}
 stress_s=${VM_STRESS_SECONDS:-60}
+selinux=${VM_SELINUX:-0}
 fuzz_s=${VM_FUZZ_SECONDS:-60}
+[ "$selinux" = 0 ] || fuzz_s=0
 fuzz_seed=${VM_FUZZ_SEED:-0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')}
 fuzz_args=${VM_FUZZ_ARGS:-}
 fuzz_only=${VM_FUZZ_ONLY:-0}
 timeout_s=${VM_TIMEOUT:-$((1200 + fuzz_s))}
 stage2=${VM_STAGE2:-1}
 [ "$fuzz_only" = 0 ] || stage2=0
+quick=${VM_QUICK:-}
+# (the SELinux boot's files beside the others: console-selinux.log, ...)
+tag=
+kargs=${VM_KERNEL_ARGS:-}
+if [ "$selinux" != 0 ]; then
+	stage2=1 quick=1 tag=-selinux kargs="security=selinux $kargs"
+	timeout_s=${VM_TIMEOUT:-900}
+fi
 # the integration tests of tests/integration that pass with busbridged on
 # kdbus.ko so far (ONLY= regex); the second stage runs them.  The list grows
 # as the daemon's kernel backend does; VM_INTEGRATION=. runs them all
@@ -123,7 +146,9 @@ fi
 # (not part of the tree: where they are absent, the guest runs without them)
 selftests=$top/../shared/tools/kdbus-selftests/build.sh
 have_selftests=
-if [ -x "$selftests" ]; then
+if [ "$selinux" != 0 ]; then
+	:	# (the SELinux boot runs none of the first stage's tests)
+elif [ -x "$selftests" ]; then
 	# build.sh fixes one upstream bug in test-activator.c (return flags of
 	# NAME_ACQUIRE handed back as input flags, which the final kdbus
 	# refuses with EINVAL); test-message.c's activator quota test has the
@@ -151,7 +176,7 @@ if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-functio
 fi
 
 # --- initramfs ---------------------------------------------------------------------
-root=$work/initramfs
+root=$work/initramfs$tag
 rm -rf "$root" && mkdir -p "$root"/{bin,dev,proc,sys,tmp,kdbus} || fail "initramfs"
 cp /bin/busybox "$root/bin/busybox" &&
 	cp "$top/tests/vm/guest-init.sh" "$root/init" && chmod 755 "$root/init" &&
@@ -161,18 +186,19 @@ cp /bin/busybox "$root/bin/busybox" &&
 	cp "$work/kfuzz" "$root/kdbus/" &&
 	mkdir -p "$root/kdbus/mods" && cp "$modsdir"/*.ko "$root/kdbus/mods/" &&
 	echo $guest_mods > "$root/kdbus/mods/order" &&
-	{ [ -z "${VM_QUICK:-}" ] || : > "$root/kdbus/quick"; } &&
-	{ [ "$stage2" = 0 ] || printf '%s\n%s\n%s\n%s\n' "$top" "$work" "$integration" "${VM_SCRIPT:-}" > "$root/kdbus/stage2"; } &&
+	{ [ -z "$quick" ] || : > "$root/kdbus/quick"; } &&
+	{ [ "$stage2" = 0 ] || printf '%s\n%s\n%s\n%s\n%s\n' "$top" "$work" "$integration" "${VM_SCRIPT:-}" \
+		"$([ "$selinux" = 0 ] || echo selinux)" > "$root/kdbus/stage2"; } &&
 	{ [ -z "$have_selftests" ] || cp "$work/selftests/kdbus-test" "$root/kdbus/kdbus-selftest"; } &&
 	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
 	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" &&
 	printf 'FUZZ_SECONDS=%s\nFUZZ_SEED=%s\nFUZZ_ARGS="%s"\nFUZZ_ONLY=%s\n' \
 		"$fuzz_s" "$fuzz_seed" "$fuzz_args" "$fuzz_only" > "$root/kdbus/fuzz.conf" || fail "initramfs"
-( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs.cpio" || fail "cpio"
+( cd "$root" && find . | cpio -o -H newc --quiet ) > "$work/initramfs$tag.cpio" || fail "cpio"
 
 # --- boot ----------------------------------------------------------------------------
-log=$work/console.log
-cmdlog=$work/kfuzz-commands.log
+log=$work/console$tag.log
+cmdlog=$work/kfuzz-commands$tag.log
 rm -f "$log" "$cmdlog"
 [ "$fuzz_s" != 0 ] && echo "# kfuzz in the guest: seed $fuzz_seed, $fuzz_s s${fuzz_args:+, $fuzz_args}"
 # slub debugging (red zones, poison, the owner of every object) on the
@@ -180,19 +206,19 @@ rm -f "$log" "$cmdlog"
 # would weigh on each fork, exec and file of the second stage's programs
 cmdline="console=ttyS0 loglevel=5 panic=-1 panic_on_warn=1 oops=panic slub_debug=FZPU,kmalloc*
   init_on_free=1 page_poison=1 softlockup_panic=1 hung_task_panic=1 hung_task_timeout_secs=60
-  rdinit=/init"
+  rdinit=/init $kargs"
 start=$(date +%s.%N)
 # the host's root, read-only, for the second stage (an overlay on tmpfs
 # makes it writable in the guest; nothing goes back to the host)
 hostroot=
 [ "$stage2" = 0 ] || hostroot="-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 timeout -k 5 "$timeout_s" qemu-system-x86_64 -accel "$accel" -smp 2 -m 2048 -display none -monitor none \
-	-no-reboot -serial "file:$log" -serial "file:$cmdlog" -kernel "$vmlinuz" -initrd "$work/initramfs.cpio" $hostroot \
-	-append "$(echo $cmdline)" < /dev/null > "$work/qemu.log" 2>&1
+	-no-reboot -serial "file:$log" -serial "file:$cmdlog" -kernel "$vmlinuz" -initrd "$work/initramfs$tag.cpio" $hostroot \
+	-append "$(echo $cmdline)" < /dev/null > "$work/qemu$tag.log" 2>&1
 qrc=$?
 end=$(date +%s.%N)
 elapsed=$(echo "$start $end" | awk '{printf "%.1f", $2 - $1}')
-[ -f "$log" ] || fail "qemu wrote no console log (exit $qrc): $(head -c 500 "$work/qemu.log")"
+[ -f "$log" ] || fail "qemu wrote no console log (exit $qrc): $(head -c 500 "$work/qemu$tag.log")"
 tr -d '\r' < "$log" > "$log.txt"
 
 # TAP of the guest: lines between the markers
@@ -224,6 +250,6 @@ elif ! echo "$result" | grep -q 'status=0'; then
 	echo "not ok - guest: $result"
 	failed=$((failed + 1))
 fi
-echo "# kernel $kver, qemu -accel $accel: boot to result ${elapsed} s wall; guest: ${result#KDBUS-VM-RESULT: }"
+echo "# kernel $kver${tag:+ (SELinux boot)}, qemu -accel $accel: boot to result ${elapsed} s wall; guest: ${result#KDBUS-VM-RESULT: }"
 echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
