@@ -526,6 +526,28 @@ static _noinline_ bool client_kernel_peer_wanted(Client *c, const struct kdbus_m
 }
 
 /* whether @c takes @m (in @o): the rules and policy where they apply */
+/*
+ * SELinux's send_msg for a reply, decided as it is delivered: the core
+ * took it and the caller's call is answered, so that, refused, it is
+ * dropped and the call simply never answered, as dbus-daemon forgets a
+ * call whose reply it refused; the replier gets the AccessDenied.
+ */
+static _noinline_ bool client_selinux_reply_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
+						   uint64_t payload_off) {
+	const WireHeader *h = client_slice_header(c, o, payload_off).h;
+	Client *s;
+
+	if (!h || (h->type != WIRE_TYPE_METHOD_RETURN && h->type != WIRE_TYPE_ERROR))
+		return true;
+	s = bus_find_client(c->bus, m->src_id);
+	if (!s || bus_selinux_allows_send(s, c, h))
+		return true;
+	_cleanup_free_ char *text = bus_selinux_refusal_text(s, h, c);
+	if (text)
+		driver_send_error(c->bus->driver, s, h->serial, DBUS_ERR("AccessDenied"), "%s", text);
+	return false;
+}
+
 static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off) {
 	bool from_driver = m->src_id == driver_id(c->bus->driver);
 
@@ -545,6 +567,8 @@ static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const Clie
 	/* moved from an activator: the new owner's receive rules */
 	if ((m->flags & KDBUS_MSG_HANDED_OVER) || (_unlikely_(c->handover_unchecked) && m->dst_id == KDBUS_DST_ID_NAME))
 		return client_handed_over_allowed(c, m, o);
+	if (_unlikely_(bus_selinux_enabled()))
+		return client_selinux_reply_wanted(c, m, o, payload_off);
 	return true;
 }
 

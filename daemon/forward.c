@@ -360,7 +360,9 @@ static bool forward_selinux_allows(Client *c, Forward *f, Client **ret_recipient
 	*ret_recipient = NULL;
 	if (f->to_driver)
 		return bus_selinux_allows_send(c, NULL, &f->h);
-	if (dst == KDBUS_DST_ID_BROADCAST)
+	/* a broadcast per receiver, a reply as it is delivered (it answers
+	 * the call: client-io.c) */
+	if (dst == KDBUS_DST_ID_BROADCAST || f->h.type == WIRE_TYPE_METHOD_RETURN || f->h.type == WIRE_TYPE_ERROR)
 		return true;
 	if (dst == KDBUS_DST_ID_NAME && bus_name_owner(c->conn, f->h.destination.s, &dst) < 0)
 		return true;

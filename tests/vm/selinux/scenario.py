@@ -10,7 +10,7 @@
 # unknown one :X), pids N, comm="..." values "...", GUIDs <guid>.  Then
 # the AUDIT_USER_AVC (and other user-space audit) records the bus daemon
 # logged during the run, from the kernel's log, normalized the same way
-# (the log is cleared when the run starts).
+# and sorted (the log is cleared when the run starts).
 #
 # DIR holds the compiled policy (policy.33) and its reload variant
 # (reload.33): the scenario loads the variant while the bus runs, switches
@@ -283,7 +283,12 @@ for agent in agents:
 if policy_dir:
 	time.sleep(1)
 	log = subprocess.run(["dmesg", "-c"], stdout=subprocess.PIPE, errors="replace").stdout
+	# sorted: the same records, whatever the order in which a daemon asked
+	# about the receivers of one broadcast (D-Bus leaves that order open)
+	records = []
 	for line in log.splitlines():
 		m = re.search(r"audit: type=(\d+) audit\([0-9.:]+\): (.*)", line)
 		if m and "subj=system_u:system_r:bus_t" in m.group(2):
-			emit("audit", "type=" + m.group(1), m.group(2).rstrip())
+			records.append(normalize("audit: type=%s: %s" % (m.group(1), m.group(2).rstrip())))
+	for r in sorted(records):
+		print(r, flush=True)
