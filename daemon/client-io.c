@@ -465,6 +465,12 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
 	       streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name);
 }
 
+static _noinline_ bool client_selinux_broadcast_wanted(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
+	Client *s = bus_find_client(c->bus, m->src_id);
+
+	return !s || client_policy_selinux_delivery(c, h, s);
+}
+
 /* a broadcast (passed the bloom prefilter), anything to a monitor, or what
  * the driver sends: the exact dbus1 rules (a monitor's BecomeMonitor rules),
  * then the receive side of the policy */
@@ -490,11 +496,9 @@ static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, cons
 		return false;
 	/* SELinux's send_msg from the sender of a broadcast (monitors are
 	 * not mediated, nor what the bus sends) */
-	if (_unlikely_(bus_selinux_enabled()) && broadcast && !monitor && !from_driver) {
-		Client *s = bus_find_client(c->bus, m->src_id);
-		if (s && !client_policy_selinux_delivery(c, h, s))
-			return false;
-	}
+	if (_unlikely_(bus_selinux_enabled()) && broadcast && !monitor && !from_driver &&
+	    !client_selinux_broadcast_wanted(c, m, h))
+		return false;
 	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
 }
 

@@ -39,7 +39,6 @@ typedef struct Association {
 } Association;
 
 static struct {
-	bool enabled;
 	security_id_t bus_sid;
 	struct avc_entry_ref aeref;
 	int netlink_fd;
@@ -49,9 +48,7 @@ static struct {
 	size_t n_associations;
 } se = { .netlink_fd = -1, .audit_fd = -1 };
 
-bool bus_selinux_enabled(void) {
-	return se.enabled;
-}
+bool bus_selinux_on;
 
 /* ---- audit and log (libselinux's callbacks) ------------------------------ */
 
@@ -148,7 +145,7 @@ int bus_selinux_set_associations(const BusConfig *config) {
 	Association *a;
 	size_t n = 0;
 
-	if (!se.enabled)
+	if (!bus_selinux_on)
 		return 0;
 	a = calloc(config->n_associations ? config->n_associations : 1, sizeof(*a));
 	if (!a)
@@ -194,7 +191,7 @@ int bus_selinux_start(Bus *bus, const BusConfig *config, char **ret_error) {
 	int r;
 
 	*ret_error = NULL;
-	if (se.enabled || is_selinux_enabled() <= 0)
+	if (bus_selinux_on || is_selinux_enabled() <= 0)
 		return 0;
 	audit_start();
 	avc_entry_ref_init(&se.aeref);
@@ -232,7 +229,7 @@ int bus_selinux_start(Bus *bus, const BusConfig *config, char **ret_error) {
 		bus_selinux_stop();
 		return r;
 	}
-	se.enabled = true;
+	bus_selinux_on = true;
 	r = bus_selinux_set_associations(config);
 	if (r < 0) {
 		bus_selinux_stop();
@@ -251,9 +248,9 @@ void bus_selinux_stop(void) {
 		avc_netlink_release_fd();
 		se.netlink_fd = -1;
 	}
-	if (se.enabled || se.bus_sid)
+	if (bus_selinux_on || se.bus_sid)
 		avc_destroy();
-	se.enabled = false;
+	bus_selinux_on = false;
 	se.bus_sid = NULL;
 	if (se.audit_fd >= 0) {
 		audit_close(se.audit_fd);
@@ -264,7 +261,7 @@ void bus_selinux_stop(void) {
 /* ---- connections ---------------------------------------------------------- */
 
 int bus_selinux_client_init(Client *c) {
-	if (!se.enabled)
+	if (!bus_selinux_on)
 		return 0;
 	/* getpeercon(): the socket's label (dbus-daemon refuses a
 	 * connection without one) */
@@ -307,7 +304,7 @@ bool bus_selinux_allows_acquire(const Client *c, const char *name, char **ret_te
 	int r;
 
 	*ret_text = NULL;
-	if (!se.enabled)
+	if (!bus_selinux_on)
 		return true;
 	for (size_t i = 0; i < se.n_associations; i++)
 		if (streq(se.associations[i].name, name))
@@ -337,7 +334,7 @@ bool bus_selinux_allows_send(const Client *sender, const Client *recipient, cons
 	size_t size;
 	bool ok;
 
-	if (!se.enabled)
+	if (!bus_selinux_on)
 		return true;
 	if (sender->creds.have_pid)
 		snprintf(spid, sizeof(spid), "%u", (unsigned) sender->creds.pid);
@@ -370,7 +367,7 @@ char *bus_selinux_refusal_text(const Client *sender, const WireHeader *h, const 
 char *bus_selinux_context(const Client *c) {
 	char *ctx = NULL, *copy;
 
-	if (!se.enabled)
+	if (!bus_selinux_on)
 		return NULL;
 	if (avc_sid_to_context(c ? c->selinux_sid : se.bus_sid, &ctx) < 0)
 		return NULL;

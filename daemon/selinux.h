@@ -34,8 +34,12 @@ typedef struct Bus Bus;
 typedef struct Client Client;
 typedef struct BusConfig BusConfig;
 
-/* SELinux is enabled (a policy is loaded): the bus mediates */
-bool bus_selinux_enabled(void);
+/* SELinux is enabled (a policy is loaded): the bus mediates.  Read on
+ * every delivery, so inline; written by selinux.c only */
+extern bool bus_selinux_on;
+static inline bool bus_selinux_enabled(void) {
+	return bus_selinux_on;
+}
 
 /**
  * bus_selinux_start() - open the access vector cache (when SELinux is
