@@ -115,7 +115,7 @@ Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len);
 int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_t *msg, size_t len,
 				uint8_t **ret_msg, size_t *ret_len);
 const char *policy_type_name(uint8_t t);
-bool client_policy_selinux_delivery(Client *c, const WireHeader *h, Client *s);
+bool client_policy_security_delivery(Client *c, const WireHeader *h, Client *s);
 char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
 			  bool requested_reply, const Client *recipient);
 void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8_t *body);

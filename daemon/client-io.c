@@ -24,7 +24,7 @@
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
 #include "daemon/log.h"
-#include "daemon/selinux.h"
+#include "daemon/security.h"
 #include "policy/policy.h"
 #include "util/macro.h"
 
@@ -465,10 +465,10 @@ static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const Wir
 	       streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name);
 }
 
-static _noinline_ bool client_selinux_broadcast_wanted(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
+static _noinline_ bool client_security_broadcast_wanted(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
 	Client *s = bus_find_client(c->bus, m->src_id);
 
-	return !s || client_policy_selinux_delivery(c, h, s);
+	return !s || client_policy_security_delivery(c, h, s);
 }
 
 /* a broadcast (passed the bloom prefilter), anything to a monitor, or what
@@ -494,10 +494,10 @@ static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, cons
 	if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
 	    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
 		return false;
-	/* SELinux's send_msg from the sender of a broadcast (monitors are
-	 * not mediated, nor what the bus sends) */
-	if (_unlikely_(bus_selinux_enabled()) && broadcast && !monitor && !from_driver &&
-	    !client_selinux_broadcast_wanted(c, m, h))
+	/* the security modules, for the sender of a broadcast (monitors
+	 * are not mediated, nor what the bus sends) */
+	if (_unlikely_(bus_security_enabled()) && broadcast && !monitor && !from_driver &&
+	    !client_security_broadcast_wanted(c, m, h))
 		return false;
 	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
 }
@@ -531,24 +531,27 @@ static _noinline_ bool client_kernel_peer_wanted(Client *c, const struct kdbus_m
 
 /* whether @c takes @m (in @o): the rules and policy where they apply */
 /*
- * SELinux's send_msg for a reply, decided as it is delivered: the core
- * took it and the caller's call is answered, so that, refused, it is
+ * The security modules' decision for a reply, as it is delivered: the
+ * core took it and the caller's call is answered, so that, refused, it is
  * dropped and the call simply never answered, as dbus-daemon forgets a
- * call whose reply it refused; the replier gets the AccessDenied.
+ * call whose reply it refused; the replier gets the error.  A reply the
+ * core delivers as one (cookie_reply) is a requested one; an unrequested
+ * reply comes as a plain message.
  */
-static _noinline_ bool client_selinux_reply_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
-						   uint64_t payload_off) {
+static _noinline_ bool client_security_reply_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
+						    uint64_t payload_off) {
 	const WireHeader *h = client_slice_header(c, o, payload_off).h;
+	SecurityRefusal refusal;
 	Client *s;
 
 	if (!h || (h->type != WIRE_TYPE_METHOD_RETURN && h->type != WIRE_TYPE_ERROR))
 		return true;
 	s = bus_find_client(c->bus, m->src_id);
-	if (!s || bus_selinux_allows_send(s, c, h))
+	if (!s || security_allows_send(s, c, h, m->cookie_reply != 0, &refusal))
 		return true;
-	_cleanup_free_ char *text = bus_selinux_refusal_text(s, h, c);
-	if (text)
-		driver_send_error(c->bus->driver, s, h->serial, DBUS_ERR("AccessDenied"), "%s", text);
+	if (refusal.text)
+		driver_send_error(c->bus->driver, s, h->serial, refusal.error_name, "%s", refusal.text);
+	security_refusal_done(&refusal);
 	return false;
 }
 
@@ -571,8 +574,8 @@ static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const Clie
 	/* moved from an activator: the new owner's receive rules */
 	if ((m->flags & KDBUS_MSG_HANDED_OVER) || (_unlikely_(c->handover_unchecked) && m->dst_id == KDBUS_DST_ID_NAME))
 		return client_handed_over_allowed(c, m, o);
-	if (_unlikely_(bus_selinux_enabled()))
-		return client_selinux_reply_wanted(c, m, o, payload_off);
+	if (_unlikely_(bus_security_enabled()))
+		return client_security_reply_wanted(c, m, o, payload_off);
 	return true;
 }
 

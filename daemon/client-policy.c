@@ -18,7 +18,7 @@
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
 #include "daemon/log.h"
-#include "daemon/selinux.h"
+#include "daemon/security.h"
 #include "policy/compile.h"
 #include "policy/policy.h"
 #include "util/format.h"
@@ -419,32 +419,41 @@ void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8
 }
 
 /*
+ * monitors see a refused copy of @h, sent by @s, as dbus-daemon's
+ * send_one_message() shows it: an error to the sender (nobody else sees
+ * it, and it is not logged)
+ */
+static void client_policy_show_refusal(Bus *bus, Client *s, const WireHeader *h, const char *error_name,
+				       const char *text) {
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+
+	if (bus->n_monitors && text && driver_build_error(s, h->serial, error_name, text, &msg, &len) >= 0)
+		driver_capture(bus->driver, msg, len);
+}
+
+/*
+ * client_policy_security_delivery() - the security modules' decision
+ * (daemon/security.h) from @s to @c, for a broadcast's receiver or an
+ * eavesdropper: as dbus-daemon's send_one_message(), a refusal drops the
+ * copy, and monitors see it as the module's error to the sender.
+ */
+bool client_policy_security_delivery(Client *c, const WireHeader *h, Client *s) {
+	SecurityRefusal refusal;
+
+	if (security_allows_send(s, c, h, false, &refusal))
+		return true;
+	client_policy_show_refusal(c->bus, s, h, refusal.error_name, refusal.text);
+	security_refusal_done(&refusal);
+	return false;
+}
+
+/*
  * client_policy_eavesdrop() - may eavesdropper @c see @h, sent by client
  * @s (NULL: gone) to someone else: as dbus-daemon, the sender's send rules
  * with @c's names as the receiver, then @c's receive rules with
  * eavesdropping; requested_reply is false (the reply is not @c's).
  */
-/*
- * client_policy_selinux_delivery() - SELinux's send_msg from @s to @c, for
- * a broadcast's receiver or an eavesdropper: as dbus-daemon's
- * send_one_message(), a refusal drops the copy, and monitors see it as an
- * AccessDenied error to the sender, in SELinux's words.
- */
-bool client_policy_selinux_delivery(Client *c, const WireHeader *h, Client *s) {
-	Bus *bus = c->bus;
-
-	if (bus_selinux_allows_send(s, c, h))
-		return true;
-	if (bus->n_monitors) {
-		_cleanup_free_ char *text = bus_selinux_refusal_text(s, h, c);
-		_cleanup_free_ uint8_t *msg = NULL;
-		size_t len;
-		if (text && driver_build_error(s, h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) >= 0)
-			driver_capture(bus->driver, msg, len);
-	}
-	return false;
-}
-
 bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 	Bus *bus = c->bus;
 	uint64_t sender_id = s ? s->id : 0;
@@ -454,7 +463,7 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 
 	if (!c->policy || !s || !s->policy)
 		return false;
-	if (_unlikely_(bus_selinux_enabled()) && !client_policy_selinux_delivery(c, h, s))
+	if (_unlikely_(bus_security_enabled()) && !client_policy_security_delivery(c, h, s))
 		return false;
 	client_policy_message(h, NULL, &pm);
 	_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
@@ -465,17 +474,11 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 		if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, true, &d) != 0)
 			return true;
 	}
-	/* as dbus-daemon's send_one_message(): monitors see the refusal as
-	 * an AccessDenied error to the sender (nobody else does, and it is
-	 * not logged) */
+	/* monitors see the refusal as an AccessDenied error to the sender */
 	if (bus->n_monitors) {
 		_cleanup_free_ char *text = client_refusal_text(receive ? "Rejected receive message" :
 								"Rejected send message", d.n_matched, s, h, false, c);
-		_cleanup_free_ uint8_t *msg = NULL;
-		size_t len;
-		if (text && driver_build_error(s, h->serial, DBUS_ERR("AccessDenied"), text, &msg,
-					       &len) >= 0)
-			driver_capture(bus->driver, msg, len);
+		client_policy_show_refusal(bus, s, h, DBUS_ERR("AccessDenied"), text);
 	}
 	return false;
 }
@@ -697,6 +700,24 @@ refused:;
  * call is answered with AccessDenied, as dbus-daemon does when it
  * dispatches the messages of a finished activation.
  */
+/* a handed-over message the security modules refuse: its sender gets the
+ * module's error, as the answer to its call */
+static _noinline_ bool client_handed_over_secure(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
+	Client *s = bus_find_client(c->bus, m->src_id);
+	SecurityRefusal refusal;
+	_cleanup_free_ uint8_t *msg = NULL;
+	size_t len;
+
+	if (!s || security_allows_send(s, c, h, false, &refusal))
+		return true;
+	if (refusal.text && !(m->flags & KDBUS_MSG_EXPECT_REPLY))
+		driver_send_error(c->bus->driver, s, h->serial, refusal.error_name, "%s", refusal.text);
+	else if (refusal.text && driver_build_error(s, h->serial, refusal.error_name, refusal.text, &msg, &len) >= 0)
+		(void) client_send_reply_for(c, s, m->cookie, msg, len);
+	security_refusal_done(&refusal);
+	return false;
+}
+
 bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const ClientOut *o) {
 	Bus *bus = c->bus;
 	PolicyMessage pm;
@@ -707,6 +728,10 @@ bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const Clie
 		return true;
 	if (o->n_iov != 1 || client_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
 		return true;	/* the core holds only messages the sender's client validated */
+	/* as dbus-daemon delivers the messages of a finished activation: the
+	 * security modules with the service as the recipient first */
+	if (_unlikely_(bus_security_enabled()) && !client_handed_over_secure(c, m, &h))
+		return false;
 	client_policy_message(&h, NULL, &pm);
 	_cleanup_names_ ClientNames sn = client_policy_names(c, m->src_id);
 	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, false, &d) != 0)

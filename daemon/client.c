@@ -40,6 +40,7 @@
 #include "compat/kdbus-client.h"
 #include "compat/match-rule.h"
 #include "compat/message.h"
+#include "daemon/apparmor.h"
 #include "daemon/bus.h"
 #include "daemon/call-overflow.h"
 #include "daemon/client-internal.h"
@@ -214,6 +215,7 @@ Client *client_free(Client *c) {
 		event_free(c->ev);
 	safe_close(c->fd);
 	client_creds_done(&c->creds);
+	bus_apparmor_client_done(c);
 	free(c->loginfo);
 	free(c);
 
@@ -443,6 +445,9 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	/* under SELinux, a connection without a label SELinux knows is
 	 * refused, as dbus-daemon refuses it */
 	r = bus_selinux_client_init(c);
+	if (r < 0)
+		return r;
+	r = bus_apparmor_client_init(c);
 	if (r < 0)
 		return r;
 	if (!is_unix) {

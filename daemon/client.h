@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "compat/wire.h"
+#include "daemon/apparmor.h"
 #include "daemon/owed-replies.h"
 #include "daemon/peer-creds.h"
 #include "kdbus/bus.h"
@@ -92,6 +93,7 @@ struct Client {
 
 	ClientCreds creds;
 	struct security_id *selinux_sid;	/* its label's SID (daemon/selinux.c), when SELinux is enabled */
+	AppArmorLabel apparmor;	/* its label, split (daemon/apparmor.c), when AppArmor mediates */
 	char *loginfo;		/* client_loginfo(), made when first asked for */
 	bool said_hello;	/* ... which describes the client from Hello on */
 	uint8_t comm_len;	/* /proc/PID/cmdline as read at Hello */

@@ -150,6 +150,14 @@ int call_read_args(DriverCall *call, const char *types, ...) {
 	return 0;
 }
 
+int call_fail_apparmor(DriverCall *call, AppArmorRefusal *refusal) {
+	_cleanup_free_ char *text = TAKE_PTR(refusal->text);
+
+	if (!text)
+		return -ENOMEM;
+	return call_fail(call, refusal->error_name, "%s", text);
+}
+
 int call_fail_unprivileged(DriverCall *call) {
 	Client *c = call->caller;
 	const char *member = call->h->member.s;

@@ -17,6 +17,7 @@
 
 #include "compat/hash-order.h"
 #include "compat/wire.h"
+#include "daemon/apparmor.h"
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
 #include "kdbus/bus.h"
@@ -49,6 +50,9 @@ typedef struct DriverCall {
 typedef enum MethodFlags {
 	METHOD_ANY_PATH = 1 << 0,	/* available at every object path */
 	METHOD_PRIVILEGED = 1 << 1,	/* caller's uid must be ours or 0 */
+	/* Ubuntu's dbus-daemon's: there only while AppArmor mediates, and
+	 * never introspected (Debian's and upstream's do not have it) */
+	METHOD_APPARMOR = 1 << 2,
 } MethodFlags;
 
 typedef struct DriverMethod {
@@ -98,6 +102,8 @@ int call_fail(DriverCall *call, const char *name, const char *fmt, ...) _printf_
 int call_read_args(DriverCall *call, const char *types, ...);
 /* AccessDenied for a caller that is neither root nor the bus's uid, logged */
 int call_fail_unprivileged(DriverCall *call);
+/* the error of an AppArmor refusal (its text is freed) */
+int call_fail_apparmor(DriverCall *call, AppArmorRefusal *refusal);
 
 /* a{sv} entries: the builder's errors are sticky, wire_builder_finish()
  * reports them */
@@ -154,6 +160,7 @@ int method_get_connection_unix_user(DriverCall *call);
 int method_get_connection_unix_process_id(DriverCall *call);
 int method_get_adt_audit_session_data(DriverCall *call);
 int method_get_connection_selinux_security_context(DriverCall *call);
+int method_get_connection_apparmor_security_context(DriverCall *call);
 int method_get_connection_credentials(DriverCall *call);
 
 /* ---- driver-introspect.c ----------------------------------------------------- */

@@ -14,6 +14,7 @@
 
 #include "compat/protocol.h"
 #include "compat/wire.h"
+#include "daemon/apparmor.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver-call.h"
@@ -107,6 +108,25 @@ int method_get_connection_selinux_security_context(DriverCall *call) {
 		wire_builder_append_basic(&reply, 'y', p);
 	wire_builder_close_container(&reply);
 	return call_reply(call, &reply);
+}
+
+/* Ubuntu's dbus-daemon's (METHOD_APPARMOR): the AppArmor label, without
+ * its mode, of a connection or of the bus */
+int method_get_connection_apparmor_security_context(DriverCall *call) {
+	const char *name;
+	Client *peer = NULL;
+	const KernelPeer *kp = NULL;
+	const AppArmorLabel *l = NULL;
+
+	Found found = call_get_peer_or_kernel_peer(call, "security context", &name, &peer, &kp);
+	if (found == FOUND_ERROR)
+		return -EPROTO;
+	if (bus_apparmor_enabled() && (found == FOUND_SELF || found == FOUND_PEER))
+		l = bus_apparmor_label(found == FOUND_PEER ? peer : NULL);
+	if (!l || !l->label)
+		return call_fail(call, DBUS_ERR("AppArmorSecurityContextUnknown"),
+				 "Could not determine security context for '%s'", name);
+	return call_reply_args(call, "s", l->label);
 }
 
 int method_get_connection_credentials(DriverCall *call) {

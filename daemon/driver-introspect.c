@@ -13,6 +13,7 @@
 
 #include "compat/protocol.h"
 #include "compat/wire.h"
+#include "daemon/apparmor.h"
 #include "daemon/bus.h"
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
@@ -25,6 +26,8 @@ static void append_property_value(Driver *d, const char *name, WireBuilder *b) {
 	wire_builder_open_container(b, 'a', "s");
 	if (streq(name, "Features")) {
 		wire_builder_append_basic(b, 's', "ActivatableServicesChanged");
+		if (bus_apparmor_enabled())
+			wire_builder_append_basic(b, 's', "AppArmor");
 		wire_builder_append_basic(b, 's', "HeaderFiltering");
 		if (bus_selinux_enabled())
 			wire_builder_append_basic(b, 's', "SELinux");
@@ -131,6 +134,8 @@ static char *driver_introspect_at(const char *path) {
 			continue;
 		fprintf(f, "  <interface name=\"%s\">\n", i->name);
 		for (const DriverMethod *m = i->methods; m->name; m++) {
+			if (m->flags & METHOD_APPARMOR)
+				continue;
 			fprintf(f, "    <method name=\"%s\">\n", m->name);
 			introspect_args(f, m->in, "in");
 			introspect_args(f, m->out, "out");

@@ -25,6 +25,7 @@
 #include "daemon/kernel-peers.h"
 #include "daemon/log.h"
 #include "daemon/service-registry.h"
+#include "daemon/apparmor.h"
 #include "daemon/selinux.h"
 #include "policy/compile.h"
 #include "util/idmap.h"
@@ -203,7 +204,7 @@ int method_request_name(DriverCall *call) {
 				 /* sic: dbus-daemon's text lacks the space */
 				 "Connection \"%s\" is not allowed to own the service \"%s\"because it is "
 				 "reserved for D-Bus' use only", c->unique_name, name);
-	/* SELinux's acquire_svc first, as dbus-daemon */
+	/* SELinux's acquire_svc, then AppArmor's bind, as dbus-daemon */
 	if (bus_selinux_enabled()) {
 		_cleanup_free_ char *text = NULL;
 		if (!bus_selinux_allows_acquire(c, name, &text)) {
@@ -211,6 +212,11 @@ int method_request_name(DriverCall *call) {
 				return -ENOMEM;
 			return call_fail(call, DBUS_ERR("AccessDenied"), "%s", text);
 		}
+	}
+	if (bus_apparmor_enabled()) {
+		AppArmorRefusal refusal;
+		if (!bus_apparmor_allows_acquire(c, name, &refusal))
+			return call_fail_apparmor(call, &refusal);
 	}
 	/* where the core's NAME_ACQUIRE provably decides as policy.c does,
 	 * its EPERM is the answer (below); the rest is the daemon's */

@@ -32,6 +32,7 @@
 #include "compat/match-rule.h"
 #include "compat/protocol.h"
 #include "compat/wire.h"
+#include "daemon/apparmor.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver-call.h"
@@ -134,6 +135,14 @@ static int method_add_match(DriverCall *call) {
 		match_rule_free(rule);
 		return call_fail_unprivileged(call);
 	}
+	/* ... and AppArmor's eavesdrop */
+	if (match_rule_is_eavesdrop(rule) && bus_apparmor_enabled()) {
+		AppArmorRefusal refusal;
+		if (!bus_apparmor_allows_eavesdrop(c, &refusal)) {
+			match_rule_free(rule);
+			return call_fail_apparmor(call, &refusal);
+		}
+	}
 	r = client_match_add(c, rule);
 	if (r == -EXFULL)
 		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"", c->unique_name);
@@ -170,6 +179,12 @@ static int method_become_monitor(DriverCall *call) {
 	MatchRuleError error;
 	int r;
 
+	/* AppArmor's eavesdrop first, as dbus-daemon */
+	if (bus_apparmor_enabled()) {
+		AppArmorRefusal refusal;
+		if (!bus_apparmor_allows_eavesdrop(c, &refusal))
+			return call_fail_apparmor(call, &refusal);
+	}
 	/* asu: count the rules, then read the flags after them */
 	wire_reader_init(&rd, call->h, call->body);
 	if (wire_reader_enter(&rd, 'a') < 0)
@@ -250,6 +265,8 @@ static const DriverMethod dbus_methods[] = {
 	{ "GetAdtAuditSessionData", "s", "ay", method_get_adt_audit_session_data, METHOD_ANY_PATH },
 	{ "GetConnectionSELinuxSecurityContext", "s", "ay", method_get_connection_selinux_security_context,
 	  METHOD_ANY_PATH },
+	{ "GetConnectionAppArmorSecurityContext", "s", "s", method_get_connection_apparmor_security_context,
+	  METHOD_ANY_PATH | METHOD_APPARMOR },
 	{ "ReloadConfig", "", "", method_reload_config, METHOD_ANY_PATH },
 	{ "GetId", "", "s", method_get_id, METHOD_ANY_PATH },
 	{ "GetConnectionCredentials", "s", "a{sv}", method_get_connection_credentials, METHOD_ANY_PATH },
@@ -341,6 +358,8 @@ static int driver_handle_call(DriverCall *call) {
 		found_iface = true;
 		for (const DriverMethod *m = i->methods; m->name; m++) {
 			if (!streq(m->name, member))
+				continue;
+			if (_unlikely_(m->flags & METHOD_APPARMOR) && !bus_apparmor_enabled())
 				continue;
 			if ((m->flags & METHOD_PRIVILEGED) && !client_is_privileged(call->caller))
 				return call_fail_unprivileged(call);

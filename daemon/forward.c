@@ -20,7 +20,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
-#include "daemon/selinux.h"
+#include "daemon/security.h"
 #include "daemon/service-registry.h"
 #include "policy/policy.h"
 #include "util/macro.h"
@@ -278,7 +278,7 @@ typedef struct Forward {
 	bool rescanned;		/* its name was unknown: the service directories were read again */
 	bool allowed;		/* else it goes to the monitors' sink, then is refused */
 	bool unrequested;	/* a reply no call waits for that the policy allows */
-	bool selinux_denied;	/* refused by SELinux, not by the XML policy */
+	SecurityRefusal security;	/* refused by a security module, not by the XML policy */
 	PolicyRefusal refusal;
 	/* the header the bus forwards */
 	uint8_t hstack[1024];
@@ -295,7 +295,7 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 	f->len = len;
 	f->fds.n = 0;
 	f->is_hello = f->to_driver = f->undirected = f->rescanned = f->allowed = f->unrequested = false;
-	f->selinux_denied = false;
+	f->security = (SecurityRefusal) {};
 	/* (h, t and refusal are set by the steps that decide them) */
 	f->hheap = NULL;
 	f->hbuf = NULL;
@@ -305,6 +305,8 @@ static void forward_init(Forward *f, uint8_t *msg, size_t len) {
 
 static void forward_done(Forward *f) {
 	message_fds_close(&f->fds);
+	if (_unlikely_(f->security.error_name))
+		security_refusal_done(&f->security);
 	free(f->hheap);
 	f->hheap = NULL;
 }
@@ -346,46 +348,52 @@ static Dispatch forward_take(Client *c, Forward *f) {
 }
 
 /*
- * SELinux's send_msg for a message to the bus or to one client (see
- * daemon/selinux.h): the recipient is the bus for what goes to the driver,
- * else the client the destination names; a broadcast is decided per
- * receiver at delivery, and what no client receives now (a name nobody
- * holds, one an activator holds: dbus-daemon does not mediate activation,
- * a native peer of the kernel bus) is not decided here.
+ * The security modules' decision (daemon/security.h) for a message to the
+ * bus or to one client: the recipient is the bus for what goes to the
+ * driver, else the client the destination names; a broadcast is decided
+ * per receiver at delivery, a reply as it is delivered (it answers the
+ * call: client-io.c).  A call to a name an activator holds is decided as
+ * one that starts the service (AppArmor, with the label its file
+ * assumes); what else no client receives now (a name nobody holds, a
+ * native peer of the kernel bus) is not decided here.
  */
-static bool forward_selinux_allows(Client *c, Forward *f, Client **ret_recipient) {
+static bool forward_security_allows(Client *c, Forward *f, Client **ret_recipient) {
 	Bus *bus = c->bus;
+	const WireHeader *h = &f->h;
 	uint64_t dst = f->t.dst_id;
 
 	*ret_recipient = NULL;
 	if (f->to_driver)
-		return bus_selinux_allows_send(c, NULL, &f->h);
-	/* a broadcast per receiver, a reply as it is delivered (it answers
-	 * the call: client-io.c) */
-	if (dst == KDBUS_DST_ID_BROADCAST || f->h.type == WIRE_TYPE_METHOD_RETURN || f->h.type == WIRE_TYPE_ERROR)
+		return security_allows_send(c, NULL, h, false, &f->security);
+	if (dst == KDBUS_DST_ID_BROADCAST || h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
 		return true;
-	if (dst == KDBUS_DST_ID_NAME && bus_name_owner(c->conn, f->h.destination.s, &dst) < 0)
+	if (dst == KDBUS_DST_ID_NAME && bus_name_owner(c->conn, h->destination.s, &dst) < 0)
 		return true;
+	if (dst == 0 && f->t.dst_name) {
+		/* an activator's: the call starts the service */
+		if (h->type == WIRE_TYPE_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_AUTO_START))
+			return security_allows_activation(c, h->destination.s, h, &f->security);
+		return true;
+	}
 	*ret_recipient = dst ? bus_find_client(bus, dst) : NULL;
-	return !*ret_recipient || bus_selinux_allows_send(c, *ret_recipient, &f->h);
+	return !*ret_recipient || security_allows_send(c, *ret_recipient, h, false, &f->security);
 }
 
-/* a message SELinux refused: as dbus-daemon, AccessDenied in its words,
- * whatever the message (not logged: the AVC audited it) */
-static void forward_selinux_refused(Client *c, const WireHeader *h, const Client *recipient, bool registered) {
-	_cleanup_free_ char *text = NULL;
+/* a message a security module refused: as dbus-daemon, its error in its
+ * words, whatever the message (not logged: the module audited it) */
+static void forward_security_refused(Client *c, const WireHeader *h, const SecurityRefusal *refusal, bool registered) {
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
 
-	text = bus_selinux_refusal_text(c, h, recipient);
-	if (!text)
+	if (!refusal->text)
 		return;
 	if (registered) {
-		driver_send_error(c->bus->driver, c, h->serial, DBUS_ERR("AccessDenied"), "%s", text);
+		driver_send_error(c->bus->driver, c, h->serial, refusal->error_name, "%s", refusal->text);
 		return;
 	}
 	/* before Hello, as client_before_hello() answers */
-	if (driver_build_error_to(c, ":not.active.yet", h->serial, DBUS_ERR("AccessDenied"), text, &msg, &len) < 0)
+	if (driver_build_error_to(c, ":not.active.yet", h->serial, refusal->error_name, refusal->text, &msg,
+				  &len) < 0)
 		return;
 	driver_capture(c->bus->driver, msg, len);
 	(void) client_send_owned(c, TAKE_PTR(msg), len);
@@ -401,9 +409,9 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	r = client_before_hello(c, &f->h, f->msg + f->h.header_len);
 	if (r <= 0)
 		return dispatch_of_errno(r);
-	/* Hello to the bus, under SELinux's send_msg too */
-	if (_unlikely_(bus_selinux_enabled()) && !bus_selinux_allows_send(c, NULL, &f->h)) {
-		forward_selinux_refused(c, &f->h, NULL, false);
+	/* Hello to the bus, under the security modules too */
+	if (_unlikely_(bus_security_enabled()) && !security_allows_send(c, NULL, &f->h, false, &f->security)) {
+		forward_security_refused(c, &f->h, &f->security, false);
 		return DISPATCH_DONE;
 	}
 	/* as dbus-daemon: an error reply, and the connection stays until
@@ -490,15 +498,16 @@ static Dispatch forward_target(Client *c, Forward *f) {
 static Dispatch forward_policy(Client *c, Forward *f) {
 	const WireHeader *h = &f->h;
 
-	/* SELinux first, as dbus-daemon (Hello was decided before) */
-	if (_unlikely_(bus_selinux_enabled()) && !f->is_hello) {
+	/* the security modules first, as dbus-daemon (Hello was decided
+	 * before) */
+	if (_unlikely_(bus_security_enabled()) && !f->is_hello) {
 		Client *recipient;
-		if (!forward_selinux_allows(c, f, &recipient)) {
+		security_refusal_done(&f->security);	/* (decided anew after a rescan) */
+		if (!forward_security_allows(c, f, &recipient)) {
 			f->allowed = false;
-			f->selinux_denied = true;
 			f->refusal = (PolicyRefusal) { .recipient = recipient };
 			if (!c->bus->n_monitors) {
-				forward_selinux_refused(c, h, recipient, true);
+				forward_security_refused(c, h, &f->security, true);
 				return DISPATCH_DONE;
 			}
 			return DISPATCH_NEXT;
@@ -832,8 +841,8 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 static void forward_answer(Client *c, Forward *f, int r) {
 	if (r >= 0 && f->allowed && f->t.dst_id == KDBUS_DST_ID_BROADCAST)
 		client_policy_broadcast_capture(c, &f->h, f->msg + f->h.header_len);
-	if (!f->allowed && f->selinux_denied)
-		forward_selinux_refused(c, &f->h, f->refusal.recipient, true);
+	if (!f->allowed && f->security.error_name)
+		forward_security_refused(c, &f->h, &f->security, true);
 	else if (!f->allowed)
 		client_policy_refused(c, &f->h, &f->refusal);
 	else if (f->to_driver)

@@ -16,15 +16,18 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/dir-watch.c daemon/dir-watch.h \
 	daemon/log.c daemon/log.h \
 	daemon/lsm.c daemon/lsm.h \
+	daemon/audit.c daemon/audit.h \
+	daemon/apparmor.c daemon/apparmor.h \
+	daemon/security.c daemon/security.h \
 	daemon/selinux.c daemon/selinux.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS) $(SELINUX_CFLAGS) \
-	$(AUDIT_CFLAGS)
+	$(AUDIT_CFLAGS) $(APPARMOR_CFLAGS)
 
 bin_PROGRAMS += daemon/busbridged
 daemon_busbridged_SOURCES = daemon/main.c
 daemon_busbridged_CFLAGS = $(daemon_libdaemon_a_CFLAGS)
 daemon_busbridged_LDADD = daemon/libdaemon.a daemon/liblisten.a policy/libpolicy.a compat/libcompat.a \
-	kdbus/libkdbus.a $(LIBEVENT_LIBS) $(SYSTEMD_LIBS) $(EXPAT_LIBS) $(SELINUX_LIBS) $(AUDIT_LIBS)
+	kdbus/libkdbus.a $(LIBEVENT_LIBS) $(SYSTEMD_LIBS) $(EXPAT_LIBS) $(SELINUX_LIBS) $(AUDIT_LIBS) $(APPARMOR_LIBS)
 
 dist_man_MANS += doc/busbridged.1
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * lsm.c - whether AppArmor would mediate this bus on dbus-daemon, and
- * whether the bus may start (see lsm.h).
+ * lsm.c - whether AppArmor mediates this bus, as dbus-daemon decides it
+ * (see lsm.h).
  *
  * The AppArmor check follows dbus-daemon's bus_apparmor_pre_init() and
  * bus_apparmor_full_init(): AppArmor is enabled (libapparmor's
@@ -79,27 +79,14 @@ bool lsm_apparmor_mediates_dbus(const LsmPaths *paths) {
 	return path_opens(mask);
 }
 
-int lsm_check_startup(const BusConfig *config, const LsmPaths *paths, char **ret_error) {
-	static const char *const mode_names[] = {
-		[BUS_CONFIG_APPARMOR_ENABLED] = "enabled",
-		[BUS_CONFIG_APPARMOR_DISABLED] = "disabled",
-		[BUS_CONFIG_APPARMOR_REQUIRED] = "required",
-	};
-	int r;
-
+int lsm_apparmor_decide(const BusConfig *config, const LsmPaths *paths, bool *ret_mediate, char **ret_error) {
+	*ret_mediate = false;
 	*ret_error = NULL;
 	if (lsm_apparmor_mediates_dbus(paths)) {
-		if (config->apparmor_mode != BUS_CONFIG_APPARMOR_DISABLED) {
-			r = asprintf(ret_error,
-				     "AppArmor D-Bus mediation is present and the configuration's AppArmor mode is "
-				     "\"%s\", but busbridged does not mediate with AppArmor: it will not run the bus "
-				     "unmediated (<apparmor mode=\"disabled\"/> in the configuration does)",
-				     mode_names[config->apparmor_mode]);
-			if (r < 0)
-				*ret_error = NULL;
-			return -EPERM;
-		}
-	} else if (config->apparmor_mode == BUS_CONFIG_APPARMOR_REQUIRED) {
+		*ret_mediate = config->apparmor_mode != BUS_CONFIG_APPARMOR_DISABLED;
+		return 0;
+	}
+	if (config->apparmor_mode == BUS_CONFIG_APPARMOR_REQUIRED) {
 		/* dbus-daemon's words */
 		*ret_error = strdup("AppArmor mediation required but not present");
 		return -EPERM;

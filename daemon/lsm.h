@@ -2,16 +2,11 @@
 #pragma once
 
 /*
- * lsm.h - whether the bus may start under AppArmor as dbus-daemon would.
- *
- * dbus-daemon asks AppArmor (when the kernel offers D-Bus mediation:
- * apparmorfs has features/dbus) about every name request and every
- * message.  busbridged does not mediate with AppArmor yet, so where
- * dbus-daemon would, it refuses to start rather than run a bus without
- * the boundary the system's policy relies on; where dbus-daemon would not
- * (no AppArmor, no D-Bus support in it, <apparmor mode="disabled"/>), it
- * starts as dbus-daemon does, and <apparmor mode="required"/> without
- * AppArmor fails as on dbus-daemon.  (SELinux is mediated:
+ * lsm.h - whether AppArmor mediates the bus, as dbus-daemon decides it:
+ * where the kernel offers AppArmor D-Bus mediation (apparmorfs has
+ * features/dbus) and the configuration does not say
+ * <apparmor mode="disabled"/>; <apparmor mode="required"/> without it fails
+ * as on dbus-daemon.  (The mediation itself: daemon/apparmor.c; SELinux:
  * daemon/selinux.c.)
  */
 
@@ -36,12 +31,14 @@ extern const LsmPaths lsm_system_paths;
 bool lsm_apparmor_mediates_dbus(const LsmPaths *paths);
 
 /**
- * lsm_check_startup() - may the bus start under these security modules?
+ * lsm_apparmor_decide() - does AppArmor mediate the bus?
  * @config:	the configuration (its <apparmor mode=>)
  * @paths:	where to look (&lsm_system_paths)
- * @ret_error:	out: why not, malloc()ed, for "Failed to start message
- *		bus: " (NULL on -ENOMEM)
+ * @ret_mediate: out: it does
+ * @ret_error:	out: why the bus may not start, malloc()ed, for "Failed to
+ *		start message bus: " (NULL on -ENOMEM)
  *
- * Return: 0, or -EPERM with @ret_error set.
+ * Return: 0, or -EPERM (mode "required" without mediation) with @ret_error
+ * set.
  */
-int lsm_check_startup(const BusConfig *config, const LsmPaths *paths, char **ret_error);
+int lsm_apparmor_decide(const BusConfig *config, const LsmPaths *paths, bool *ret_mediate, char **ret_error);

@@ -28,6 +28,8 @@
 #include "daemon/bus.h"
 #include "daemon/driver.h"
 #include "daemon/log.h"
+#include "daemon/apparmor.h"
+#include "daemon/audit.h"
 #include "daemon/lsm.h"
 #include "daemon/selinux.h"
 #include "daemon/service-registry.h"
@@ -592,18 +594,20 @@ int main(int argc, char **argv) {
 	/* where dbus-daemon initializes its LSMs (after the address) */
 	free(error);
 	error = NULL;
-	r = lsm_check_startup(config, &lsm_system_paths, &error);
+	r = bus_selinux_start(bus, config, &error);
 	if (r < 0) {
 		start_failed("%s", error ? error : strerror(-r));
 		return 1;
 	}
-	r = bus_selinux_start(bus, config, &error);
+	r = bus_apparmor_start(config, &lsm_system_paths, &error);
 	if (r < 0) {
 		start_failed("%s", error ? error : strerror(-r));
 		return 1;
 	}
 	if (bus_selinux_enabled() && config->syslog)
 		log_info("SELinux support is enabled");
+	if (bus_apparmor_enabled() && config->syslog)
+		log_info("AppArmor D-Bus mediation is enabled");
 	if (notify_fd >= 0)
 		notify_parent(notify_fd);
 
@@ -613,5 +617,7 @@ int main(int argc, char **argv) {
 	bus_disconnect_all(bus);
 	bus = bus_free(bus);
 	bus_selinux_stop();	/* (its watch is on the loop, freed after this) */
+	bus_apparmor_stop();
+	bus_audit_close();
 	return r < 0 ? 1 : 0;
 }

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <libaudit.h>
-#include <linux/capability.h>
 #include <selinux/avc.h>
 #include <selinux/selinux.h>
 #include <signal.h>
@@ -20,10 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon/audit.h"
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
@@ -43,34 +42,13 @@ static struct {
 	struct avc_entry_ref aeref;
 	int netlink_fd;
 	struct event *ev_netlink;
-	int audit_fd;
 	Association *associations;
 	size_t n_associations;
-} se = { .netlink_fd = -1, .audit_fd = -1 };
+} se = { .netlink_fd = -1 };
 
 bool bus_selinux_on;
 
 /* ---- audit and log (libselinux's callbacks) ------------------------------ */
-
-/* CAP_AUDIT_WRITE in the effective set: dbus-daemon's bus_audit_init()
- * opens the audit socket only then */
-static bool may_write_audit(void) {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct caps[2] = {};
-
-	if (syscall(SYS_capget, &hdr, caps) < 0)
-		return false;
-	return caps[CAP_TO_INDEX(CAP_AUDIT_WRITE)].effective & CAP_TO_MASK(CAP_AUDIT_WRITE);
-}
-
-static void audit_start(void) {
-	if (se.audit_fd >= 0 || !may_write_audit())
-		return;
-	se.audit_fd = audit_open();
-	/* no audit in this kernel: as dbus-daemon, syslog then */
-	if (se.audit_fd < 0)
-		se.audit_fd = -1;
-}
 
 /* SELINUX_CB_LOG: an AVC record to the audit log when it can be written,
  * anything else (and AVC records otherwise) to syslog, as dbus-daemon's
@@ -81,7 +59,7 @@ static int selinux_log(int type, const char *fmt, ...) {
 	int audit_type = 0;
 
 	va_start(ap, fmt);
-	if (se.audit_fd >= 0) {
+	if (bus_audit_fd() >= 0) {
 		if (type == SELINUX_AVC)
 			audit_type = AUDIT_USER_AVC;
 #ifdef AUDIT_USER_MAC_POLICY_LOAD
@@ -97,7 +75,7 @@ static int selinux_log(int type, const char *fmt, ...) {
 		char buf[8192];
 
 		vsnprintf(buf, sizeof(buf), fmt, ap);
-		(void) audit_log_user_avc_message(se.audit_fd, audit_type, buf, NULL, NULL, NULL, getuid());
+		(void) bus_audit_log_avc(audit_type, buf);
 	} else {
 		vsyslog(LOG_USER | LOG_INFO, fmt, ap);
 	}
@@ -193,7 +171,7 @@ int bus_selinux_start(Bus *bus, const BusConfig *config, char **ret_error) {
 	*ret_error = NULL;
 	if (bus_selinux_on || is_selinux_enabled() <= 0)
 		return 0;
-	audit_start();
+	bus_audit_open();
 	avc_entry_ref_init(&se.aeref);
 	if (avc_open(NULL, 0) < 0) {
 		r = -errno;
@@ -252,10 +230,6 @@ void bus_selinux_stop(void) {
 		avc_destroy();
 	bus_selinux_on = false;
 	se.bus_sid = NULL;
-	if (se.audit_fd >= 0) {
-		audit_close(se.audit_fd);
-		se.audit_fd = -1;
-	}
 }
 
 /* ---- connections ---------------------------------------------------------- */

@@ -549,6 +549,12 @@ bool service_registry_is_activatable(Bus *bus, const char *name) {
 	return bus->services && registry_find_any(bus->services, name);
 }
 
+const char *service_registry_assumed_apparmor_label(Bus *bus, const char *name) {
+	Activatable *a = bus->services ? registry_find_any(bus->services, name) : NULL;
+
+	return a && a->file ? a->file->assumed_apparmor_label : NULL;
+}
+
 /* connection @id is gone: the activations that waited for it may start */
 static void registry_id_removed(ServiceRegistry *reg, uint64_t id) {
 	Activatable *a;

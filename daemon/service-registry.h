@@ -156,6 +156,10 @@ void service_registry_name_taken(Bus *bus);
  */
 bool service_registry_is_activatable(Bus *bus, const char *name);
 
+/* the AppArmor label @name's .service file assumes its service will have
+ * (AssumedAppArmorLabel=), or NULL */
+const char *service_registry_assumed_apparmor_label(Bus *bus, const char *name);
+
 /**
  * service_registry_consume_reply_dead() - hook for the client's handling of
  * the core's REPLY_DEAD notification (KCLIENT_REPLY_DEAD)

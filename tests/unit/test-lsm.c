@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test-lsm.c - daemon/lsm.c: when AppArmor would mediate the bus on
+ * test-lsm.c - daemon/lsm.c: when AppArmor mediates the bus, as on
  * dbus-daemon, and whether busbridged starts, on fake module parameters,
  * mount tables and apparmorfs in a temporary directory (every AppArmor
  * mode with AppArmor absent, enabled without D-Bus mediation and with it).  tests/integration/test-startup-diff.sh compares the real
@@ -76,11 +76,11 @@ static void set_up(AppArmorState aa) {
 	}
 }
 
-static int start(BusConfigApparmorMode mode, char **ret_error) {
+static int start(BusConfigApparmorMode mode, bool *ret_mediate, char **ret_error) {
 	BusConfig config = { .apparmor_mode = mode };
 	LsmPaths p = paths();
 
-	return lsm_check_startup(&config, &p, ret_error);
+	return lsm_apparmor_decide(&config, &p, ret_mediate, ret_error);
 }
 
 TEST(apparmor) {
@@ -102,21 +102,18 @@ TEST(apparmor) {
 		check(lsm_apparmor_mediates_dbus(&p) == states[s].mediates);
 		for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
 			_cleanup_free_ char *error = NULL;
-			int r = start(modes[m], &error);
+			bool mediate = true;
+			int r = start(modes[m], &mediate, &error);
 
 			if (states[s].mediates) {
-				/* dbus-daemon would mediate: busbridged does not
-				 * run unmediated, unless told to */
-				if (modes[m] == BUS_CONFIG_APPARMOR_DISABLED)
-					check(r == 0 && !error);
-				else
-					check(r == -EPERM && error && strstr(error, "does not mediate with AppArmor") &&
-					      strstr(error, modes[m] == BUS_CONFIG_APPARMOR_REQUIRED ? "\"required\""
-											     : "\"enabled\""));
-			} else if (modes[m] == BUS_CONFIG_APPARMOR_REQUIRED) {
-				check(r == -EPERM && error && streq(error, "AppArmor mediation required but not present"));
-			} else {
+				/* mediated, unless told not to */
 				check(r == 0 && !error);
+				check(mediate == (modes[m] != BUS_CONFIG_APPARMOR_DISABLED));
+			} else if (modes[m] == BUS_CONFIG_APPARMOR_REQUIRED) {
+				check(r == -EPERM && !mediate && error &&
+				      streq(error, "AppArmor mediation required but not present"));
+			} else {
+				check(r == 0 && !mediate && !error);
 			}
 		}
 	}
