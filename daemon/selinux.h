@@ -16,7 +16,8 @@
  *     to (the addressed recipient, every receiver of a broadcast, every
  *     eavesdropper), or to the bus's context for a message to the bus
  *     itself, Hello included; not for what the bus sends, nor for a call
- *     that starts a service (dbus-daemon does not mediate activation).
+ *     that starts a service (dbus-daemon does not mediate activation; the
+ *     service is asked about when it is handed the call: security.h).
  * Denials are audited as dbus-daemon audits them: an AUDIT_USER_AVC record
  * through libaudit when the bus may write to the audit log
  * (CAP_AUDIT_WRITE), else a syslog line, with dbus-daemon's auxiliary data

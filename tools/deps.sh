@@ -8,7 +8,8 @@
 # tests/deb/install-test.sh's container), implies build)
 set -eu
 build_pkgs="build-essential autoconf automake libtool pkg-config libevent-dev
-  libexpat1-dev libdbus-1-dev libsystemd-dev libselinux1-dev libaudit-dev"
+  libexpat1-dev libdbus-1-dev libsystemd-dev libselinux1-dev libaudit-dev
+  libapparmor-dev"
 test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   python3 python3-dbus python3-gi clang libclang-rt-14-dev valgrind procps
   libglib2.0-tests python3-dbus-tests systemd-tests devscripts"
