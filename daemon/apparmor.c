@@ -219,10 +219,13 @@ static void log_record(bool allow, const char *op, const Text *data) {
 	       data->s ? data->s : "");
 }
 
-/* a query that failed: dbus-daemon's error (its name from the errno) */
+/* a query that failed: dbus-daemon's error, named from the errno as its
+ * _dbus_error_from_errno() names those a query can fail with (a label the
+ * kernel does not know: FileNotFound; anything else Failed) */
 static void refuse_errno(AppArmorRefusal *ret, int r) {
 	switch (r) {
 	case -ENOMEM:
+	case -ENOBUFS:
 		ret->error_name = "org.freedesktop.DBus.Error.NoMemory";
 		break;
 	case -EACCES:
@@ -232,6 +235,7 @@ static void refuse_errno(AppArmorRefusal *ret, int r) {
 	case -ENOENT:
 		ret->error_name = "org.freedesktop.DBus.Error.FileNotFound";
 		break;
+
 	default:
 		ret->error_name = "org.freedesktop.DBus.Error.Failed";
 		break;
