@@ -724,6 +724,15 @@ bool client_take_queue(Bus *bus, uint64_t id) {
 	return d->out_n != before;
 }
 
+void client_take_queued(Client *c) {
+	size_t before = c->out_n;
+
+	if (client_pull(c) < 0)
+		return;	/* (client_flush() meets the error again) */
+	if (c->out_n != before)
+		bus_schedule_ready(c->bus, c);
+}
+
 void client_drain(Client *c) {
 	while (c->conn) {
 		uint64_t off;

@@ -105,6 +105,10 @@ static char *client_make_loginfo(const Client *c) {
 	return s;
 }
 
+uint32_t client_peek_serial(const Client *c) {
+	return (uint32_t) (c->serial + 1) ?: 1;
+}
+
 uint32_t client_next_serial(Client *c) {
 	if (++c->serial == 0)
 		++c->serial;

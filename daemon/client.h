@@ -231,6 +231,17 @@ void client_no_reply(Client *c, uint32_t serial, bool callee_gone);
  */
 bool client_take_queue(Bus *bus, uint64_t id);
 
+/*
+ * client_take_queued() - move what the core holds for @c to its output ring
+ * now (within the ring's limits, as client_flush() would), so that the
+ * signals made from the core's notifications queued before get their
+ * serials before the next message the bus numbers for @c.  For the
+ * driver, between a name command and its reply: dbus-daemon numbers the
+ * messages a call makes it send a connection in the order they are sent
+ * (NameLost, NameAcquired, then the reply).
+ */
+void client_take_queued(Client *c);
+
 /* move everything queued in the core to the output ring, without limit */
 void client_drain(Client *c);
 
@@ -263,6 +274,8 @@ int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userd
 
 /* the serial of the next message the bus originates to @c (never 0) */
 uint32_t client_next_serial(Client *c);
+/* the serial client_next_serial() gives next, not taken */
+uint32_t client_peek_serial(const Client *c);
 
 /*
  * client_drop_conn() - the first half of BecomeMonitor: @c's kdbus

@@ -26,7 +26,11 @@
  * A new connection's NameOwnerChanged, as monitors see it: after its Hello
  * reply and before its NameAcquired, as dbus-daemon sends them.  Monitors
  * ignore the core's ID_ADD notifications; this copy reaches them through
- * the sink connection, in order with the driver's other messages.
+ * the sink connection, in order with the driver's other messages.  It is
+ * not numbered on the new connection, which does not receive it: that
+ * would shift the serials of everything the bus sends it next (dbus-daemon
+ * numbers a broadcast on one of its receivers, the last NameOwnerChanged
+ * subscriber its match rules found, or a monitor).
  */
 static void driver_monitors_new_connection(Driver *d, Client *c) {
 	_cleanup_free_ uint8_t *msg = NULL;
@@ -35,7 +39,8 @@ static void driver_monitors_new_connection(Driver *d, Client *c) {
 
 	if (!d->bus->n_monitors || !(sink = monitor_sink_id(d->bus)))
 		return;
-	if (driver_build_name_owner_changed(c, c->unique_name, "", c->unique_name, &msg, &len) >= 0)
+	if (driver_build_name_owner_changed_numbered(client_peek_serial(c), c->unique_name, "", c->unique_name, &msg,
+						     &len) >= 0)
 		(void) driver_send_raw_id(d, sink, msg, len, 0);
 }
 

@@ -169,12 +169,12 @@ int driver_build_undirected_reply(Client *to, const WireHeader *h, uint8_t **ret
 	return r;
 }
 
-static int driver_build_signal(Client *to, const char *destination, const char *member, const char *const *args,
-			       size_t n_args, uint8_t **ret_msg, size_t *ret_len) {
+static int driver_build_signal(uint32_t serial, const char *destination, const char *member,
+			       const char *const *args, size_t n_args, uint8_t **ret_msg, size_t *ret_len) {
 	WireBuilder b;
 	int r;
 
-	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, client_next_serial(to));
+	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, serial);
 	if (r < 0)
 		return r;
 	/* in the order of dbus-daemon's fields: NameOwnerChanged gets its
@@ -196,8 +196,14 @@ static int driver_build_signal(Client *to, const char *destination, const char *
 
 int driver_build_name_owner_changed(Client *to, const char *name, const char *old_owner,
 				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len) {
+	return driver_build_name_owner_changed_numbered(client_next_serial(to), name, old_owner, new_owner, ret_msg,
+						       ret_len);
+}
+
+int driver_build_name_owner_changed_numbered(uint32_t serial, const char *name, const char *old_owner,
+					     const char *new_owner, uint8_t **ret_msg, size_t *ret_len) {
 	const char *args[] = { name, old_owner, new_owner };
-	return driver_build_signal(to, NULL, "NameOwnerChanged", args, 3, ret_msg, ret_len);
+	return driver_build_signal(serial, NULL, "NameOwnerChanged", args, 3, ret_msg, ret_len);
 }
 
 int driver_build_name_signal(Client *to, const char *member, const char *name, uint8_t **ret_msg, size_t *ret_len) {
@@ -206,7 +212,7 @@ int driver_build_name_signal(Client *to, const char *member, const char *name, u
 
 int driver_build_name_signal_to(Client *to, const char *destination, const char *member, const char *name,
 				uint8_t **ret_msg, size_t *ret_len) {
-	return driver_build_signal(to, destination, member, &name, 1, ret_msg, ret_len);
+	return driver_build_signal(client_next_serial(to), destination, member, &name, 1, ret_msg, ret_len);
 }
 
 /* SEND prebuilt dbus1 bytes from the driver to connection @dst_id */

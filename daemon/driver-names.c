@@ -277,12 +277,23 @@ int method_request_name(DriverCall *call) {
 			result = DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
 		else
 			result = DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER;
-		if (activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
-			client_limit_output(c);
+		bool handover = activatable && result == DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
+		if (handover) {
+			/* (kdbus.ko moved the activator's messages already:
+			 * they are taken below under the receive rules) */
 			if (bus->on_kernel)
 				client_expect_handover(c);
+			/* "Successfully activated" is logged before a
+			 * refusal of the NameAcquired, as by dbus-daemon */
 			service_registry_name_taken(bus);
 		}
+		/* the NameAcquired queued for the caller (the NameLost of an
+		 * owner it replaced is the other's) is numbered before the
+		 * reply, as dbus-daemon's transaction numbers them; before the
+		 * output is limited, which would keep it in the core */
+		client_take_queued(c);
+		if (handover)
+			client_limit_output(c);
 		break;
 	case -EEXIST:
 		result = DBUS_REQUEST_NAME_REPLY_EXISTS;
@@ -326,6 +337,9 @@ int method_release_name(DriverCall *call) {
 	case 0:
 		driver_names_update(call->driver, name, driver_lookup_owner(call->driver, name) != 0);
 		result = DBUS_RELEASE_NAME_REPLY_RELEASED;
+		/* the caller's NameLost is numbered before the reply
+		 * (method_request_name()) */
+		client_take_queued(c);
 		break;
 	case -ESRCH:
 		result = DBUS_RELEASE_NAME_REPLY_NON_EXISTENT;

@@ -96,6 +96,9 @@ int driver_send_message_to_name(Driver *d, const char *name, WireBuilder *b);
  */
 int driver_build_name_owner_changed(Client *to, const char *name, const char *old_owner,
 				    const char *new_owner, uint8_t **ret_msg, size_t *ret_len);
+/* the same with the serial @serial (none of a client's taken) */
+int driver_build_name_owner_changed_numbered(uint32_t serial, const char *name, const char *old_owner,
+					     const char *new_owner, uint8_t **ret_msg, size_t *ret_len);
 int driver_build_name_signal(Client *to, const char *member, const char *name,
 			     uint8_t **ret_msg, size_t *ret_len);
 /* ... the same signal addressed to @destination, as a monitor sees it */

@@ -523,6 +523,62 @@ def names_at_the_edge():
 
 
 @section
+def name_serials():
+    # the serials of what RequestName and ReleaseName make the bus send:
+    # dbus-daemon numbers a call's messages to a connection in the order
+    # it sends them, NameLost and NameAcquired before the reply (two
+    # connections without match rules: NameOwnerChanged, whose serial is
+    # that of the first of its receivers dbus-daemon writes it to, is not
+    # among them)
+    a = connect()
+    b = connect()
+
+    def numbered(c):
+        return ['%s#%d' % (describe(m), m[2]) if m[0] != 'closed' else m for m in drain(c)]
+
+    def step(title, c, member, sig, *args):
+        send(c, member=member, sig=sig, body=enc(sig, *args))
+        print('serials %s: a: %s / b: %s' % (title, ' | '.join(numbered(a)) or '(nothing)',
+                                             ' | '.join(numbered(b)) or '(nothing)'))
+        sys.stdout.flush()
+
+    n, r = 'com.example.Serials', 'com.example.SerialsR'
+    step('a new name', a, 'RequestName', 'su', n, 0)
+    step('a already owner', a, 'RequestName', 'su', n, 0)
+    step('b do not queue', b, 'RequestName', 'su', n, 4)
+    step('b queued', b, 'RequestName', 'su', n, 0)
+    step('a releases, b next', a, 'ReleaseName', 's', n)
+    step('b releases the last', b, 'ReleaseName', 's', n)
+    step('a allows replacement', a, 'RequestName', 'su', r, 1)
+    step('b replaces a', b, 'RequestName', 'su', r, 2)
+    step('a leaves the queue', a, 'ReleaseName', 's', r)
+    step('a replaces b, who does not allow it', a, 'RequestName', 'su', r, 6)
+    step('b flags only', b, 'RequestName', 'su', r, 1)
+    step('a replaces b, do not queue', a, 'RequestName', 'su', r, 6)
+    step('b leaves the queue again', b, 'ReleaseName', 's', r)
+    step('a releases', a, 'ReleaseName', 's', r)
+    step('a not owner', a, 'ReleaseName', 's', r)
+    # pipelined: the name, a release and another call in one write
+    send(a, member='RequestName', sig='su', body=enc('su', n, 0))
+    send(a, member='ReleaseName', sig='s', body=enc('s', n))
+    send(a, member='GetNameOwner', sig='s', body=enc('s', 'org.freedesktop.DBus'))
+    print('serials pipelined: a: %s' % ' | '.join(numbered(a)))
+    a.close()
+    b.close()
+    # a connection that says Hello while a monitor watches: the
+    # NameOwnerChanged monitors are shown takes none of its serials
+    mon = connect()
+    s = mon.next_serial()
+    mon.send(W.call(s, DBUS, DPATH, 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor', 'asu', enc('asu', [], 0)))
+    drain(mon)
+    a = connect()
+    send(a, member='RequestName', sig='su', body=enc('su', n, 0))
+    print('serials while monitored: a: %s' % ' | '.join(numbered(a)))
+    a.close()
+    mon.close()
+
+
+@section
 def activatable_services():
     # ActivatableServicesChanged: broadcast whenever the bus read its
     # service directories again, and before the ReloadConfig reply

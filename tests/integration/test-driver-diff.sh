@@ -6,8 +6,10 @@
 # the connection) must be the same.  It covers messages before Hello, the
 # numbering of unique names, calls without destination, routing errors,
 # every driver method with valid and invalid arguments, match rule errors,
-# properties, Introspect, Peer, Monitoring and Debug.Stats, and
-# ActivatableServicesChanged.
+# properties, Introspect, Peer, Monitoring and Debug.Stats,
+# ActivatableServicesChanged, and the serials of what RequestName and
+# ReleaseName make the bus send (NameLost and NameAcquired numbered before
+# the reply), with and without a monitor.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
