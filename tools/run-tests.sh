@@ -27,6 +27,9 @@
 # 5. builds the kernel module (kmod/) against the installed Debian kernel
 #    headers and runs the conformance suite on it in a qemu VM
 #    (tests/vm/run.sh, tools/deps.sh vm; skipped where it cannot run),
+#    (its second stage ends with the AppArmor comparison,
+#    tests/vm/apparmor: dbus-daemon and busbridged under the same
+#    profiles; no boot of its own, VM_APPARMOR=1 runs it alone by hand),
 #    then boots it again with security=selinux for the SELinux comparison
 #    (VM_SELINUX=1 tests/vm/run.sh: dbus-daemon and busbridged under the
 #    same policy, tests/vm/selinux)
@@ -187,7 +190,9 @@ fi
 # run, printed in its TAP line), then busbridged --kdbus in the host's
 # root: integration tests (native peers too), dbus-daemon's suite, the
 # activation stress test, half a minute of native and classic peers under load
-# and busdiff against dbus-daemon in the guest; any
+# and busdiff against dbus-daemon in the guest, then the AppArmor
+# comparison (tests/vm/apparmor: dbus-daemon and busbridged side by side
+# under the tree's profiles, in this boot: no step of its own); any
 # oops, WARN, hang or fuzzer violation fails.  Where it cannot run (exit 77) it counts as skipped.
 if [ "${SKIP_VM:-0}" != 1 ]; then
 	out=$(tests/vm/run.sh 2>&1 | tee build-vm.log | tail -n 1)

@@ -139,7 +139,8 @@ fi
 # the second stage: the host's root, read-only over 9p, with an overlay on
 # tmpfs for what the guest writes; tests/vm/guest-stage2.sh of the tree
 # runs there with the first stage's status and ends the run (in the
-# SELinux boot, mode "selinux": the SELinux comparison only)
+# SELinux boot, mode "selinux": the SELinux comparison only; in the
+# AppArmor boot, mode "apparmor": the AppArmor comparison only)
 if [ -f /kdbus/stage2 ]; then
 	tree=$(sed -n 1p /kdbus/stage2) work=$(sed -n 2p /kdbus/stage2) only=$(sed -n 3p /kdbus/stage2)
 	script=$(sed -n 4p /kdbus/stage2) mode=$(sed -n 5p /kdbus/stage2)

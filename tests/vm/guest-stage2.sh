@@ -9,13 +9,16 @@
 # and powers the guest off.  MODE "selinux" (the SELinux boot,
 # VM_SELINUX=1 tests/vm/run.sh: the kernel runs with security=selinux)
 # runs the SELinux comparison (tests/vm/selinux/guest.sh) instead of the
-# suite and the tests of busbridged --kdbus, then ends the same way.
+# suite and the tests of busbridged --kdbus, then ends the same way; MODE
+# "apparmor" (VM_APPARMOR=1) the AppArmor comparison
+# (tests/vm/apparmor/guest.sh) alone, which the default mode runs too,
+# after the tests of busbridged --kdbus.
 status=${1:-1}
 tree=${2:?tree}
 work=${3:?work}
 only=${4:-.}		# the integration tests to run (a regex, ONLY= of tests/integration/run.sh)
 script=${5:-}		# a host script to run first (VM_SCRIPT, by hand)
-mode=${6:-}		# "selinux": the SELinux comparison only
+mode=${6:-}		# "selinux", "apparmor": that comparison only
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C.UTF-8 HOME=/root TMPDIR=/tmp
 
@@ -49,7 +52,24 @@ mkdir -p /run/user/0 && chmod 700 /run/user/0
 check "stage 2: the module loads from the host's tree" insmod "$work/src/kmod/kdbus.ko"
 check "stage 2: kdbusfs mounted" mount -t kdbusfs kdbusfs /sys/fs/kdbus
 
-if [ "$mode" = selinux ]; then
+# dbus-daemon and busbridged (classic and --kdbus) side by side under the
+# tree's AppArmor profiles (in a mount namespace of its own: the D-Bus
+# mediation it makes the kernel advertise stays there): every line of
+# busbridged's that differs fails
+apparmor_comparison() {
+	echo "# stage 2: AppArmor comparison (uptime $(uptime_s) s)"
+	timeout -k 10 600 bash "$tree/tests/vm/apparmor/guest.sh" "$tree" 2>&1
+	rc=$?
+	echo "# stage 2: AppArmor comparison done (exit $rc, uptime $(uptime_s) s)"
+	[ $rc = 0 ] || status=1
+}
+
+if [ "$mode" = apparmor ]; then
+	[ -z "$script" ] || { echo "# stage 2: $script"; bash "$script" 2>&1 | sed 's/^/# script: /'; }
+	apparmor_comparison
+	# the rest of the stage as below, from the busbridged processes left
+	# behind to the power-off
+elif [ "$mode" = selinux ]; then
 	[ -z "$script" ] || { echo "# stage 2: $script"; bash "$script" 2>&1 | sed 's/^/# script: /'; }
 	# dbus-daemon and busbridged (classic and --kdbus) side by side under
 	# SELinux enforcing: every line of busbridged's that differs fails
@@ -151,6 +171,7 @@ if [ -x "$daemon" ]; then
 	activation_stress_kdbus
 	native_stress
 	busdiff_kdbus
+	apparmor_comparison
 else
 	echo "# stage 2: no $daemon (build the tree first): busbridged --kdbus not run"
 fi

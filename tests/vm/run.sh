@@ -29,7 +29,7 @@
 #    (../shared/tools/dbus-tests), the activation stress test, half a minute
 #    of native peers and classic clients under load (tests/native-stress)
 #    and busdiff's CI scenarios against dbus-daemon in the same guest,
-#    then validates every slab cache.
+#    the AppArmor comparison (below), then validates every slab cache.
 #    The TAP of both stages comes back over the serial console
 #
 # VM_SELINUX=1: the SELinux boot instead.  The kernel boots with
@@ -43,6 +43,22 @@
 # security contexts, a policy reload, permissive mode, the audit records),
 # every daemon's lines compared with dbus-daemon's.  Its console log is
 # console-selinux.log (tools/run-tests.sh runs this boot after the other).
+#
+# The AppArmor comparison (tests/vm/apparmor/guest.sh): the second stage
+# of the normal boot runs it near its end (the guest's kernel runs AppArmor,
+# its default security module), in a mount namespace of its own: the tree's
+# profiles (tests/vm/apparmor/profiles) loaded with apparmor_parser, then
+# dbus-daemon (twice), busbridged and busbridged --kdbus, each under the
+# profile bus_daemon, with clients under their own profiles (aa-exec),
+# complaining and unconfined ones, one line per outcome (Hello, names,
+# driver calls, calls refused by the sender's or the receiver's profile,
+# requested and unrequested replies, signals, eavesdropping, monitors,
+# the labels the driver reports, activation with AssumedAppArmorLabel, a
+# profile reload, the audit records), every daemon's lines compared with
+# dbus-daemon's.  Its TAP lines count in that boot's totals.
+# VM_APPARMOR=1: a quick boot for it alone (security=apparmor, no test of
+# the first stage's, no fuzzing; the second stage runs only the AppArmor
+# comparison); its console log is console-apparmor.log.
 # VM_KERNEL_ARGS="..." is appended to the kernel's command line.
 #
 # VM_TESTS=<substring> runs only the suite's tests whose name contains it,
@@ -71,8 +87,10 @@ work=${VM_WORK:-$top/build-vm}
 accel=${VM_ACCEL:-tcg}
 stress_s=${VM_STRESS_SECONDS:-60}
 selinux=${VM_SELINUX:-0}
+apparmor=${VM_APPARMOR:-0}
+[ "$selinux" = 0 ] || apparmor=0
 fuzz_s=${VM_FUZZ_SECONDS:-60}
-[ "$selinux" = 0 ] || fuzz_s=0
+[ "$selinux" = 0 ] && [ "$apparmor" = 0 ] || fuzz_s=0
 fuzz_seed=${VM_FUZZ_SEED:-0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')}
 fuzz_args=${VM_FUZZ_ARGS:-}
 fuzz_only=${VM_FUZZ_ONLY:-0}
@@ -80,11 +98,15 @@ timeout_s=${VM_TIMEOUT:-$((1200 + fuzz_s))}
 stage2=${VM_STAGE2:-1}
 [ "$fuzz_only" = 0 ] || stage2=0
 quick=${VM_QUICK:-}
-# (the SELinux boot's files beside the others: console-selinux.log, ...)
-tag=
+# (the SELinux and AppArmor boots' files beside the others:
+# console-selinux.log, console-apparmor.log, ...)
+tag= mode= boot_name=
 kargs=${VM_KERNEL_ARGS:-}
 if [ "$selinux" != 0 ]; then
-	stage2=1 quick=1 tag=-selinux kargs="security=selinux $kargs"
+	stage2=1 quick=1 tag=-selinux mode=selinux boot_name="SELinux boot" kargs="security=selinux $kargs"
+	timeout_s=${VM_TIMEOUT:-900}
+elif [ "$apparmor" != 0 ]; then
+	stage2=1 quick=1 tag=-apparmor mode=apparmor boot_name="AppArmor boot" kargs="security=apparmor $kargs"
 	timeout_s=${VM_TIMEOUT:-900}
 fi
 # the integration tests of tests/integration that pass with busbridged on
@@ -146,8 +168,8 @@ fi
 # (not part of the tree: where they are absent, the guest runs without them)
 selftests=$top/../shared/tools/kdbus-selftests/build.sh
 have_selftests=
-if [ "$selinux" != 0 ]; then
-	:	# (the SELinux boot runs none of the first stage's tests)
+if [ -n "$mode" ]; then
+	:	# (the SELinux and AppArmor boots run none of the first stage's tests)
 elif [ -x "$selftests" ]; then
 	# build.sh fixes one upstream bug in test-activator.c (return flags of
 	# NAME_ACQUIRE handed back as input flags, which the final kdbus
@@ -188,7 +210,7 @@ cp /bin/busybox "$root/bin/busybox" &&
 	echo $guest_mods > "$root/kdbus/mods/order" &&
 	{ [ -z "$quick" ] || : > "$root/kdbus/quick"; } &&
 	{ [ "$stage2" = 0 ] || printf '%s\n%s\n%s\n%s\n%s\n' "$top" "$work" "$integration" "${VM_SCRIPT:-}" \
-		"$([ "$selinux" = 0 ] || echo selinux)" > "$root/kdbus/stage2"; } &&
+		"$mode" > "$root/kdbus/stage2"; } &&
 	{ [ -z "$have_selftests" ] || cp "$work/selftests/kdbus-test" "$root/kdbus/kdbus-selftest"; } &&
 	echo "$stress_s" > "$root/kdbus/stress-seconds" &&
 	echo "${VM_TESTS:-}" > "$root/kdbus/tests-filter" &&
@@ -250,6 +272,6 @@ elif ! echo "$result" | grep -q 'status=0'; then
 	echo "not ok - guest: $result"
 	failed=$((failed + 1))
 fi
-echo "# kernel $kver${tag:+ (SELinux boot)}, qemu -accel $accel: boot to result ${elapsed} s wall; guest: ${result#KDBUS-VM-RESULT: }"
+echo "# kernel $kver${boot_name:+ ($boot_name)}, qemu -accel $accel: boot to result ${elapsed} s wall; guest: ${result#KDBUS-VM-RESULT: }"
 echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
