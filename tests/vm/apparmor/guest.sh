@@ -136,6 +136,15 @@ run() {
 	i=$?
 	[ $i = 0 ] || { echo "scenario: exit status $i"; grep -v '^ *[0-9.]* s: ' $w/$n.scenario.err | sed 's/^/scenario: /'; } >> $w/$n.lines
 	echo "# apparmor: $(wc -l < $w/$n.lines) lines; steps at: $(sed -n 's/^ *\([0-9.]*\) s: \(.*\)/\2 \1 s,/p' $w/$n.scenario.err | tr '\n' ' ')"
+	# Ubuntu's GetConnectionAppArmorSecurityContext, which Debian's
+	# dbus-daemon does not have: what each daemon answers for the bus
+	# itself and for a name nobody owns (busbridged: the bus's label
+	# without its mode, and NameHasNoOwner)
+	for i in org.freedesktop.DBus com.example.Nobody; do
+		dbus-send --bus="unix:path=$sock" --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+			org.freedesktop.DBus.GetConnectionAppArmorSecurityContext string:$i 2>&1 |
+			sed 's/^ *//; s/:.*//' | tr '\n' ' ' > $w/$n.context.$i
+	done
 	kill $pid
 	wait $pid
 	/usr/bin/python3 "$here/scenario.py" --normalize < $w/$n.err | sed 's/^/stderr: /' >> $w/$n.lines
@@ -153,6 +162,20 @@ for cmd in "$@"; do
 		[ $n = 1 ] && finish
 		continue
 	fi
+	case "$cmd" in
+	*busbridged*)
+		got=$(printf '%s | %s' "$(cat $w/$n.context.org.freedesktop.DBus)" "$(cat $w/$n.context.com.example.Nobody)" |
+			tr -s ' ' | sed 's/ $//')
+		want="bus_daemon | Error org.freedesktop.DBus.Error.NameHasNoOwner"
+		if [ "$got" = "$want" ]; then
+			echo "ok - apparmor $label: GetConnectionAppArmorSecurityContext (Ubuntu's): $got"
+			passed=$((passed + 1))
+		else
+			notok "$label: GetConnectionAppArmorSecurityContext (Ubuntu's): got $got, want $want"
+		fi;;
+	*)
+		echo "# apparmor: $label: GetConnectionAppArmorSecurityContext: $(cat $w/$n.context.org.freedesktop.DBus)";;
+	esac
 	[ $n = 1 ] && continue
 	/usr/bin/python3 "$here/scenario.py" --compare $w/1.lines $w/$n.lines "$label" > $w/$n.tap
 	cat $w/$n.tap
