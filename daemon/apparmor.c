@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * apparmor.c - AppArmor mediation (see apparmor.h): the labels of the bus
- * and of each connection, the queries libapparmor's aa_query_label() puts
- * to the kernel's policy, and their audit records, in dbus-daemon's words
- * and order.
+ * and of each connection, the queries to the kernel's policy as
+ * libapparmor's aa_query_label() puts them, and their audit records, in
+ * dbus-daemon's words and order.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libaudit.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,7 +18,9 @@
 #include <string.h>
 #include <sys/apparmor.h>
 #include <syslog.h>
+#include <unistd.h>
 
+#include "daemon/apparmor-reply.h"
 #include "daemon/apparmor.h"
 #include "daemon/audit.h"
 #include "daemon/bus.h"
@@ -34,6 +37,8 @@
 bool bus_apparmor_on;
 
 static AppArmorLabel bus_label;
+/* <apparmorfs>/.access: the kernel's query interface */
+static char *access_path;
 
 /* ---- a growing string, for queries and audit data ------------------------- */
 
@@ -105,6 +110,11 @@ int bus_apparmor_start(const BusConfig *config, const LsmPaths *paths, char **re
 	r = lsm_apparmor_decide(config, paths, &mediate, ret_error);
 	if (r < 0 || !mediate || bus_apparmor_on)
 		return r;
+	_cleanup_free_ char *apparmorfs = lsm_apparmorfs(paths);
+	if (!apparmorfs || !(access_path = format("%s/.access", apparmorfs))) {
+		*ret_error = strdup("Error finding the AppArmor query interface");
+		return -ENOENT;
+	}
 	bus_audit_open();
 	if (aa_getcon(&label, &mode) < 0) {
 		r = -errno;
@@ -118,6 +128,8 @@ int bus_apparmor_start(const BusConfig *config, const LsmPaths *paths, char **re
 }
 
 void bus_apparmor_stop(void) {
+	free(access_path);
+	access_path = NULL;
 	free(bus_label.label);
 	bus_label = (AppArmorLabel) {};
 	bus_apparmor_on = false;
@@ -181,6 +193,8 @@ static const char *bus_type(const Client *c) {
 static void query_start(Text *q, const char *label, const char *bustype) {
 	static const char zero[AA_QUERY_CMD_LABEL_SIZE];
 
+	q->s = malloc(256);	/* (most queries fit) */
+	q->size = q->s ? 256 : 0;
 	text_add(q, zero, sizeof(zero));
 	text_puts(q, label ? label : "");
 	text_byte(q, 0);
@@ -194,13 +208,30 @@ static void query_field(Text *q, const char *s) {
 		text_puts(q, s);
 }
 
-/* Return: 0 with *allow and *audit, or -errno (the query failed) */
+/*
+ * One query, as libapparmor's aa_query_label() puts it: the kernel's
+ * query interface (<apparmorfs>/.access) takes one per open, write and
+ * read.  Return: 0 with *allow and *audit (what the kernel would audit:
+ * every denial but the quiet ones), or -errno (ENOENT: a label the kernel
+ * does not know).
+ */
 static int query(uint32_t mask, Text *q, int *allow, int *audit) {
+	char reply[APPARMOR_REPLY_LEN];
+	ssize_t n;
+
 	if (q->oom)
 		return -ENOMEM;
-	if (aa_query_label(mask, q->s, q->len, allow, audit) < 0)
-		return -errno;
-	return 0;
+	memcpy(q->s, AA_QUERY_CMD_LABEL, AA_QUERY_CMD_LABEL_SIZE);
+	_cleanup_close_ int fd = open(access_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -EPROTONOSUPPORT : -errno;
+	n = write(fd, q->s, q->len);
+	if (n != (ssize_t) q->len)
+		return n < 0 ? -errno : -EPROTO;
+	n = read(fd, reply, sizeof(reply));
+	if (n != APPARMOR_REPLY_LEN)
+		return n < 0 ? -errno : -EPROTO;
+	return apparmor_reply_decide(reply, n, mask, allow, audit);
 }
 
 /* dbus-daemon's log_message(): the audit log, else syslog */

@@ -18,6 +18,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/lsm.c daemon/lsm.h \
 	daemon/audit.c daemon/audit.h \
 	daemon/apparmor.c daemon/apparmor.h \
+	daemon/apparmor-reply.c daemon/apparmor-reply.h \
 	daemon/security.c daemon/security.h \
 	daemon/selinux.c daemon/selinux.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(LIBEVENT_CFLAGS) $(SYSTEMD_CFLAGS) $(EXPAT_CFLAGS) $(SELINUX_CFLAGS) \
@@ -85,6 +86,28 @@ tests_fuzz_fuzz_launch_helper_config_LDADD = $(EXPAT_LIBS)
 endif
 
 # which LSMs would mediate the bus on dbus-daemon (fake sysfs, mounts)
+check_PROGRAMS += tests/unit/test-apparmor-reply
+tests_unit_test_apparmor_reply_SOURCES = tests/unit/test-apparmor-reply.c daemon/apparmor-reply.c \
+	daemon/apparmor-reply.h
+TESTS += tests/unit/test-apparmor-reply
+
+# the kernel's answers to AppArmor queries (tests/fuzz/fuzz-apparmor-reply.c)
+check_PROGRAMS += tests/fuzz/fuzz-apparmor-reply-repro
+tests_fuzz_fuzz_apparmor_reply_repro_SOURCES = tests/fuzz/fuzz-apparmor-reply.c tests/fuzz/fuzz-main.c \
+	daemon/apparmor-reply.c daemon/apparmor-reply.h
+tests_fuzz_fuzz_apparmor_reply_repro_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DFUZZ_CORPUS_DIR='"$(abs_top_srcdir)/tests/fuzz/corpus/apparmor-reply"'
+TESTS += tests/fuzz/fuzz-apparmor-reply-repro
+EXTRA_DIST += tests/fuzz/corpus/apparmor-reply
+
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-apparmor-reply
+tests_fuzz_fuzz_apparmor_reply_SOURCES = tests/fuzz/fuzz-apparmor-reply.c daemon/apparmor-reply.c \
+	daemon/apparmor-reply.h
+tests_fuzz_fuzz_apparmor_reply_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_apparmor_reply_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+endif
+
 check_PROGRAMS += tests/unit/test-lsm
 tests_unit_test_lsm_SOURCES = tests/unit/test-lsm.c daemon/lsm.c daemon/lsm.h
 TESTS += tests/unit/test-lsm

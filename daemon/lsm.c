@@ -68,6 +68,10 @@ static char *apparmorfs_find(const char *mounts) {
 	return NULL;
 }
 
+char *lsm_apparmorfs(const LsmPaths *paths) {
+	return apparmorfs_find(paths->mounts);
+}
+
 bool lsm_apparmor_mediates_dbus(const LsmPaths *paths) {
 	_cleanup_free_ char *apparmorfs = NULL, *mask = NULL;
 

@@ -30,6 +30,9 @@ extern const LsmPaths lsm_system_paths;
  */
 bool lsm_apparmor_mediates_dbus(const LsmPaths *paths);
 
+/* AppArmor's directory in securityfs (malloc()ed), or NULL */
+char *lsm_apparmorfs(const LsmPaths *paths);
+
 /**
  * lsm_apparmor_decide() - does AppArmor mediate the bus?
  * @config:	the configuration (its <apparmor mode=>)
