@@ -376,8 +376,10 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 		query_field(&q, h->interface.s);
 		query_field(&q, h->member.s);
 		src_r = query(AA_DBUS_SEND, &q, &src_allow, &src_audit);
-		if (src_r == -ENOMEM)
-			goto oom;
+		if (src_r == -ENOMEM) {
+			refuse_errno(ret, src_r);
+			return false;
+		}
 		if (src_r < 0)
 			src_allow = 0;
 	}
@@ -395,8 +397,10 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 			query_field(&q, h->interface.s);
 			query_field(&q, h->member.s);
 			dst_r = query(AA_DBUS_RECEIVE, &q, &dst_allow, &dst_audit);
-			if (dst_r == -ENOMEM)
-				goto oom;
+			if (dst_r == -ENOMEM) {
+				refuse_errno(ret, dst_r);
+				return false;
+			}
 			if (dst_r < 0)
 				dst_allow = 0;
 		}
@@ -461,10 +465,6 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 		log_record(dst_allow, op, &aux);
 	}
 	return src_allow && dst_allow;
-
-oom:
-	refuse_errno(ret, -ENOMEM);
-	return false;
 }
 
 bool bus_apparmor_allows_eavesdrop(const Client *c, AppArmorRefusal *ret) {
