@@ -116,7 +116,8 @@ EXTRA_DIST += tests/fuzz/corpus/auth
 
 if ENABLE_FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz-auth
-tests_fuzz_fuzz_auth_SOURCES = tests/fuzz/fuzz-auth.c compat/auth.c compat/auth.h compat/keyring.c compat/keyring.h
+tests_fuzz_fuzz_auth_SOURCES = tests/fuzz/fuzz-auth.c compat/auth.c compat/auth.h compat/keyring.c compat/keyring.h \
+	compat/wire.c compat/wire.h
 tests_fuzz_fuzz_auth_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_auth_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 endif
@@ -138,7 +139,8 @@ EXTRA_DIST += tests/fuzz/corpus/service-file
 
 if ENABLE_FUZZING
 noinst_PROGRAMS += tests/fuzz/fuzz-service-file
-tests_fuzz_fuzz_service_file_SOURCES = tests/fuzz/fuzz-service-file.c compat/service-file.c compat/service-file.h
+tests_fuzz_fuzz_service_file_SOURCES = tests/fuzz/fuzz-service-file.c compat/service-file.c compat/service-file.h \
+	compat/wire.c compat/wire.h
 tests_fuzz_fuzz_service_file_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_service_file_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 endif
