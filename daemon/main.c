@@ -217,28 +217,44 @@ static int lookup_user(const char *user, uid_t *ret_uid, gid_t *ret_gid) {
 }
 
 /*
- * Become <user>.  A bus on kdbus.ko keeps CAP_IPC_OWNER, and only that: its
- * clients' connections are opened after this, stand for them with their
- * credentials and must stay privileged, so that the daemon, which enforces
- * the XML policy for them, is not bound by the kernel's (as systemd's
- * bus-proxyd kept it).
+ * Become <user> (its uid and gid, no supplementary groups), keeping what
+ * dbus-daemon keeps and what the kernel bus needs, and nothing else:
+ *   - CAP_AUDIT_WRITE, if the bus had it (dbus-daemon's
+ *     _dbus_change_to_daemon_user(): the security modules' denials go to
+ *     the audit log, which takes them only from a process that holds it);
+ *   - on kdbus.ko, CAP_IPC_OWNER: its clients' connections are opened after
+ *     this, stand for them with their credentials and must stay
+ *     privileged, so that the daemon, which enforces the XML policy for
+ *     them, is not bound by the kernel's (as systemd's bus-proxyd kept it).
  */
 static int drop_privileges(const char *user, uid_t uid, gid_t gid, bool keep_ipc_owner) {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct caps[2] = {};
+	bool keep_audit_write;
 
 	if (geteuid() == uid)
 		return 0;
-	if (keep_ipc_owner && prctl(PR_SET_KEEPCAPS, 1) < 0)
-		return start_failed("Failed to keep CAP_IPC_OWNER: %s", strerror(errno));
-	if (initgroups(user, gid) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
-		return start_failed("Failed to drop privileges to %s: %s", user, strerror(errno));
-	if (keep_ipc_owner) {
-		caps[CAP_TO_INDEX(CAP_IPC_OWNER)].effective = caps[CAP_TO_INDEX(CAP_IPC_OWNER)].permitted =
-			CAP_TO_MASK(CAP_IPC_OWNER);
-		if (syscall(SYS_capset, &hdr, caps) < 0 || prctl(PR_SET_KEEPCAPS, 0) < 0)
-			return start_failed("Failed to keep CAP_IPC_OWNER: %s", strerror(errno));
+	if (syscall(SYS_capget, &hdr, caps) < 0)
+		return start_failed("Failed to read the capabilities: %s", strerror(errno));
+	keep_audit_write = caps[CAP_TO_INDEX(CAP_AUDIT_WRITE)].permitted & CAP_TO_MASK(CAP_AUDIT_WRITE);
+	memset(caps, 0, sizeof(caps));
+	if (keep_audit_write) {
+		caps[CAP_TO_INDEX(CAP_AUDIT_WRITE)].effective |= CAP_TO_MASK(CAP_AUDIT_WRITE);
+		caps[CAP_TO_INDEX(CAP_AUDIT_WRITE)].permitted |= CAP_TO_MASK(CAP_AUDIT_WRITE);
 	}
+	if (keep_ipc_owner) {
+		caps[CAP_TO_INDEX(CAP_IPC_OWNER)].effective |= CAP_TO_MASK(CAP_IPC_OWNER);
+		caps[CAP_TO_INDEX(CAP_IPC_OWNER)].permitted |= CAP_TO_MASK(CAP_IPC_OWNER);
+	}
+	bool keep = keep_audit_write || keep_ipc_owner;
+	if (keep && prctl(PR_SET_KEEPCAPS, 1) < 0)
+		return start_failed("Failed to keep capabilities: %s", strerror(errno));
+	/* (no supplementary groups, as dbus-daemon's capng_change_id() with
+	 * CAPNG_DROP_SUPP_GRP) */
+	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+		return start_failed("Failed to drop privileges to %s: %s", user, strerror(errno));
+	if (keep && (syscall(SYS_capset, &hdr, caps) < 0 || prctl(PR_SET_KEEPCAPS, 0) < 0))
+		return start_failed("Failed to keep capabilities: %s", strerror(errno));
 	return 0;
 }
 

@@ -10,7 +10,8 @@
 #    <user>): "dbus-daemon[PID]: Failed to start message bus: ...", one line;
 #  - --address=systemd: without sockets, --introspect;
 #  - <apparmor mode=> not one of the three, and "required" without
-#    AppArmor D-Bus mediation.
+#    AppArmor D-Bus mediation;
+#  - what a daemon that drops to its <user> keeps (CAP_AUDIT_WRITE).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 . "$here/helpers.sh"
@@ -73,6 +74,27 @@ own_config "$T/good.conf" "$T/s"
 ours=$(run "$BUS_DAEMON" --config-file="$T/good.conf" --address=systemd:)
 ref=$(run /usr/bin/dbus-daemon --config-file="$T/good.conf" --address=systemd:)
 compare_with_reference "systemd without sockets: $ours" "systemd without sockets: $ref" 1
+# with <user>, what the daemon keeps: dbus-daemon keeps CAP_AUDIT_WRITE
+# (its security modules' denials go to the audit log) and nothing else
+caps() { # DAEMON: its uids and capability sets once it runs as <user>
+	local d=$1 pid i out
+	rm -f "$T/s"
+	"$d" --nofork --config-file="$T/user.conf" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 50); do [ -S "$T/s" ] && break; sleep 0.1; done
+	out=$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/$pid/status | tr '\t\n' '  ')
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	echo "$out"
+}
+if [ "$(id -u)" = 0 ] && getent passwd messagebus >/dev/null; then
+	conf user "<type>session</type><listen>$sock</listen><user>messagebus</user>"
+	ours=$(caps "$BUS_DAEMON")
+	ref=$(caps /usr/bin/dbus-daemon)
+	compare_with_reference "<user>messagebus</user>: $ours" "<user>messagebus</user>: $ref" 1
+else
+	skip "<user>: not root, or no messagebus user"
+fi
 if cmp -s <("$BUS_DAEMON" --introspect) <(/usr/bin/dbus-daemon --introspect); then
 	ok "--introspect: as dbus-daemon"
 else
