@@ -34,6 +34,7 @@
 
 #include "compat/match-rule.h"
 #include "compat/protocol.h"
+#include "util/strbuf.h"
 
 typedef struct MatchArg {
 	const char *value;
@@ -605,56 +606,27 @@ bool match_rule_may_match_name_owner_changed(const MatchRule *r) {
 /* ------------------------------------------------------------------------ */
 /* text form */
 
-typedef struct Buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n) {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = MAX(b->cap * 2, b->len + n + 64);
-		char *p = realloc(b->p, cap);
-
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = 0;
-}
-
-static void buf_adds(Buf *b, const char *s) {
-	buf_add(b, s, strlen(s));
-}
-
 /* append_key_and_escaped_value(), with the separating comma */
-static void buf_key_value(Buf *b, const char *key, const char *value, size_t len) {
+static void buf_key_value(StrBuf *b, const char *key, const char *value, size_t len) {
 	if (b->len > 0)
-		buf_adds(b, ",");
-	buf_adds(b, key);
-	buf_adds(b, "='");
+		strbuf_puts(b, ",");
+	strbuf_puts(b, key);
+	strbuf_puts(b, "='");
 	for (size_t i = 0; i < len; i++) {
 		if (value[i] == '\'')
-			buf_adds(b, "'\\''");	/* close, escaped apostrophe, reopen */
+			strbuf_puts(b, "'\\''");	/* close, escaped apostrophe, reopen */
 		else
-			buf_add(b, value + i, 1);
+			strbuf_add(b, value + i, 1);
 	}
-	buf_adds(b, "'");
+	strbuf_puts(b, "'");
 }
 
 char *match_rule_to_string(const MatchRule *r) {
-	Buf b = {};
+	StrBuf b = {};
 
 	assert_return(r, NULL);
 
-	buf_add(&b, "", 0);
+	strbuf_add(&b, "", 0);
 	if (r->flags & MATCH_RULE_TYPE) {
 		const char *t = wire_type_to_string(r->type);
 		buf_key_value(&b, "type", t, strlen(t));
@@ -685,10 +657,10 @@ char *match_rule_to_string(const MatchRule *r) {
 	}
 
 	if (b.oom) {
-		free(b.p);
+		free(b.s);
 		return NULL;
 	}
-	return b.p;
+	return b.s;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -31,6 +31,7 @@
 #include "policy/config.h"
 #include "util/format.h"
 #include "util/macro.h"
+#include "util/strbuf.h"
 
 #define DRIVER_NAME "org.freedesktop.DBus"
 
@@ -40,64 +41,27 @@ static AppArmorLabel bus_label;
 /* <apparmorfs>/.access: the kernel's query interface */
 static char *access_path;
 
-/* ---- a growing string, for queries and audit data ------------------------- */
-
-typedef struct Text {
-	char *s;
-	size_t len, size;
-	bool oom;
-} Text;
-
-static void text_add(Text *t, const void *p, size_t n) {
-	if (t->oom)
-		return;
-	if (t->len + n + 1 > t->size) {
-		size_t size = (t->len + n + 1) * 2;
-		char *s = realloc(t->s, size);
-		if (!s) {
-			t->oom = true;
-			return;
-		}
-		t->s = s;
-		t->size = size;
-	}
-	memcpy(t->s + t->len, p, n);
-	t->len += n;
-	t->s[t->len] = 0;
-}
-
-static void text_puts(Text *t, const char *s) {
-	text_add(t, s, strlen(s));
-}
-
-static void text_byte(Text *t, char c) {
-	text_add(t, &c, 1);
-}
+/* ---- audit data ------------------------------------------------------------ */
 
 /* dbus-daemon's _dbus_append_pair_str(): ` name="value"` */
-static void text_pair(Text *t, const char *name, const char *value) {
-	text_byte(t, ' ');
-	text_puts(t, name);
-	text_puts(t, "=\"");
-	text_puts(t, value);
-	text_byte(t, '"');
+static void text_pair(StrBuf *t, const char *name, const char *value) {
+	strbuf_byte(t, ' ');
+	strbuf_puts(t, name);
+	strbuf_puts(t, "=\"");
+	strbuf_puts(t, value);
+	strbuf_byte(t, '"');
 }
 
-static void text_pair_pid(Text *t, const char *name, const Client *c) {
+static void text_pair_pid(StrBuf *t, const char *name, const Client *c) {
 	char buf[24];
 
 	if (!c || !c->creds.have_pid)
 		return;
 	snprintf(buf, sizeof(buf), "%u", (unsigned) c->creds.pid);
-	text_byte(t, ' ');
-	text_puts(t, name);
-	text_byte(t, '=');
-	text_puts(t, buf);
-}
-
-static void text_done(Text *t) {
-	free(t->s);
-	*t = (Text) {};
+	strbuf_byte(t, ' ');
+	strbuf_puts(t, name);
+	strbuf_byte(t, '=');
+	strbuf_puts(t, buf);
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -190,22 +154,21 @@ static const char *bus_type(const Client *c) {
 
 /* the head of a query (dbus-daemon's build_common_query()): room for the
  * command libapparmor writes, the label, its class and the bus type */
-static void query_start(Text *q, const char *label, const char *bustype) {
+static void query_start(StrBuf *q, const char *label, const char *bustype) {
 	static const char zero[AA_QUERY_CMD_LABEL_SIZE];
 
-	q->s = malloc(256);	/* (most queries fit) */
-	q->size = q->s ? 256 : 0;
-	text_add(q, zero, sizeof(zero));
-	text_puts(q, label ? label : "");
-	text_byte(q, 0);
-	text_byte(q, AA_CLASS_DBUS);
-	text_puts(q, bustype ? bustype : "");
+	(void) strbuf_reserve(q, 256);	/* (most queries fit) */
+	strbuf_add(q, zero, sizeof(zero));
+	strbuf_puts(q, label ? label : "");
+	strbuf_byte(q, 0);
+	strbuf_byte(q, AA_CLASS_DBUS);
+	strbuf_puts(q, bustype ? bustype : "");
 }
 
-static void query_field(Text *q, const char *s) {
-	text_byte(q, 0);
+static void query_field(StrBuf *q, const char *s) {
+	strbuf_byte(q, 0);
 	if (s)
-		text_puts(q, s);
+		strbuf_puts(q, s);
 }
 
 /*
@@ -215,7 +178,7 @@ static void query_field(Text *q, const char *s) {
  * every denial but the quiet ones), or -errno (ENOENT: a label the kernel
  * does not know).
  */
-static int query(uint32_t mask, Text *q, int *allow, int *audit) {
+static int query(uint32_t mask, StrBuf *q, int *allow, int *audit) {
 	char reply[APPARMOR_REPLY_LEN];
 	ssize_t n;
 
@@ -235,7 +198,7 @@ static int query(uint32_t mask, Text *q, int *allow, int *audit) {
 }
 
 /* dbus-daemon's log_message(): the audit log, else syslog */
-static void log_record(bool allow, const char *op, const Text *data) {
+static void log_record(bool allow, const char *op, const StrBuf *data) {
 	_cleanup_free_ char *avc = NULL;
 
 	if (data->oom)
@@ -283,18 +246,25 @@ static const char *active_name(const Client *c) {
 	return c->unique_name[0] ? c->unique_name : "(inactive)";
 }
 
-bool bus_apparmor_allows_acquire(const Client *c, const char *name, AppArmorRefusal *ret) {
+/*
+ * A check of @c alone: bind of @name, or (@name NULL) eavesdrop, as
+ * dbus-daemon's bus_apparmor_allows_acquire_service() and
+ * bus_apparmor_allows_eavesdropping() decide and audit them.
+ */
+static bool allows_alone(const Client *c, const char *name, AppArmorRefusal *ret) {
 	const AppArmorLabel *l = &c->apparmor;
 	const char *bustype = bus_type(c);
-	_cleanup_(text_done) Text q = {}, aux = {};
+	const char *op = name ? "bind" : "eavesdrop";
+	_cleanup_(strbuf_done) StrBuf q = {}, aux = {};
 	int allow = 0, audit = 1, r;
 
 	*ret = (AppArmorRefusal) {};
 	if (!bus_apparmor_on || is_unconfined(l))
 		return true;
 	query_start(&q, l->label, bustype);
-	query_field(&q, name);
-	r = query(AA_DBUS_BIND, &q, &allow, &audit);
+	if (name)
+		query_field(&q, name);
+	r = query(name ? AA_DBUS_BIND : AA_DBUS_EAVESDROP, &q, &allow, &audit);
 	if (r == -ENOMEM) {
 		refuse_errno(ret, r);
 		return false;
@@ -306,21 +276,28 @@ bool bus_apparmor_allows_acquire(const Client *c, const char *name, AppArmorRefu
 		if (is_complain(l->mode))
 			allow = 1;
 		if (!allow)
-			refuse_access(ret, format("Connection \"%s\" is not allowed to own the service \"%s\" due to "
-						  "AppArmor policy", active_name(c), name));
+			refuse_access(ret, name ? format("Connection \"%s\" is not allowed to own the service \"%s\" "
+							 "due to AppArmor policy", active_name(c), name)
+						: format("Connection \"%s\" is not allowed to eavesdrop due to "
+							 "AppArmor policy", active_name(c)));
 		if (!audit)
 			return allow;
 	}
 	text_pair(&aux, "bus", bustype ? bustype : "unknown");
-	text_pair(&aux, "name", name);
+	if (name)
+		text_pair(&aux, "name", name);
 	if (r < 0)
 		text_pair(&aux, "info", strerror(-r));
-	text_pair(&aux, "mask", "bind");
+	text_pair(&aux, "mask", op);
 	text_pair_pid(&aux, "pid", c);
 	if (l->label)
 		text_pair(&aux, "label", l->label);
-	log_record(allow, "bind", &aux);
+	log_record(allow, op, &aux);
 	return allow;
+}
+
+bool bus_apparmor_allows_acquire(const Client *c, const char *name, AppArmorRefusal *ret) {
+	return allows_alone(c, name, ret);
 }
 
 /* "An AppArmor policy prevents ...": dbus-daemon's
@@ -368,7 +345,7 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 		src_allow = 1;
 		src_audit = 0;
 	} else {
-		_cleanup_(text_done) Text q = {};
+		_cleanup_(strbuf_done) StrBuf q = {};
 		query_start(&q, src->label, bustype);
 		query_field(&q, destination);
 		query_field(&q, dst.label);
@@ -389,7 +366,7 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 			dst_allow = 1;
 			dst_audit = 0;
 		} else {
-			_cleanup_(text_done) Text q = {};
+			_cleanup_(strbuf_done) StrBuf q = {};
 			query_start(&q, dst.label, bustype);
 			query_field(&q, source);
 			query_field(&q, src->label);
@@ -419,7 +396,7 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 			return src_allow && dst_allow;
 	}
 
-	_cleanup_(text_done) Text aux = {};
+	_cleanup_(strbuf_done) StrBuf aux = {};
 	text_pair(&aux, "bus", bustype ? bustype : "unknown");
 	if (h->path.s)
 		text_pair(&aux, "path", h->path.s);
@@ -446,10 +423,7 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 		log_record(src_allow, op, &aux);
 	}
 	if (dst_audit) {
-		if (!aux.oom && aux.s) {
-			aux.len = common;
-			aux.s[common] = 0;
-		}
+		strbuf_truncate(&aux, common);
 		text_pair(&aux, "name", source);
 		text_pair(&aux, "mask", "receive");
 		text_pair_pid(&aux, "pid", recipient);
@@ -468,39 +442,5 @@ bool bus_apparmor_allows_send(const Client *sender, const Client *recipient, boo
 }
 
 bool bus_apparmor_allows_eavesdrop(const Client *c, AppArmorRefusal *ret) {
-	const AppArmorLabel *l = &c->apparmor;
-	const char *bustype = bus_type(c);
-	_cleanup_(text_done) Text q = {}, aux = {};
-	int allow = 0, audit = 1, r;
-
-	*ret = (AppArmorRefusal) {};
-	if (!bus_apparmor_on || is_unconfined(l))
-		return true;
-	query_start(&q, l->label, bustype);
-	r = query(AA_DBUS_EAVESDROP, &q, &allow, &audit);
-	if (r == -ENOMEM) {
-		refuse_errno(ret, r);
-		return false;
-	}
-	if (r < 0) {
-		allow = 0;
-		refuse_errno(ret, r);
-	} else {
-		if (is_complain(l->mode))
-			allow = 1;
-		if (!allow)
-			refuse_access(ret, format("Connection \"%s\" is not allowed to eavesdrop due to AppArmor policy",
-						  active_name(c)));
-		if (!audit)
-			return allow;
-	}
-	text_pair(&aux, "bus", bustype ? bustype : "unknown");
-	if (r < 0)
-		text_pair(&aux, "info", strerror(-r));
-	text_pair(&aux, "mask", "eavesdrop");
-	text_pair_pid(&aux, "pid", c);
-	if (l->label)
-		text_pair(&aux, "label", l->label);
-	log_record(allow, "eavesdrop", &aux);
-	return allow;
+	return allows_alone(c, NULL, ret);
 }
