@@ -122,10 +122,10 @@ int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len, uint6
 
 /* ---- driver-hello.c ---------------------------------------------------------- */
 
-/* a plain Hello (no arguments, our interface or none) */
-bool driver_is_plain_hello(const WireHeader *h);
-/* Hello from buffers on the stack, without a DriverCall */
-int driver_hello_fast(Driver *d, Client *c, const WireHeader *h);
+/* a Hello the table would take (no arguments, our interface or none) */
+bool driver_is_hello(const WireHeader *h);
+/* the first Hello of @c, as it reaches the driver through the core */
+int driver_hello(Driver *d, Client *c, const WireHeader *h);
 int method_hello(DriverCall *call);
 
 /* ---- driver-names.c ---------------------------------------------------------- */

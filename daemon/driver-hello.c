@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * driver-hello.c - Hello, a connection's first call, on the paths it can
- * take: straight into the client's output while neither a monitor nor an
- * eavesdropper watches (driver_hello_direct()), a plain Hello through the
- * core answered from buffers on the stack (driver_hello_fast()), and any
- * other as a method of the table (method_hello()).  Each answers with the
- * reply, then the NameAcquired of the unique name; monitors see the new
- * connection's NameOwnerChanged between the two.
+ * driver-hello.c - Hello, a connection's first call, answered in one
+ * place (driver_hello_answer()): the reply, then the NameAcquired of the
+ * unique name; monitors see the new connection's NameOwnerChanged between
+ * the two.  It goes straight into the client's output while neither a
+ * monitor nor an eavesdropper watches (driver_hello_direct(), from
+ * forward.c), else through the core to the driver (driver_hello()).  A
+ * second Hello is refused by the method table (method_hello()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,10 +44,10 @@ static void driver_monitors_new_connection(Driver *d, Client *c) {
 		(void) driver_send_raw_id(d, sink, msg, len, 0);
 }
 
-/* a plain Hello (no arguments, our interface or none) */
-bool driver_is_plain_hello(const WireHeader *h) {
-	return h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "Hello") && !h->signature.s &&
-	       (!h->interface.s || streq(h->interface.s, DRIVER_INTERFACE));
+/* a Hello the table would take (no arguments, our interface or none) */
+bool driver_is_hello(const WireHeader *h) {
+	return h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "Hello") &&
+	       (!h->signature.s || !h->signature.s[0]) && (!h->interface.s || streq(h->interface.s, DRIVER_INTERFACE));
 }
 
 /* the Hello reply and the NameAcquired of the unique name that follows it,
@@ -86,44 +86,36 @@ static int driver_hello_build(Client *c, const WireHeader *h, uint8_t *reply, si
 	return wire_builder_finish(&b, &msg, acquired_len);
 }
 
-/* Hello from buffers on the stack, without a DriverCall: it is every
- * connection's first call */
-int driver_hello_fast(Driver *d, Client *c, const WireHeader *h) {
-	_Alignas(8) uint8_t reply[DRIVER_HELLO_BUF], acquired[DRIVER_HELLO_BUF];
-	size_t reply_len, acquired_len;
-	int r;
-
-	client_mark_hello_done(c);
-	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
-	if (r < 0)
-		return r;
-	r = driver_send_raw(d, c, reply, reply_len, h->serial);
-	if (r < 0)
-		return r;
-	driver_monitors_new_connection(d, c);
-	/* NameAcquired for the unique name follows the reply */
-	r = driver_send_raw(d, c, acquired, acquired_len, 0);
-	if (r >= 0)
-		client_policy_capture_driver_refusal(c, acquired, acquired_len);
-	return r;
-}
-
-int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
+/*
+ * The one answer to Hello: the reply and the NameAcquired of the unique
+ * name, built once on the stack.  @direct: straight into @c's output (the
+ * receive rules apply as to anything from the driver); else through the
+ * core, as the driver sends, with the monitors' NameOwnerChanged between
+ * the two.  Return: 0, negative errno.
+ */
+static int driver_hello_answer(Driver *d, Client *c, const WireHeader *h, bool direct) {
 	_Alignas(8) uint8_t reply[DRIVER_HELLO_BUF], acquired[DRIVER_HELLO_BUF];
 	size_t reply_len, acquired_len, len = 0;
 	uint8_t *out;
 	int r;
 
-	/* with monitors or eavesdroppers the Hello goes through the core */
-	if (d->bus->n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_plain_hello(h))
-		return 0;
 	r = driver_hello_build(c, h, reply, &reply_len, acquired, &acquired_len);
 	if (r < 0)
 		return r;
+	client_mark_hello_done(c);
+	if (!direct) {
+		r = driver_send_raw(d, c, reply, reply_len, h->serial);
+		if (r < 0)
+			return r;
+		driver_monitors_new_connection(d, c);
+		r = driver_send_raw(d, c, acquired, acquired_len, 0);
+		if (r >= 0)
+			client_policy_capture_driver_refusal(c, acquired, acquired_len);
+		return r;
+	}
 	out = malloc(reply_len + acquired_len);
 	if (!out)
 		return -ENOMEM;
-	/* the receive rules apply as to anything from the driver */
 	if (client_policy_receives_from_driver(c, reply, reply_len)) {
 		memcpy(out, reply, reply_len);
 		len = reply_len;
@@ -134,37 +126,29 @@ int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 	}
 	if (!len) {
 		free(out);
-	} else {
-		r = client_queue_owned(c, out, len);	/* frees @out on failure */
-		if (r < 0)
-			return r;
-		bus_schedule_ready(d->bus, c);
+		return 0;
 	}
-	client_mark_hello_done(c);
-	return 1;
+	r = client_queue_owned(c, out, len);	/* frees @out on failure */
+	if (r < 0)
+		return r;
+	bus_schedule_ready(d->bus, c);
+	return 0;
 }
 
-int method_hello(DriverCall *call) {
-	Client *c = call->caller;
-	const char *name = c->unique_name;
-	WireBuilder b;
-	int r;
+int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
+	/* with monitors or eavesdroppers the Hello goes through the core */
+	if (d->bus->n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_hello(h))
+		return 0;
+	int r = driver_hello_answer(d, c, h, true);
+	return r < 0 ? r : 1;
+}
 
-	if (c->hello_done)
-		return call_fail(call, DBUS_ERR("Failed"), "Already handled an Hello message");
-	client_mark_hello_done(c);
-	r = call_reply_args(call, "s", name);
-	if (r < 0)
-		return r;
-	driver_monitors_new_connection(call->driver, c);
-	/* NameAcquired for the unique name follows the reply */
-	r = wire_builder_init(&b, WIRE_TYPE_SIGNAL, WIRE_FLAG_NO_REPLY_EXPECTED, 1);
-	if (r < 0)
-		return r;
-	wire_builder_set_path(&b, DRIVER_PATH);
-	wire_builder_set_interface(&b, DRIVER_INTERFACE);
-	wire_builder_set_member(&b, "NameAcquired");
-	wire_builder_append_basic(&b, 's', name);
-	wire_builder_set_destination(&b, c->unique_name);
-	return driver_send_message(call->driver, c, &b, 0, NULL, 0);
+int driver_hello(Driver *d, Client *c, const WireHeader *h) {
+	return driver_hello_answer(d, c, h, false);
+}
+
+/* a Hello the driver did not take as the first (driver_is_hello()): only
+ * a second one reaches the method table */
+int method_hello(DriverCall *call) {
+	return call_fail(call, DBUS_ERR("Failed"), "Already handled an Hello message");
 }

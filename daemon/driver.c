@@ -400,8 +400,8 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 		log_debug("Dropping a message from %s to the bus driver: its header does not parse", c->unique_name);
 		return;
 	}
-	if (!c->hello_done && driver_is_plain_hello(&h)) {
-		r = driver_hello_fast(d, c, &h);
+	if (!c->hello_done && driver_is_hello(&h)) {
+		r = driver_hello(d, c, &h);
 		if (r < 0)
 			log_debug("Cannot answer Hello of %s: %s", c->unique_name, strerror(-r));
 		else

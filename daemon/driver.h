@@ -143,7 +143,7 @@ bool driver_shows_monitors_itself(const WireHeader *h);
 void driver_capture(Driver *d, const uint8_t *msg, size_t len);
 
 /*
- * driver_hello_direct() - answer @c's first message @h, a plain Hello,
+ * driver_hello_direct() - answer @c's first message @h, a Hello,
  * straight into @c's output instead of through the core: the reply and
  * the NameAcquired of the unique name are the first messages a connection
  * gets, so nothing can be queued before them.  Only while no monitor

@@ -579,6 +579,41 @@ def name_serials():
 
 
 @section
+def hello_variants():
+    # the first Hello as a client may write it, with each message and
+    # serial the bus answers, then a second Hello: unwatched (the bus
+    # answers at once) and watched by a monitor (through the driver)
+    def numbered(c):
+        return ['%s#%d' % (describe(m), m[2]) if m[0] != 'closed' else 'CLOSED' for m in drain(c)]
+
+    mon = None
+    for watched in ('', ' watched'):
+        if watched:
+            mon = connect()
+            s = mon.next_serial()
+            mon.send(W.call(s, DBUS, DPATH, 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor', 'asu',
+                            enc('asu', [], 0)))
+            drain(mon)
+        for title, kw in (('plain', {}),
+                          ('empty signature', dict(sig='')),
+                          ('no reply expected', dict(flags=1)),
+                          ('empty signature, no reply expected', dict(sig='', flags=1)),
+                          ('no interface', dict(iface=None)),
+                          ('other path', dict(path='/x'))):
+            c = connect(hello=False)
+            send(c, member='Hello', **kw)
+            first = numbered(c)
+            send(c, member='Hello', **kw)
+            print('hello %s%s: %s / again: %s' % (title, watched, ' | '.join(first) or '(nothing)',
+                                                   ' | '.join(numbered(c)) or '(nothing)'))
+            sys.stdout.flush()
+            c.close()
+    if mon:
+        print('hello monitor saw: %d messages' % len(drain(mon, 0.3)))
+        mon.close()
+
+
+@section
 def activatable_services():
     # ActivatableServicesChanged: broadcast whenever the bus read its
     # service directories again, and before the ReloadConfig reply
