@@ -82,6 +82,12 @@ caps() { # DAEMON: its uids and capability sets once it runs as <user>
 	"$d" --nofork --config-file="$T/user.conf" >/dev/null 2>&1 &
 	pid=$!
 	for i in $(seq 50); do [ -S "$T/s" ] && break; sleep 0.1; done
+	# (the socket is made before the privileges go: wait for that too,
+	# a while, on a loaded machine)
+	for i in $(seq 50); do
+		grep -qE '^Uid:\s+0\s' /proc/$pid/status 2>/dev/null || break
+		sleep 0.1
+	done
 	out=$(grep -E '^(Uid|Gid|Groups|Cap(Inh|Prm|Eff|Bnd|Amb)):' /proc/$pid/status | tr '\t\n' '  ')
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
