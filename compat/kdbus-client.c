@@ -192,6 +192,15 @@ int kclient_name_release(KdbusConn *conn, const char *name, uint64_t flags, uint
 	return name_cmd(conn, name, flags, ret_flags, false);
 }
 
+int kclient_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id) {
+	uint64_t id, flags;
+
+	if (!via || kdbus_name_owner(via, name, &id, &flags) < 0)
+		return -ESRCH;
+	*ret_id = (flags & KDBUS_HELLO_ACTIVATOR) ? 0 : id;
+	return 0;
+}
+
 int kclient_info_names(const struct kdbus_info *info, uint64_t skip_flags, KclientNameFn fn, void *userdata) {
 	const struct kdbus_item *it;
 	int r;

@@ -126,6 +126,15 @@ int kclient_name_acquire(KdbusConn *conn, const char *name, uint64_t flags, uint
 /** kclient_name_release() - KDBUS_CMD_NAME_RELEASE, as kclient_name_acquire() */
 int kclient_name_release(KdbusConn *conn, const char *name, uint64_t flags, uint64_t *ret_flags);
 
+/*
+ * kclient_name_owner() - who owns well-known @name in dbus1 terms, asked
+ * through connection @via: *ret_id is the owner's id, or 0 when only an
+ * activator holds the name (activators and waiters are not owners).
+ * Return: 0, -ESRCH when nobody holds it, not even an activator (or it is
+ * not a name).
+ */
+int kclient_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id);
+
 /**
  * KclientNameFn - called for one name a connection owns or is queued for
  * @flags:	its KDBUS_NAME_* flags (IN_QUEUE, ACTIVATOR, ...)

@@ -56,23 +56,11 @@ uint64_t bus_reply_deadline(Bus *bus) {
 	return bus_now_ns() + (uint64_t) bus->limits.reply_timeout * 1000000ULL;
 }
 
-Client *bus_find_client(Bus *bus, uint64_t id) {
-	return idmap_get(&bus->clients_by_id, id);
-}
 
 typedef struct BusGroups {
 	gid_t *gids;
 	size_t n;
 } BusGroups;
-
-int bus_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id) {
-	uint64_t id, flags;
-
-	if (!via || kdbus_name_owner(via, name, &id, &flags) < 0)
-		return -ESRCH;
-	*ret_id = (flags & KDBUS_HELLO_ACTIVATOR) ? 0 : id;
-	return 0;
-}
 
 /* the groups of @c for the policy, as dbus-daemon's
  * bus_connection_get_unix_groups(): those the kernel gave with the peer's
@@ -120,19 +108,6 @@ static void bus_groups_flush(Bus *bus) {
 		}
 	}
 	idmap_done(&bus->groups_by_uid);
-}
-
-int bus_internal_conn_add(Bus *bus, KdbusConn *conn) {
-	return idmap_put(&bus->internal_ids, kdbus_conn_get_id(conn), conn);
-}
-
-void bus_internal_conn_remove(Bus *bus, KdbusConn *conn) {
-	if (conn)
-		(void) idmap_remove(&bus->internal_ids, kdbus_conn_get_id(conn));
-}
-
-bool bus_is_internal_id(Bus *bus, uint64_t id) {
-	return idmap_get(&bus->internal_ids, id) != NULL;
 }
 
 void bus_schedule_ready(Bus *bus, Client *c) {
@@ -329,7 +304,7 @@ void bus_resume_listeners(Bus *bus) {
 static void bus_expire_oldest_incomplete(Bus *bus) {
 	Client *c;
 
-	list_for_each_entry(c, &bus->clients, link) {
+	list_for_each_entry(c, &bus->registry.all, link) {
 		if (c->state == CLIENT_NONCE || c->state == CLIENT_AUTH || c->state == CLIENT_AWAIT_HELLO) {
 			log_debug("Connection has not authenticated soon enough, closing it "
 				  "(max_incomplete_connections=%" PRIu64 ")",
@@ -440,7 +415,7 @@ static void bus_on_accept(evutil_socket_t fd, short what, void *userdata) {
 			log_debug("accept() failed: %m");
 			return;
 		}
-		if (bus->n_incomplete >= bus->limits.max_incomplete_connections)
+		if (bus->registry.n_incomplete >= bus->limits.max_incomplete_connections)
 			bus_expire_oldest_incomplete(bus);
 
 		Client *c;
@@ -695,7 +670,7 @@ static int bus_apply_limits(Bus *bus) {
 /* close the policy holders from index @from on: their entries go with them */
 static void bus_policy_holders_close(Bus *bus, size_t from) {
 	for (size_t i = from; i < bus->n_policy_holders; i++) {
-		bus_internal_conn_remove(bus, bus->policy_holders[i]);
+		client_registry_internal_remove(&bus->registry, bus->policy_holders[i]);
 		kdbus_conn_close(bus->policy_holders[i]);
 		bus->policy_holders[i] = NULL;
 	}
@@ -738,7 +713,7 @@ static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t s
 	if (h->offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
 		kclient_free(conn, h->offset);
 	}
-	(void) bus_internal_conn_add(bus, conn);
+	(void) client_registry_internal_add(&bus->registry, conn);
 	bus->policy_holders[bus->n_policy_holders++] = conn;
 	return 0;
 }
@@ -952,7 +927,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus->config = config;
 	bus->reserve_fd = -1;
 	bus->base = base;
-	list_init(&bus->clients);
+	client_registry_init(&bus->registry);
 	list_init(&bus->ready);
 	list_init(&bus->yielded);
 	r = client_rbuf_pool_new(bus);
@@ -1027,8 +1002,8 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 Bus *bus_free(Bus *bus) {
 	if (!bus)
 		return NULL;
-	while (!list_is_empty(&bus->clients))
-		client_free(list_first_entry(&bus->clients, Client, link));
+	while (!list_is_empty(&bus->registry.all))
+		client_free(list_first_entry(&bus->registry.all, Client, link));
 	bus->call_overflow = call_overflow_free(bus->call_overflow);
 	bus->kernel_peers = kernel_peers_free(bus->kernel_peers);
 	client_rbuf_pool_free(bus);
@@ -1036,7 +1011,7 @@ Bus *bus_free(Bus *bus) {
 	monitor_free(bus);
 	bus->dir_watch = dir_watch_free(bus->dir_watch);
 	service_registry_free(bus);
-	bus_internal_conn_remove(bus, bus->sink);
+	client_registry_internal_remove(&bus->registry, bus->sink);
 	bus->sink = kdbus_conn_close(bus->sink);
 	bus_policy_holders_close(bus, 0);
 	free(bus->policy_holders);
@@ -1050,8 +1025,7 @@ Bus *bus_free(Bus *bus) {
 	}
 	free(bus->listeners);
 	bus->kbus = kdbus_bus_close(bus->kbus);
-	idmap_done(&bus->clients_by_id);
-	idmap_done(&bus->internal_ids);
+	client_registry_done(&bus->registry);
 	bus_groups_flush(bus);
 	if (bus->ev_ready)
 		event_free(bus->ev_ready);
@@ -1105,14 +1079,14 @@ int bus_reload(Bus *bus, char **ret_error) {
 	}
 	size_t n = 0, i = 0;
 	Client *cl;
-	list_for_each_entry(cl, &bus->clients, link)
+	list_for_each_entry(cl, &bus->registry.all, link)
 		n++;
 	_cleanup_free_ PolicySnapshot **snaps = calloc(n + 1, sizeof(*snaps));
 	if (!snaps) {
 		bus_config_free(c);
 		return -ENOMEM;
 	}
-	list_for_each_entry(cl, &bus->clients, link) {
+	list_for_each_entry(cl, &bus->registry.all, link) {
 		if (cl->policy && (r = client_policy_snapshot(cl, p, &snaps[i])) < 0) {
 			for (size_t k = 0; k < i; k++)
 				policy_snapshot_free(snaps[k]);
@@ -1122,7 +1096,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 		i++;
 	}
 	i = 0;
-	list_for_each_entry(cl, &bus->clients, link) {
+	list_for_each_entry(cl, &bus->registry.all, link) {
 		if (cl->policy)
 			client_set_policy(cl, snaps[i]);
 		i++;
@@ -1162,11 +1136,11 @@ static int bus_id_cmp(const void *a, const void *b) {
 /* a connection that said Hello, by its id (a monitor's stays the id of its
  * Hello); NULL if it is gone */
 static Client *bus_find_complete(Bus *bus, uint64_t id) {
-	Client *c = bus_find_client(bus, id);
+	Client *c = client_registry_find(&bus->registry, id);
 
-	if (c || !bus->n_monitors)
+	if (c || !bus->registry.n_monitors)
 		return c;
-	list_for_each_entry(c, &bus->clients, link)
+	list_for_each_entry(c, &bus->registry.all, link)
 		if (c->state == CLIENT_MONITOR && c->id == id)
 			return c;
 	return NULL;
@@ -1178,7 +1152,7 @@ void bus_disconnect_all(Bus *bus) {
 	Client *c, *next;
 
 	bus->exiting = true;
-	list_for_each_entry_safe(c, next, &bus->clients, link) {
+	list_for_each_entry_safe(c, next, &bus->registry.all, link) {
 		if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR) {
 			n++;
 			continue;
@@ -1191,7 +1165,7 @@ void bus_disconnect_all(Bus *bus) {
 	ids = malloc(MAX(n, (size_t) 1) * sizeof(*ids));
 	if (!ids)
 		return;
-	list_for_each_entry(c, &bus->clients, link)
+	list_for_each_entry(c, &bus->registry.all, link)
 		ids[i++] = c->id;
 	qsort(ids, n, sizeof(*ids), bus_id_cmp);
 	for (i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "compat/wire.h"
+#include "daemon/client-registry.h"
 #include "kdbus/bus.h"
 #include "util/idmap.h"
 #include "util/list.h"
@@ -86,12 +87,10 @@ typedef struct Bus {
 	Listener **listeners;
 	size_t n_listeners;
 
-	IdMap clients_by_id;	/* kdbus id → Client, registered clients */
-	IdMap internal_ids;	/* the daemon's own connections: invisible to clients */
+	ClientRegistry registry;	/* every client, by id, and their counts */
 	KernelPeers *kernel_peers;	/* the native peers seen (kernel bus only) */
 	struct PolicyCompiled *kernel_policy;	/* the entries for native peers (kernel bus only) */
 	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
-	List clients;		/* every client */
 	List ready;		/* clients with kdbus messages to write */
 	List yielded;		/* clients whose input waits for the next poll (client_yield_input()) */
 	struct event *ev_yield;	/* resumes them */
@@ -109,13 +108,10 @@ typedef struct Bus {
 	int fd_reserve_start;
 	int reserve_fd;
 
-	unsigned n_incomplete;	/* connections before Hello */
-	unsigned n_complete;	/* connections after Hello */
 	char **activation_env;	/* UpdateActivationEnvironment */
 
 	struct Eavesdrop *eavesdrop;	/* shared monitor for eavesdrop=true rules */
 	KdbusConn *sink;		/* refused messages go here, for monitors */
-	unsigned n_monitors;
 	struct ServiceRegistry *services;
 	struct DirWatch *dir_watch;	/* the directories whose changes reload the configuration */
 	size_t activator_reserve;	/* core connections kept for activators */
@@ -211,21 +207,6 @@ uint64_t bus_now_ns(void);
 
 uint64_t bus_reply_deadline(Bus *bus);
 
-/*
- * bus_name_owner() - who owns well-known @name in dbus1 terms, asked
- * through connection @via: *ret_id is the owner's id, or 0 when only an
- * activator holds the name (activators and waiters are not owners).
- * Return: 0, -ESRCH when nobody holds it, not even an activator (or it is
- * not a name).
- */
-int bus_name_owner(KdbusConn *via, const char *name, uint64_t *ret_id);
-Client *bus_find_client(Bus *bus, uint64_t id);
-
-/* the daemon's own kdbus connections (driver, sinks, watchers) do not
- * appear as peers: no NameOwnerChanged for their unique names */
-int bus_internal_conn_add(Bus *bus, KdbusConn *conn);
-void bus_internal_conn_remove(Bus *bus, KdbusConn *conn);
-bool bus_is_internal_id(Bus *bus, uint64_t id);
 
 /**
  * bus_groups_for_uid() - the groups of @uid in the user database, as

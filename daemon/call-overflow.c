@@ -51,7 +51,7 @@ static void call_forget(CallOverflow *o, OverflowCall *call) {
 
 /* the caller's NoReply, and the call forgotten */
 static void call_fail(CallOverflow *o, OverflowCall *call, bool callee_gone) {
-	Client *c = bus_find_client(o->bus, call->caller);
+	Client *c = client_registry_find(&o->bus->registry, call->caller);
 	uint32_t serial = call->serial;
 
 	call_forget(o, call);

@@ -3,9 +3,8 @@
 
 /*
  * client-internal.h - what the files of the client module (client.c,
- * client-io.c, forward.c, client-policy.c, client-match.c, client-notify.c,
- * client-header.c)
- * share with each other and nobody else: limits, the outcome of a forward
+ * client-io.c, deliver.c, forward.c, client-policy.c, client-match.c,
+ * client-notify.c, client-header.c) share with each other and nobody else: limits, the outcome of a forward
  * step, and the functions one of them calls in another.
  */
 
@@ -49,6 +48,8 @@ struct kdbus_msg;
 typedef enum Dispatch {
 	DISPATCH_NEXT,		/* on to the next step */
 	DISPATCH_DONE,		/* forwarded, answered or dropped */
+	DISPATCH_CLOSE,		/* the client is to be closed (forward.c's steps
+				 * give the reason; only forward_end() acts) */
 	DISPATCH_CLOSED,	/* the client was closed: touch nothing */
 } Dispatch;
 
@@ -93,7 +94,10 @@ ClientPayloadHeader client_header_parse_payload(Bus *bus, uint64_t pid, const ui
 /* daemon/client.c */
 int client_auth_step(Client *c);
 int client_check_limits(Client *c, uint32_t serial);
+/* @c's Hello: its kdbus connection, and it is active */
 int client_register(Client *c);
+/* nonce-tcp: the nonce was right, SASL follows */
+void client_nonce_accepted(Client *c);
 
 /* daemon/client-io.c */
 void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle);
@@ -107,6 +111,17 @@ uint64_t client_ms_to_us(uint64_t ms);
 uint64_t client_now(void);
 void client_arm_timer(Client *c, uint64_t now);
 void client_on_timeout(evutil_socket_t fd, short what, void *userdata);
+
+/* daemon/deliver.c */
+/**
+ * deliver_slice() - the slice at @offset of @c's pool, RECVed from the
+ * core: queued in @c's output ring, or given back to the core when @c does
+ * not take it.  Nothing pushes to the ring between the reservation of its
+ * slot and its commit (what the policy answers goes through the core).
+ *
+ * Return: 0, -ENOMEM (the slice is given back).
+ */
+int deliver_slice(Client *c, uint64_t offset);
 
 /* daemon/forward.c */
 Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len);

@@ -3,7 +3,8 @@
  * client-io.c - a client's socket: the read buffer and recvmsg() (with
  * SCM_RIGHTS), the framing of what was read, the output ring and sendmsg()
  * straight from the core's shared payloads, the slices RECVed from the core,
- * the events and timers of the socket.
+ * the events and timers of the socket.  What the core delivers is taken
+ * and filtered by deliver.c, into the output ring.
  */
 
 #include <assert.h>
@@ -21,11 +22,7 @@
 #include "daemon/bus.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
-#include "daemon/driver.h"
-#include "daemon/kernel-peers.h"
 #include "daemon/log.h"
-#include "daemon/security.h"
-#include "policy/policy.h"
 #include "util/macro.h"
 
 /*
@@ -132,28 +129,9 @@ static int client_rbuf_move(Client *c, size_t cap, size_t from, bool given) {
 }
 
 static void client_update_fd_timer(Client *c);
-/* the ring's slot @i places after its head (out_cap is a power of two) */
-static inline ClientOut *client_out_at(Client *c, size_t i) {
-	return &c->out[(c->out_head + i) & (c->out_cap - 1)];
-}
-
-static void client_out_release(Client *c, ClientOut *o) {
-	/* every slice of ours came from kdbus_recv_batch() */
-	if (o->slice && c->conn)
-		(void) kdbus_free_batch(c->conn, &o->slice, 1);
-	for (unsigned i = 0; i < o->n_fds; i++)
-		safe_close(o->fds[i]);
-	free(o->owned);
-	*o = (ClientOut) {};
-}
 
 void client_drop_output(Client *c) {
-	while (c->out_n) {
-		client_out_release(c, &c->out[c->out_head]);
-		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-		c->out_n--;
-	}
-	c->out_bytes = 0;
+	out_ring_clear(&c->out, c->conn);
 }
 
 void client_drop_input_fds(Client *c) {
@@ -170,52 +148,6 @@ static size_t iov_total(const struct iovec *iov, size_t n) {
 	return t;
 }
 
-static ClientOut *client_out_grow(Client *c);
-
-/* a free slot at the ring's tail (growing it), not yet counted: filled in
- * place, then client_out_commit() */
-
-static inline ClientOut *client_out_reserve(Client *c) {
-	if (c->out_n < c->out_cap)
-		return client_out_at(c, c->out_n);
-	return client_out_grow(c);
-}
-
-/* a full ring doubles (small at first: an idle connection keeps its ring) */
-static ClientOut *client_out_grow(Client *c) {
-	size_t cap = c->out_cap ? c->out_cap * 2 : 2;
-	ClientOut *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < c->out_n; i++)
-		n[i] = *client_out_at(c, i);
-	free(c->out);
-	c->out = n;
-	c->out_head = 0;
-	c->out_cap = cap;
-	return client_out_at(c, c->out_n);
-}
-
-/* the reserved slot @o joins the ring */
-static void client_out_commit(Client *c, const ClientOut *o) {
-	assert(o == client_out_at(c, c->out_n));
-	c->out_n++;
-	c->out_bytes += o->len;
-	if (c->out_bytes > c->peak_out_bytes)
-		c->peak_out_bytes = c->out_bytes;
-}
-
-static int client_out_push(Client *c, ClientOut *o) {
-	ClientOut *slot = client_out_reserve(c);
-
-	if (!slot)
-		return -ENOMEM;
-	*slot = *o;
-	client_out_commit(c, slot);
-	return 0;
-}
-
 int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 	ClientOut o = {
 		.owned = msg,
@@ -223,7 +155,7 @@ int client_queue_owned(Client *c, uint8_t *msg, size_t len) {
 		.n_iov = 1,
 		.len = len,
 	};
-	int r = client_out_push(c, &o);
+	int r = out_ring_push(&c->out, &o);
 	if (r < 0)
 		free(msg);
 	return r;
@@ -258,7 +190,7 @@ int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsign
 		.fds = fds,
 		.n_fds = n_fds,
 	};
-	int r = client_out_push(c, &o);
+	int r = out_ring_push(&c->out, &o);
 	if (r < 0) {
 		for (unsigned i = 0; i < n_fds; i++)
 			safe_close(fds[i]);
@@ -267,18 +199,37 @@ int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsign
 	return r;
 }
 
+/*
+ * A large message goes through the default socket buffer (208 KiB) in
+ * five writes, each after a wakeup when the reader made room.  A client
+ * that receives large messages gets a buffer of up to 2 MiB instead, once:
+ * the bytes sit in its socket rather than in our queue.  Not for a
+ * limited output (client_limit_output()), whose small buffer is the point.
+ * Asked for when such a message from the core is first gathered.
+ */
+static _noinline_ void client_grow_sndbuf(Client *c) {
+	int v = CLIENT_SNDBUF_LARGE;
+
+	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
+		return;
+	c->sndbuf_grown = true;
+	(void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
 /* the iovecs of what is next in the ring, for one sendmsg(); a message's
  * fds travel with its first byte: one such message per sendmsg(), and only
  * at the start of the batch.  Return: how many */
 static size_t client_write_gather(Client *c, struct iovec *iov) {
 	size_t n_iov = 0;
 
-	for (size_t i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX - 2; i++) {
-		ClientOut *o = client_out_at(c, i);
+	for (size_t i = 0; i < c->out.n && n_iov < CLIENT_IOV_MAX - 2; i++) {
+		ClientOut *o = out_ring_at(&c->out, i);
 		size_t skip = o->sent;
 
 		if (i > 0 && o->n_fds)
 			break;
+		if (_unlikely_(o->len >= CLIENT_SNDBUF_GROW_MIN) && o->slice && !o->sent)
+			client_grow_sndbuf(c);
 		for (unsigned k = 0; k < o->n_iov; k++) {
 			if (skip >= o->iov[k].iov_len) {
 				skip -= o->iov[k].iov_len;
@@ -312,8 +263,8 @@ static void client_write_done(Client *c, size_t k) {
 	uint64_t done[CLIENT_IOV_MAX];
 	size_t n_done = 0;
 
-	while (c->out_n && left > 0) {
-		ClientOut *o = &c->out[c->out_head];
+	while (c->out.n && left > 0) {
+		ClientOut *o = out_ring_at(&c->out, 0);
 		size_t rest = o->len - o->sent;
 		if (left < rest) {
 			o->sent += left;
@@ -321,28 +272,23 @@ static void client_write_done(Client *c, size_t k) {
 			break;
 		}
 		left -= rest;
-		c->out_bytes -= o->len;
+		(void) out_ring_pop(&c->out);
 		/* the slices of what was written go back in one batch */
 		if (o->slice && c->conn && n_done < ELEMENTSOF(done)) {
 			done[n_done++] = o->slice;
 			o->slice = 0;
 		}
 		/* a written slot with nothing else to let go is left as it
-		 * is: client_out_reserve() fills it anew */
+		 * is: out_ring_reserve() fills it anew */
 		if (o->owned || o->n_fds || o->slice)
-			client_out_release(c, o);
-		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-		c->out_n--;
+			out_slot_release(o, c->conn);
 		c->stats_out_messages++;
 	}
 	if (n_done)
 		(void) kdbus_free_batch(c->conn, done, n_done);
 	/* zero-length messages cannot exist, but be safe */
-	while (c->out_n && c->out[c->out_head].len == c->out[c->out_head].sent) {
-		client_out_release(c, &c->out[c->out_head]);
-		c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-		c->out_n--;
-	}
+	while (c->out.n && out_ring_at(&c->out, 0)->len == out_ring_at(&c->out, 0)->sent)
+		out_slot_release(out_ring_pop(&c->out), c->conn);
 }
 
 /*
@@ -354,28 +300,44 @@ static void client_write_done(Client *c, size_t k) {
  * leave unread.  Its fds travel with its first byte, so none of it was sent.
  */
 static void client_write_drop_first(Client *c) {
-	ClientOut *o = &c->out[c->out_head];
+	ClientOut *o = out_ring_at(&c->out, 0);
 
 	assert(o->sent == 0 && o->n_fds > 0);
 	log_debug("Dropping a message of %zu bytes with %u fds to %s: the kernel refuses to pass its fds "
 		  "(too many in flight)", o->len, o->n_fds, client_name(c));
-	c->out_bytes -= o->len;
-	client_out_release(c, o);
-	c->out_head = (c->out_head + 1) & (c->out_cap - 1);
-	c->out_n--;
+	out_slot_release(out_ring_pop(&c->out), c->conn);
 }
 
-/* write as much of the output ring as the socket takes; -EPIPE etc. on error
- * (a message whose fds cannot be passed is dropped, the rest goes on) */
+/* write as much of the output ring as the socket takes; -ECONNRESET etc.
+ * on error (a message whose fds cannot be passed is dropped, the rest goes
+ * on; so is everything once the peer no longer reads) */
+/*
+ * The peer shut its socket for reading (EPIPE; a peer gone altogether is
+ * seen by the next read).  As dbus-daemon, the connection stays and what
+ * the peer sends is still taken; what is for it cannot reach it, so it is
+ * dropped, now and from now on.
+ */
+static _noinline_ void client_write_shut(Client *c) {
+	if (!c->out_shut)
+		log_debug("%s (%s) no longer reads: what is sent to it is dropped", client_name(c),
+			  client_loginfo(c));
+	c->out_shut = true;
+	client_drop_output(c);
+}
+
 int client_write(Client *c) {
-	while (c->out_n) {
+	if (_unlikely_(c->out_shut)) {
+		client_write_shut(c);
+		return 0;
+	}
+	while (c->out.n) {
 		struct iovec iov[CLIENT_IOV_MAX];
 		union {
 			struct cmsghdr cm;
 			uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
 		} control;
 		struct msghdr mh = {};
-		ClientOut *first = &c->out[c->out_head];
+		ClientOut *first = out_ring_at(&c->out, 0);
 		size_t n_iov = client_write_gather(c, iov);
 
 		mh.msg_iov = iov;
@@ -391,234 +353,16 @@ int client_write(Client *c) {
 				client_write_drop_first(c);
 				continue;
 			}
+			if (errno == EPIPE) {
+				client_write_shut(c);
+				return 0;
+			}
 			return -errno;
 		}
 		client_write_done(c, k);
 		if ((size_t) k < iov_total(iov, n_iov))
 			return 0;	/* short write: the socket is full */
 	}
-	return 0;
-}
-
-/*
- * A large message goes through the default socket buffer (208 KiB) in
- * five writes, each after a wakeup when the reader made room.  A client
- * that receives large messages gets a buffer of up to 2 MiB instead, once:
- * the bytes sit in its socket rather than in our queue.  Not for a
- * limited output (client_limit_output()), whose small buffer is the point.
- */
-static _noinline_ void client_grow_sndbuf(Client *c) {
-	int v = CLIENT_SNDBUF_LARGE;
-
-	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
-		return;
-	c->sndbuf_grown = true;
-	(void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-}
-
-/* @o becomes the slice @m at @offset: its payload vectors and fds (a free
- * slot holds nothing, client_out_release(): only what is read before it is
- * written).  Return: whether it has bytes to write. */
-static bool client_slice_fill(Client *c, ClientOut *o, struct kdbus_msg *m, uint64_t offset,
-			      uint64_t *ret_payload_off) {
-	uint64_t payload_off;
-
-	o->slice = offset;
-	o->owned = NULL;
-	o->sent = 0;
-	KCLIENT_MSG_PARTS(c->conn, m, o->iov, ELEMENTSOF(o->iov), o->n_iov, o->len, payload_off, o->fds, o->n_fds);
-	*ret_payload_off = payload_off;
-	return o->n_iov != 0 && o->len != 0;
-}
-
-/* the header of the message in @o (client_header_parse_payload()); its h
- * is NULL when it is not one vector, or does not parse */
-static ClientPayloadHeader client_slice_header(Client *c, const ClientOut *o, uint64_t payload_off) {
-	if (o->n_iov != 1)
-		return (ClientPayloadHeader) {};
-	return client_header_parse_payload(c->bus, kdbus_payload_id(c->conn, payload_off), o->iov[0].iov_base,
-					   o->len);
-}
-
-/* as dbus-daemon, what monitor @c is not shown of @m */
-static bool client_monitor_hides(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
-	Bus *bus = c->bus;
-
-	/* what the sink sends are eavesdroppers' copies, which monitors saw
-	 * as the originals */
-	if (bus->sink && m->src_id == kdbus_conn_get_id(bus->sink))
-		return true;
-	/* a call (or reply, or anything of the Peer interface) without
-	 * destination, and the bus's answer to it (libdbus's: without
-	 * sender, and with a destination only if the client wrote itself
-	 * one as SENDER) */
-	if (!h->destination.s && (h->type != WIRE_TYPE_SIGNAL || driver_is_peer_message(h)))
-		return true;
-	if (!h->sender.s && m->src_id == driver_id(bus->driver))
-		return true;
-	if (m->dst_id == driver_id(bus->driver) && driver_shows_monitors_itself(h))
-		return true;
-	/* what the bus says only to monitors (sent to the sink) is not shown
-	 * to the monitor it is addressed to (a client's message to a
-	 * monitor's name, which no longer exists, is) */
-	return bus->sink && m->dst_id == kdbus_conn_get_id(bus->sink) && h->destination.s && h->sender.s &&
-	       streq(h->sender.s, DRIVER_NAME) && streq(h->destination.s, c->unique_name);
-}
-
-static _noinline_ bool client_security_broadcast_wanted(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
-	Client *s = bus_find_client(c->bus, m->src_id);
-
-	return !s || client_policy_security_delivery(c, h, s);
-}
-
-/* a broadcast (passed the bloom prefilter), anything to a monitor, or what
- * the driver sends: the exact dbus1 rules (a monitor's BecomeMonitor rules),
- * then the receive side of the policy */
-static bool client_slice_passes_rules(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off,
-				      bool from_driver) {
-	const uint8_t *p = o->iov[0].iov_base;
-	uint64_t dst = m->dst_id;
-	ClientPayloadHeader ph = client_slice_header(c, o, payload_off);
-	const WireHeader *h = ph.h;
-	uint64_t hid = ph.id;
-
-	if (!h)
-		return false;
-	/* sent to a well-known name: match against its owner */
-	if (dst == KDBUS_DST_ID_NAME && h->destination.s)
-		dst = client_name_owner(c, h->destination.s);
-	bool broadcast = m->dst_id == KDBUS_DST_ID_BROADCAST;
-	bool monitor = c->state == CLIENT_MONITOR;
-	if (monitor && client_monitor_hides(c, m, h))
-		return false;
-	if (broadcast && !monitor ? !client_match_broadcast(c, h, p + h->header_len, hid, m->src_id)
-	    : monitor && !client_match_any(c, h, p + h->header_len, m->src_id, dst, true))
-		return false;
-	/* the security modules, for the sender of a broadcast (monitors
-	 * are not mediated, nor what the bus sends) */
-	if (_unlikely_(bus_security_enabled()) && broadcast && !monitor && !from_driver &&
-	    !client_security_broadcast_wanted(c, m, h))
-		return false;
-	return !(broadcast || from_driver) || client_policy_deliver_memo(c, h, hid, m->src_id, broadcast);
-}
-
-/*
- * A message from native peer @kp of the kernel bus, which the kernel
- * passed without looking inside: @c takes only a whole dbus1 message that
- * names its true sender (the connection's unique name) and carries the
- * fds it says, and then under the policy, as a client's.
- */
-static _noinline_ bool client_kernel_peer_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
-						 uint64_t payload_off, const KernelPeer *kp) {
-	const uint8_t *p = o->iov[0].iov_base;
-	WireHeader h;
-
-	if (o->n_iov != 1 || wire_header_parse(p, o->len, &h) < 0 || h.total_len != o->len ||
-	    wire_body_validate(&h, p + h.header_len, h.body_len) < 0 || h.unix_fds != o->n_fds) {
-		log_security("Rejected message from native peer %s (%s): not a whole D-Bus message", kp->name,
-			     kp->loginfo);
-		return false;
-	}
-	if (!h.sender.s || !streq(h.sender.s, kp->name)) {
-		log_security("Rejected message from native peer %s (%s): its sender field is \"%s\"", kp->name,
-			     kp->loginfo, h.sender.s ? h.sender.s : "(unset)");
-		return false;
-	}
-	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR)
-		return client_slice_passes_rules(c, m, o, payload_off, false);
-	return client_policy_kernel_peer_unicast(c, m, &h, kp);
-}
-
-/* whether @c takes @m (in @o): the rules and policy where they apply */
-/*
- * The security modules' decision for a reply, as it is delivered: the
- * core took it and the caller's call is answered, so that, refused, it is
- * dropped and the call simply never answered, as dbus-daemon forgets a
- * call whose reply it refused; the replier gets the error.  A reply the
- * core delivers as one (cookie_reply) is a requested one; an unrequested
- * reply comes as a plain message.
- */
-static _noinline_ bool client_security_reply_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o,
-						    uint64_t payload_off) {
-	const WireHeader *h = client_slice_header(c, o, payload_off).h;
-	SecurityRefusal refusal;
-	Client *s;
-
-	if (!h || (h->type != WIRE_TYPE_METHOD_RETURN && h->type != WIRE_TYPE_ERROR))
-		return true;
-	s = bus_find_client(c->bus, m->src_id);
-	if (!s || security_allows_send(s, c, h, m->cookie_reply != 0, &refusal))
-		return true;
-	if (refusal.text)
-		driver_send_error(c->bus->driver, s, h->serial, refusal.error_name, "%s", refusal.text);
-	security_refusal_done(&refusal);
-	return false;
-}
-
-static bool client_slice_wanted(Client *c, const struct kdbus_msg *m, const ClientOut *o, uint64_t payload_off) {
-	bool from_driver = m->src_id == driver_id(c->bus->driver);
-
-	if (_unlikely_(c->bus->on_kernel) && !from_driver) {
-		const KernelPeer *kp = kernel_peer_get(c->bus, c->conn, m->src_id);
-		if (kp)
-			return client_kernel_peer_wanted(c, m, o, payload_off, kp);
-	}
-
-	/* the driver's unicasts need only the receive rules: none to apply
-	 * when they let everything in */
-	if (from_driver && m->dst_id != KDBUS_DST_ID_BROADCAST && c->state == CLIENT_ACTIVE &&
-	    policy_snapshot_receives_all(c->policy))
-		return true;
-	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver)
-		return client_slice_passes_rules(c, m, o, payload_off, from_driver);
-	/* moved from an activator: the new owner's receive rules */
-	if ((m->flags & KDBUS_MSG_HANDED_OVER) || (_unlikely_(c->handover_unchecked) && m->dst_id == KDBUS_DST_ID_NAME))
-		return client_handed_over_allowed(c, m, o);
-	if (_unlikely_(bus_security_enabled()))
-		return client_security_reply_wanted(c, m, o, payload_off);
-	return true;
-}
-
-/* the slice at @offset goes back to the core unwritten (out of line: the
- * address of @offset would cost client_take_slice() a stack canary) */
-static _noinline_ void client_free_slice(Client *c, uint64_t offset) {
-	(void) kdbus_free_batch(c->conn, &offset, 1);
-}
-
-/*
- * One received slice: queue it for the socket, or drop it.  It is built in
- * place in the ring's free tail slot; nothing below pushes to the ring
- * before client_out_commit() (what the policy answers goes through the
- * core).
- */
-static int client_take_slice(Client *c, uint64_t offset) {
-	struct kdbus_msg *m = kdbus_pool_ptr(c->conn, offset);
-	uint64_t payload_off;
-	ClientOut *o;
-
-	if (_unlikely_(c->n_calls_pending) && m->cookie_reply)
-		client_call_answered(c, m->cookie_reply);
-	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
-		client_handle_kernel_msg(c, m);
-		client_free_slice(c, offset);
-		return 0;
-	}
-	o = client_out_reserve(c);
-	if (!o) {
-		client_free_slice(c, offset);
-		return -ENOMEM;
-	}
-	if (!client_slice_fill(c, o, m, offset, &payload_off) || !client_slice_wanted(c, m, o, payload_off) ||
-	    /* cannot happen: the core refuses fds to connections without ACCEPT_FD */
-	    (o->n_fds && !c->unix_fd)) {
-		client_out_release(c, o);
-		return 0;
-	}
-	if (_unlikely_(c->bus->on_kernel) && (m->flags & KDBUS_MSG_EXPECT_REPLY) && c->state == CLIENT_ACTIVE)
-		owed_replies_add(&c->owed_replies, c->bus, c->conn, m->src_id, m->cookie);
-	if (o->len >= CLIENT_SNDBUF_GROW_MIN)
-		client_grow_sndbuf(c);
-	client_out_commit(c, o);
 	return 0;
 }
 
@@ -648,7 +392,7 @@ static bool client_out_room(Client *c) {
 
 	if (!c->out_limit || ioctl(c->fd, SIOCOUTQ, &outq) < 0)
 		return true;
-	if ((size_t) outq + c->out_bytes < c->out_limit)
+	if ((size_t) outq + c->out.bytes < c->out_limit)
 		return true;
 	c->out_held = true;
 	return false;
@@ -679,20 +423,20 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 	c->out_held = false;
 	if (_unlikely_(c->bus->on_kernel))
 		client_kernel_out_limits(c, &out_max, &bytes_max);
-	while (c->out_n < out_max && c->out_bytes < bytes_max && client_out_room(c)) {
+	while (c->out.n < out_max && c->out.bytes < bytes_max && client_out_room(c)) {
 		/* a batch per lock round in the core; while much is in flight
 		 * one at a time, so that the byte limit holds */
 		uint64_t offs[CLIENT_RECV_BATCH];
-		size_t want = c->out_bytes < bytes_max / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
-		if (want > out_max - c->out_n)
-			want = out_max - c->out_n;
+		size_t want = c->out.bytes < bytes_max / 2 && !c->out_limit ? CLIENT_RECV_BATCH : 1;
+		if (want > out_max - c->out.n)
+			want = out_max - c->out.n;
 		int n = kdbus_recv_batch(c->conn, offs, want);
 		if (n == -EAGAIN)
 			goto empty;
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
-			int r = client_take_slice(c, offs[i]);
+			int r = deliver_slice(c, offs[i]);
 			if (r < 0) {
 				/* the rest is not taken: give it back */
 				if (c->conn && i + 1 < n)
@@ -712,36 +456,36 @@ empty:
 }
 
 bool client_take_queue(Bus *bus, uint64_t id) {
-	Client *d = bus_find_client(bus, id);
+	Client *d = client_registry_find(&bus->registry, id);
 	size_t before;
 
 	if (!bus->on_kernel || !d || !d->conn || d->state != CLIENT_ACTIVE)
 		return false;
-	before = d->out_n;
+	before = d->out.n;
 	if (client_pull(d) < 0)
 		return false;
 	bus_schedule_ready(bus, d);
-	return d->out_n != before;
+	return d->out.n != before;
 }
 
 void client_take_queued(Client *c) {
-	size_t before = c->out_n;
+	size_t before = c->out.n;
 
 	if (client_pull(c) < 0)
 		return;	/* (client_flush() meets the error again) */
-	if (c->out_n != before)
+	if (c->out.n != before)
 		bus_schedule_ready(c->bus, c);
 }
 
 void client_drain(Client *c) {
 	while (c->conn) {
 		uint64_t off;
-		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || client_take_slice(c, off) < 0)
+		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || deliver_slice(c, off) < 0)
 			break;
 	}
 	/* slices must not outlive the connection they belong to */
-	for (size_t i = 0; i < c->out_n; i++) {
-		ClientOut *o = client_out_at(c, i);
+	for (size_t i = 0; i < c->out.n; i++) {
+		ClientOut *o = out_ring_at(&c->out, i);
 		if (!o->slice)
 			continue;
 		uint8_t *copy = malloc(o->len ? o->len : 1);
@@ -767,17 +511,17 @@ void client_flush(Client *c) {
 		r = client_pull(c);
 		if (r < 0)
 			goto fail;
-		if (!c->out_n)
+		if (!c->out.n)
 			break;
-		size_t before = c->out_n;
+		size_t before = c->out.n;
 		r = client_write(c);
 		if (r < 0)
 			goto fail;
-		if (c->out_n == before && c->out_n)
+		if (c->out.n == before && c->out.n)
 			break;	/* socket full */
 		/* (on kdbus.ko a poll() per message: a queue the last pull
 		 * found empty wakes the client again when something comes) */
-		if (c->conn && !c->out_n && (c->bus->on_kernel ? c->kqueue_drained : !kdbus_conn_has_messages(c->conn)))
+		if (c->conn && !c->out.n && (c->bus->on_kernel ? c->kqueue_drained : !kdbus_conn_has_messages(c->conn)))
 			break;
 	}
 	client_update_events(c);
@@ -820,7 +564,7 @@ void client_update_events(Client *c) {
 		(void) auth_output(c->auth, &pending);
 	/* a client on the ready list is flushed before the loop polls again
 	 * (bus_on_ready()), which comes back here: no EV_WRITE for that */
-	bool want_write = (c->out_n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
+	bool want_write = (c->out.n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
 	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
 		client_update_held_events(c, want_write);
 		return;
@@ -1000,7 +744,7 @@ static _noinline_ int client_read_nonce(Client *c) {
 	(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
 	if (memcmp(buf, c->nonce, 16) != 0)
 		return -EBADMSG;
-	c->state = CLIENT_AUTH;
+	client_nonce_accepted(c);
 	return 1;
 }
 

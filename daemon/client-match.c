@@ -176,7 +176,7 @@ int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userd
 _noinline_ uint64_t client_name_owner(Client *c, const char *name) {
 	uint64_t id = 0;
 
-	return bus_name_owner(c->conn, name, &id) < 0 ? 0 : id;
+	return kclient_name_owner(c->conn, name, &id) < 0 ? 0 : id;
 }
 
 static bool client_id_owns_name(Client *c, uint64_t id, const char *name) {

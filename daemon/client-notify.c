@@ -53,7 +53,7 @@ void client_monitor_queue_signal(Client *c, uint8_t *msg, size_t len) {
 static void client_monitor_queue_driver_copy(Client *c, uint64_t owner_id, uint8_t *msg, size_t len) {
 	uint8_t *err = NULL;
 	size_t elen;
-	int r = client_driver_refusal_error(bus_find_client(c->bus, owner_id), c, msg, len, &err, &elen);
+	int r = client_driver_refusal_error(client_registry_find(&c->bus->registry, owner_id), c, msg, len, &err, &elen);
 
 	client_queue_synth(c, msg, len, true);
 	if (r > 0) {
@@ -137,7 +137,7 @@ _noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 		case KCLIENT_ID_REMOVE: {
 			const uint64_t hidden = KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER;
 			uint64_t id = nt.id;
-			if (id == c->id || (nt.flags & hidden) || bus_is_internal_id(c->bus, id))
+			if (id == c->id || (nt.flags & hidden) || client_registry_is_internal(&c->bus->registry, id))
 				break;
 			/* the driver shows monitors a new connection after its Hello */
 			if (nt.type == KCLIENT_ID_ADD && c->state == CLIENT_MONITOR)

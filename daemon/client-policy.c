@@ -70,7 +70,7 @@ void client_policy_capture_driver_refusal(Client *to, const uint8_t *msg, size_t
 	_cleanup_free_ uint8_t *err = NULL;
 	size_t elen;
 
-	if (to->bus->n_monitors && client_driver_refusal_error(to, to, msg, len, &err, &elen) > 0)
+	if (to->bus->registry.n_monitors && client_driver_refusal_error(to, to, msg, len, &err, &elen) > 0)
 		driver_capture(to->bus->driver, err, elen);
 }
 
@@ -162,7 +162,7 @@ static ClientNames client_policy_names(Client *via, uint64_t id) {
 	if (!bus->policy_needs_names || !via->conn || !id)
 		return (ClientNames) {};
 	gen = kdbus_bus_names_generation(bus->kbus);
-	t = bus_find_client(bus, id);
+	t = client_registry_find(&bus->registry, id);
 	if (!t || !gen)
 		return (ClientNames) { client_policy_names_query(via, id), true };
 	if (t->policy_names && t->policy_names_gen == gen)
@@ -322,7 +322,7 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 	PolicyMessage pm;
 	bool from_driver = sender_id == driver_id(bus->driver) || sender_id == 0;
 	bool reply = h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR;
-	Client *s = from_driver ? NULL : bus_find_client(bus, sender_id);
+	Client *s = from_driver ? NULL : client_registry_find(&bus->registry, sender_id);
 
 	*d = (PolicyDecision) {};
 	*ret_receive = false;
@@ -365,7 +365,7 @@ static bool client_policy_deliver(Client *c, const WireHeader *h, uint64_t sende
 	/* as dbus-daemon, a refusal is logged unless the message was not
 	 * addressed to @c: broadcasts are not, the driver's own unicasts
 	 * (its replies, NameAcquired...) are */
-	if (!broadcast && h->destination.s && !bus_find_client(c->bus, sender_id)) {
+	if (!broadcast && h->destination.s && !client_registry_find(&c->bus->registry, sender_id)) {
 		_cleanup_free_ char *text = client_refusal_text("Rejected receive message", d.n_matched, NULL, h,
 								h->has_reply_serial, c);
 		if (text)
@@ -388,9 +388,9 @@ void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8
 	Bus *bus = c->bus;
 	Client *rc;
 
-	if (!bus->n_monitors || !c->policy || h->type != WIRE_TYPE_SIGNAL)
+	if (!bus->registry.n_monitors || !c->policy || h->type != WIRE_TYPE_SIGNAL)
 		return;
-	list_for_each_entry(rc, &bus->clients, link) {
+	list_for_each_entry(rc, &bus->registry.all, link) {
 		PolicyDecision d;
 		bool receive;
 		_cleanup_free_ char *text = NULL;
@@ -428,7 +428,7 @@ static void client_policy_show_refusal(Bus *bus, Client *s, const WireHeader *h,
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
 
-	if (bus->n_monitors && text && driver_build_error(s, h->serial, error_name, text, &msg, &len) >= 0)
+	if (bus->registry.n_monitors && text && driver_build_error(s, h->serial, error_name, text, &msg, &len) >= 0)
 		driver_capture(bus->driver, msg, len);
 }
 
@@ -475,7 +475,7 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 			return true;
 	}
 	/* monitors see the refusal as an AccessDenied error to the sender */
-	if (bus->n_monitors) {
+	if (bus->registry.n_monitors) {
 		_cleanup_free_ char *text = client_refusal_text(receive ? "Rejected receive message" :
 								"Rejected send message", d.n_matched, s, h, false, c);
 		client_policy_show_refusal(bus, s, h, DBUS_ERR("AccessDenied"), text);
@@ -509,7 +509,7 @@ uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTarget *t
 
 	if (t->dst_id != KDBUS_DST_ID_NAME)
 		return t->dst_id;
-	return bus_name_owner(c->conn, h->destination.s, &id) < 0 ? 0 : id;
+	return kclient_name_owner(c->conn, h->destination.s, &id) < 0 ? 0 : id;
 }
 
 /* the receive side of a send check: may @dc take @pm from @c (under c's
@@ -538,7 +538,7 @@ static bool client_policy_receive_side(Client *c, Client *dc, const PolicyMessag
  * Return: true if it may go; else @f says why.
  */
 bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t dst, PolicyRefusal *f) {
-	Client *dc = dst ? bus_find_client(c->bus, dst) : NULL;
+	Client *dc = dst ? client_registry_find(&c->bus->registry, dst) : NULL;
 	PolicyMessage pm;
 
 	*f = (PolicyRefusal) { .recipient = dc, .reply = true };
@@ -613,16 +613,16 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 		 * any policy is looked at: the core answers ESRCH; and one
 		 * only an activator holds, with NO_AUTO_START, NameHasNoOwner
 		 * (EADDRNOTAVAIL) */
-		if (bus_name_owner(c->conn, h->destination.s, &dst) == -ESRCH ||
+		if (kclient_name_owner(c->conn, h->destination.s, &dst) == -ESRCH ||
 		    (dst == 0 && (h->flags & WIRE_FLAG_NO_AUTO_START)))
 			return true;
 	} else {
 		dst = t->dst_id;
 		/* no such peer: the core answers ENXIO */
-		if (!bus_find_client(bus, dst) && !(bus->on_kernel && kernel_peer_get(bus, c->conn, dst)))
+		if (!client_registry_find(&bus->registry, dst) && !(bus->on_kernel && kernel_peer_get(bus, c->conn, dst)))
 			return true;
 	}
-	dc = dst ? bus_find_client(bus, dst) : NULL;
+	dc = dst ? client_registry_find(&bus->registry, dst) : NULL;
 	f->recipient = dc;
 	/* a native peer of the kernel bus: its names and receive rules */
 	const KernelPeer *kp = !dc && dst && bus->on_kernel ? kernel_peer_get(bus, c->conn, dst) : NULL;
@@ -703,7 +703,7 @@ refused:;
 /* a handed-over message the security modules refuse: its sender gets the
  * module's error, as the answer to its call */
 static _noinline_ bool client_handed_over_secure(Client *c, const struct kdbus_msg *m, const WireHeader *h) {
-	Client *s = bus_find_client(c->bus, m->src_id);
+	Client *s = client_registry_find(&c->bus->registry, m->src_id);
 	SecurityRefusal refusal;
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
@@ -736,7 +736,7 @@ bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const Clie
 	_cleanup_names_ ClientNames sn = client_policy_names(c, m->src_id);
 	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, false, &d) != 0)
 		return true;
-	Client *s = bus_find_client(bus, m->src_id);
+	Client *s = client_registry_find(&bus->registry, m->src_id);
 	if (s)
 		client_policy_complain_via(s, &h, true, &d, c, c,
 					   (m->flags & KDBUS_MSG_EXPECT_REPLY) ? m->cookie : 0);
@@ -766,7 +766,7 @@ bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_
 		return false;
 	/* a sender whose sends are logged is logged each time */
 	if (memo) {
-		Client *s = bus_find_client(bus, sender_id);
+		Client *s = client_registry_find(&bus->registry, sender_id);
 		memo = !s || !policy_snapshot_logs_sends(s->policy);
 	}
 	if (memo) {

@@ -146,14 +146,14 @@ void client_drop_conn(Client *c) {
 	if (c->bus->on_kernel && c->conn)
 		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE,
 					  client_release_name, c->conn);
-	idmap_remove(&c->bus->clients_by_id, c->id);
+	client_registry_unregister(&c->bus->registry, c);
 	c->conn = kdbus_conn_close_id_first(c->conn);
 }
 
 void client_become_monitor(Client *c, KdbusConn *mon, MatchRule **rules, size_t n) {
 	c->conn = mon;
 	c->state = CLIENT_MONITOR;
-	c->bus->n_monitors++;
+	client_registry_count_monitor(&c->bus->registry, c);
 	c->monitor_rules = rules;
 	c->n_monitor_rules = n;
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
@@ -176,27 +176,20 @@ Client *client_free(Client *c) {
 
 	client_log_names_lost(c);
 
-	if (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_AUTH || c->state == CLIENT_NONCE)
-		bus->n_incomplete--;
-	else if (c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)
-		bus->n_complete--;
+	client_registry_uncount(&bus->registry, c);
 	bus->stats_wk_names -= c->stats_wk_names;
-	if (c->state == CLIENT_MONITOR)
-		bus->n_monitors--;
 
 	if (bus->driver)
 		driver_forget_client(bus->driver, c);
 	monitor_forget_client(bus, c);
-	if (c->id) {
-		idmap_remove(&bus->clients_by_id, c->id);
+	if (c->id)
 		call_overflow_peer_gone(bus->call_overflow, c->id);
-	}
-	list_unlink(&c->link);
+	client_registry_remove(&bus->registry, c);
 	list_unlink(&c->ready_link);
 	list_unlink(&c->yield_link);
 
 	client_drop_output(c);
-	free(c->out);
+	out_ring_free(&c->out);
 	client_drop_input_fds(c);
 	free(c->in_fds);
 	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
@@ -285,7 +278,7 @@ int client_check_limits(Client *c, uint32_t serial) {
 	size_t len;
 	int r;
 
-	if (bus->n_complete >= bus->limits.max_completed_connections) {
+	if (bus->registry.n_complete >= bus->limits.max_completed_connections) {
 		limit_name = "max_completed_connections";
 		limit = bus->limits.max_completed_connections;
 		if (asprintf(&text, "The maximum number of active connections has been reached") < 0)
@@ -295,7 +288,7 @@ int client_check_limits(Client *c, uint32_t serial) {
 		Client *o;
 		if (!c->is_unix)
 			return 1;
-		list_for_each_entry(o, &bus->clients, link)
+		list_for_each_entry(o, &bus->registry.all, link)
 			if (o != c && o->is_unix && o->creds.uid == c->creds.uid &&
 			    (o->state == CLIENT_ACTIVE || o->state == CLIENT_MONITOR))
 				n++;
@@ -314,12 +307,16 @@ int client_check_limits(Client *c, uint32_t serial) {
 	return client_send_owned(c, msg, len);
 }
 
+void client_nonce_accepted(Client *c) {
+	c->state = CLIENT_AUTH;
+}
+
 int client_register(Client *c) {
 	Bus *bus = c->bus;
 	uint64_t pool = bus->limits.max_outgoing_bytes;
 	int r;
 
-	if (bus->n_complete >= bus->limits.max_completed_connections)
+	if (bus->registry.n_complete >= bus->limits.max_completed_connections)
 		return -EMFILE;
 
 	pool = pool < 16 * 1024 * 1024 ? 16 * 1024 * 1024 : pool;
@@ -371,10 +368,10 @@ int client_register(Client *c) {
 	if (r < 0)
 		return r;
 	client_set_policy(c, snap);
-	r = idmap_put(&bus->clients_by_id, c->id, c);
+	r = client_registry_register(&bus->registry, c);
 	if (r < 0)
 		return r;
-
+	c->state = CLIENT_ACTIVE;
 	return 0;
 }
 
@@ -428,8 +425,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	list_init(&c->ready_link);
 	list_init(&c->yield_link);
 	list_init(&c->matches);
-	list_link_tail(&bus->clients, &c->link);
-	bus->n_incomplete++;
+	client_registry_add(&bus->registry, c);
 
 	if (is_unix) {
 		PeerCreds pc;

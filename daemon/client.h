@@ -17,6 +17,7 @@
 
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
+#include "daemon/out-ring.h"
 #include "daemon/owed-replies.h"
 #include "daemon/peer-creds.h"
 #include "kdbus/bus.h"
@@ -58,17 +59,6 @@ typedef enum ClientInput {
 	CLIENT_INPUT_RESUMED,
 	CLIENT_INPUT_YIELDED,	/* on kdbus.ko, after a batch: client_yield_input() */
 } ClientInput;
-
-/* one message on its way to the socket */
-typedef struct ClientOut {
-	uint64_t slice;		/* pool slice to FREE when written, 0 if none */
-	uint8_t *owned;		/* or a buffer the client owns */
-	struct iovec iov[2];
-	unsigned n_iov;
-	size_t len, sent;
-	int *fds;
-	unsigned n_fds;
-} ClientOut;
 
 struct Client {
 	Bus *bus;
@@ -125,14 +115,13 @@ struct Client {
 	bool want_read;		/* ev has EV_READ */
 
 	/* output */
-	ClientOut *out;		/* ring of ClientOut */
-	size_t out_head, out_n, out_cap;
-	size_t out_bytes;
+	OutRing out;		/* daemon/out-ring.h */
 	/* client_limit_output(): at most out_limit bytes not read by the peer
 	 * (in its socket and the ring); the rest waits in the core */
 	size_t out_limit;
 	bool out_held;		/* held back: EV_WRITE says when the peer read */
 	bool sndbuf_grown;	/* client_grow_sndbuf() */
+	bool out_shut;		/* the peer no longer reads: client_write_shut() */
 
 	/* the match rules: daemon/client-match.c alone writes these */
 	List matches;		/* ClientMatch */
@@ -167,7 +156,6 @@ struct Client {
 	size_t n_monitor_rules;
 
 	uint64_t stats_in_messages, stats_out_messages;
-	uint64_t peak_out_bytes;
 	uint32_t stats_wk_names;	/* well-known names owned or queued for */
 	uint32_t peak_bus_names, peak_match_rules;
 };

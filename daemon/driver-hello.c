@@ -37,7 +37,7 @@ static void driver_monitors_new_connection(Driver *d, Client *c) {
 	size_t len;
 	uint64_t sink;
 
-	if (!d->bus->n_monitors || !(sink = monitor_sink_id(d->bus)))
+	if (!d->bus->registry.n_monitors || !(sink = monitor_sink_id(d->bus)))
 		return;
 	if (driver_build_name_owner_changed_numbered(client_peek_serial(c), c->unique_name, "", c->unique_name, &msg,
 						     &len) >= 0)
@@ -137,7 +137,7 @@ static int driver_hello_answer(Driver *d, Client *c, const WireHeader *h, bool d
 
 int driver_hello_direct(Driver *d, Client *c, const WireHeader *h) {
 	/* with monitors or eavesdroppers the Hello goes through the core */
-	if (d->bus->n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_hello(h))
+	if (d->bus->registry.n_monitors || d->bus->eavesdrop || c->hello_done || !driver_is_hello(h))
 		return 0;
 	int r = driver_hello_answer(d, c, h, true);
 	return r < 0 ? r : 1;

@@ -239,7 +239,7 @@ int driver_send_raw(Driver *d, Client *to, const uint8_t *msg, size_t len, uint6
 void driver_capture(Driver *d, const uint8_t *msg, size_t len) {
 	uint64_t sink;
 
-	if (d->bus->n_monitors && (sink = monitor_sink_id(d->bus)))
+	if (d->bus->registry.n_monitors && (sink = monitor_sink_id(d->bus)))
 		(void) driver_send_raw_id(d, sink, msg, len, 0);
 }
 

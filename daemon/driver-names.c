@@ -42,13 +42,13 @@ uint64_t driver_lookup_owner(Driver *d, const char *name) {
 	if (name[0] == ':') {
 		if (!message_unique_name_to_id(name, strlen(name), &id) || id == d->id)
 			return 0;
-		Client *c = bus_find_client(d->bus, id);
+		Client *c = client_registry_find(&d->bus->registry, id);
 		if (!c)	/* a native peer of the kernel bus has its unique name too */
 			return kernel_peer_get(d->bus, d->conn, id) ? id : 0;
 		return c->state == CLIENT_ACTIVE ? id : 0;
 	}
 
-	return bus_name_owner(d->conn, name, &id) < 0 ? 0 : id;
+	return kclient_name_owner(d->conn, name, &id) < 0 ? 0 : id;
 }
 
 /* bus_driver_get_conn_helper(): the single string argument names a peer */
@@ -62,7 +62,7 @@ Found call_get_peer_or_kernel_peer(DriverCall *call, const char *what, const cha
 	if (streq(name, DRIVER_NAME))
 		return FOUND_SELF;
 	uint64_t id = driver_lookup_owner(call->driver, name);
-	Client *c = id ? bus_find_client(call->driver->bus, id) : NULL;
+	Client *c = id ? client_registry_find(&call->driver->bus->registry, id) : NULL;
 	/* a native peer of the kernel bus: what the kernel tells of it */
 	const KernelPeer *kp = !c && id && ret_kernel_peer ? kernel_peer_get(call->driver->bus, call->driver->conn, id) :
 							      NULL;
@@ -416,10 +416,10 @@ static int driver_list_names(Driver *d, const char *only_name, char ***ret, size
 	KDBUS_FOREACH(info, base, size) {
 		char unique[24];
 
-		if (bus_is_internal_id(d->bus, info->id) ||
+		if (client_registry_is_internal(&d->bus->registry, info->id) ||
 		    (info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_MONITOR | KDBUS_HELLO_POLICY_HOLDER)))
 			continue;
-		Client *c = bus_find_client(d->bus, info->id);
+		Client *c = client_registry_find(&d->bus->registry, info->id);
 		if (!c || c->state != CLIENT_ACTIVE)
 			continue;
 		message_unique_name_format(unique, info->id);

@@ -47,7 +47,7 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 
 	client_set_wk_names_count(c, n);
 	stats_peak(&bus->peak_bus_names_per_conn, 1 + (uint64_t) n);
-	stats_peak(&bus->peak_bus_names, bus->n_complete + bus->stats_wk_names);
+	stats_peak(&bus->peak_bus_names, bus->registry.n_complete + bus->stats_wk_names);
 }
 
 /* ---- methods ---------------------------------------------------------------- */
@@ -56,7 +56,7 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 static void stats_refresh(Driver *d) {
 	Client *c;
 
-	list_for_each_entry(c, &d->bus->clients, link)
+	list_for_each_entry(c, &d->bus->registry.all, link)
 		if (c->state == CLIENT_ACTIVE && c->conn)
 			driver_stats_names(d, c, false);
 }
@@ -65,13 +65,13 @@ int method_get_stats(DriverCall *call) {
 	static uint32_t stats_serial;	/* as dbus-daemon: one per method */
 	Bus *bus = call->driver->bus;
 	WireBuilder reply;
-	uint32_t serial = stats_serial++, zero = 0, active = bus->n_complete, incomplete = bus->n_incomplete;
+	uint32_t serial = stats_serial++, zero = 0, active = bus->registry.n_complete, incomplete = bus->registry.n_incomplete;
 	uint32_t rules, names;
 	int r;
 
 	stats_refresh(call->driver);
 	rules = bus->stats_match_rules;
-	names = bus->n_complete + bus->stats_wk_names;
+	names = bus->registry.n_complete + bus->stats_wk_names;
 	/* libdbus' list allocator's pools (ListMemPool*) have no equivalent */
 	r = call_reply_init(call, &reply);
 	if (r < 0)
@@ -115,9 +115,8 @@ int method_get_connection_stats(DriverCall *call) {
 	 * routed whatever the peer sent, so nothing is held incoming */
 	const char *unique = peer->unique_name;
 	uint32_t serial = stats_serial++, zero = 0, rules = peer->n_matches, names = 1 + peer->stats_wk_names;
-	uint32_t out = peer->out_n, out_bytes = peer->out_bytes, out_fds = 0, peak = peer->peak_out_bytes;
-	for (size_t i = 0; i < peer->out_n; i++)
-		out_fds += peer->out[(peer->out_head + i) % peer->out_cap].n_fds;
+	uint32_t out = peer->out.n, out_bytes = peer->out.bytes, out_fds = out_ring_fds(&peer->out);
+	uint32_t peak = peer->out.peak_bytes;
 	r = call_reply_init(call, &reply);
 	if (r < 0)
 		return r;
@@ -162,7 +161,7 @@ int method_get_all_match_rules(DriverCall *call) {
 	if (r < 0)
 		return r;
 	wire_builder_open_container(&reply, 'a', "{sas}");
-	list_for_each_entry(c, &bus->clients, link) {
+	list_for_each_entry(c, &bus->registry.all, link) {
 		if (c->state != CLIENT_ACTIVE)
 			continue;
 		wire_builder_open_container(&reply, '{', "sas");

@@ -381,7 +381,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 	KclientMsgParts parts;
 	int r;
 
-	Client *c = bus_find_client(d->bus, km->src_id);
+	Client *c = client_registry_find(&d->bus->registry, km->src_id);
 	if (!c || km->payload_type != KDBUS_PAYLOAD_DBUS)
 		return;
 	kclient_msg_read(d->conn, km, &parts);
@@ -432,7 +432,7 @@ static void driver_handle_message(Driver *d, struct kdbus_msg *km) {
 
 	DriverCall call = { .driver = d, .caller = c, .h = &h, .body = data + h.header_len };
 	/* @h: parsed above (this is no Hello, and has a destination) */
-	if (d->bus->n_monitors && driver_shows_monitors_itself(&h)) {
+	if (d->bus->registry.n_monitors && driver_shows_monitors_itself(&h)) {
 		call.capture = data;
 		call.capture_len = len;
 	}
@@ -521,7 +521,7 @@ int driver_new(Driver **ret, Bus *bus) {
 	}
 	d->id = h.id;
 	kdbus_conn_set_wakeup(d->conn, driver_wakeup, d);
-	r = bus_internal_conn_add(bus, d->conn);
+	r = client_registry_internal_add(&bus->registry, d->conn);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(d);
@@ -531,7 +531,7 @@ int driver_new(Driver **ret, Bus *bus) {
 Driver *driver_free(Driver *d) {
 	if (!d)
 		return NULL;
-	bus_internal_conn_remove(d->bus, d->conn);
+	client_registry_internal_remove(&d->bus->registry, d->conn);
 	d->conn = kdbus_conn_close(d->conn);
 	for (size_t i = 0; i < d->n_names_to_check; i++)
 		free(d->names_to_check[i]);

@@ -79,11 +79,11 @@ static const Client *client_send_recipient(Client *c, const WireHeader *h, const
 	uint64_t id = 0;
 
 	if (t->dst_id == KDBUS_DST_ID_NAME) {
-		if (!h->destination.s || bus_name_owner(c->conn, h->destination.s, &id) < 0)
+		if (!h->destination.s || kclient_name_owner(c->conn, h->destination.s, &id) < 0)
 			return NULL;
 	} else if (t->dst_id != KDBUS_DST_ID_BROADCAST)
 		id = t->dst_id;
-	return id ? bus_find_client(c->bus, id) : NULL;
+	return id ? client_registry_find(&c->bus->registry, id) : NULL;
 }
 
 /*
@@ -98,7 +98,7 @@ static void client_capture_unsent(Client *c, const WireHeader *h, const uint8_t 
 	_cleanup_free_ uint8_t *hbuf = NULL;
 	size_t hmax, hlen;
 
-	if (!bus->n_monitors || !(t.dst_id = monitor_sink_id(bus)))
+	if (!bus->registry.n_monitors || !(t.dst_id = monitor_sink_id(bus)))
 		return;
 	hmax = wire_header_rewrite_size(h, c->unique_name_len);
 	hbuf = malloc(hmax);
@@ -191,8 +191,9 @@ static void client_routing_error(Client *c, const WireHeader *h, const MessageTa
  * registers the client; 0 for a message answered (a call without
  * destination as any other, anything else to the driver with an error to
  * ":not.active.yet") after which the client may go on; -EPERM when the
- * client was disconnected (a message for anyone else, a signal without
- * destination).
+ * client is to be disconnected (a message for anyone else, a signal without
+ * destination); what client_send_owned() returns when the answer cannot
+ * be written.
  */
 /* monitors see what a client sends before Hello with the sender
  * ":not.active.yet", as dbus-daemon shows it */
@@ -201,7 +202,7 @@ static void client_capture_before_hello(Client *c, const WireHeader *h, const ui
 	_cleanup_free_ uint8_t *buf = NULL;
 	size_t max, hlen;
 
-	if (!c->bus->n_monitors)
+	if (!c->bus->registry.n_monitors)
 		return;
 	max = wire_header_rewrite_size(h, strlen(sender));
 	buf = malloc(max + h->body_len);
@@ -222,7 +223,6 @@ static int client_before_hello(Client *c, const WireHeader *h, const uint8_t *bo
 		r = driver_build_undirected_reply(c, h, &msg, &len);
 	} else if (!h->destination.s || !streq(h->destination.s, DRIVER_NAME)) {
 		client_capture_before_hello(c, h, body);
-		client_close(c, "first message was not Hello");
 		return -EPERM;
 	} else {
 		if (h->type == WIRE_TYPE_METHOD_CALL && h->member.s && streq(h->member.s, "Hello") &&
@@ -280,6 +280,7 @@ typedef struct Forward {
 	bool unrequested;	/* a reply no call waits for that the policy allows */
 	SecurityRefusal security;	/* refused by a security module, not by the XML policy */
 	PolicyRefusal refusal;
+	const char *close_reason;	/* DISPATCH_CLOSE: why */
 	/* the header the bus forwards */
 	uint8_t hstack[1024];
 	uint8_t *hheap;
@@ -311,10 +312,31 @@ static void forward_done(Forward *f) {
 	f->hheap = NULL;
 }
 
-/* a step's negative errno: -ENOMEM drops the message, anything else
- * closed the client */
-static Dispatch dispatch_of_errno(int r) {
-	return r >= 0 || r == -ENOMEM ? DISPATCH_DONE : DISPATCH_CLOSED;
+/* a step's verdict: the client is to be closed, for @reason
+ * (forward_end() closes it) */
+static Dispatch forward_close(Forward *f, const char *reason) {
+	f->close_reason = reason;
+	return DISPATCH_CLOSE;
+}
+
+/* a step's result @r, what client_send_owned() returned for an answer:
+ * done, even when -ENOMEM dropped it; a socket that cannot be written
+ * closes the client, as client_flush() closes it */
+static Dispatch forward_of_errno(Forward *f, int r) {
+	if (r >= 0 || r == -ENOMEM)
+		return DISPATCH_DONE;
+	return forward_close(f, r == -EPIPE || r == -ECONNRESET ? "peer closed" : "write failed");
+}
+
+/* the one place a message closes its client: @d is what the steps
+ * decided, and what client_dispatch() returns (DISPATCH_CLOSED once the
+ * client is closed) */
+static inline Dispatch forward_end(Client *c, const Forward *f, Dispatch d) {
+	if (_unlikely_(d == DISPATCH_CLOSE)) {
+		client_close(c, f->close_reason);
+		return DISPATCH_CLOSED;
+	}
+	return d;
 }
 
 /* frame → validate: the header and body checked, the message's fds taken
@@ -323,19 +345,13 @@ static Dispatch forward_take(Client *c, Forward *f) {
 	Bus *bus = c->bus;
 	WireHeader *h = &f->h;
 
-	if (wire_header_parse(f->msg, f->len, h) < 0) {
-		client_close(c, "invalid message header");
-		return DISPATCH_CLOSED;
-	}
-	if (wire_body_validate(h, f->msg + h->header_len, h->body_len) < 0) {
-		client_close(c, "invalid message body");
-		return DISPATCH_CLOSED;
-	}
+	if (wire_header_parse(f->msg, f->len, h) < 0)
+		return forward_close(f, "invalid message header");
+	if (wire_body_validate(h, f->msg + h->header_len, h->body_len) < 0)
+		return forward_close(f, "invalid message body");
 	if (h->unix_fds > c->n_in_fds || h->unix_fds > bus->limits.max_message_unix_fds ||
-	    h->unix_fds > CLIENT_MAX_FDS_PER_READ) {
-		client_close(c, "message announces more fds than were passed");
-		return DISPATCH_CLOSED;
-	}
+	    h->unix_fds > CLIENT_MAX_FDS_PER_READ)
+		return forward_close(f, "message announces more fds than were passed");
 	f->fds.n = h->unix_fds;
 	if (f->fds.n) {
 		memcpy(f->fds.v, c->in_fds, f->fds.n * sizeof(int));
@@ -367,7 +383,7 @@ static bool forward_security_allows(Client *c, Forward *f, Client **ret_recipien
 		return security_allows_send(c, NULL, h, false, &f->security);
 	if (dst == KDBUS_DST_ID_BROADCAST || h->type == WIRE_TYPE_METHOD_RETURN || h->type == WIRE_TYPE_ERROR)
 		return true;
-	if (dst == KDBUS_DST_ID_NAME && bus_name_owner(c->conn, h->destination.s, &dst) < 0)
+	if (dst == KDBUS_DST_ID_NAME && kclient_name_owner(c->conn, h->destination.s, &dst) < 0)
 		return true;
 	if (dst == 0 && f->t.dst_name) {
 		/* an activator's: the call starts the service */
@@ -375,7 +391,7 @@ static bool forward_security_allows(Client *c, Forward *f, Client **ret_recipien
 			return security_allows_activation(c, h->destination.s, h, &f->security);
 		return true;
 	}
-	*ret_recipient = dst ? bus_find_client(bus, dst) : NULL;
+	*ret_recipient = dst ? client_registry_find(&bus->registry, dst) : NULL;
 	return !*ret_recipient || security_allows_send(c, *ret_recipient, h, false, &f->security);
 }
 
@@ -407,8 +423,10 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 
 	f->is_hello = true;
 	r = client_before_hello(c, &f->h, f->msg + f->h.header_len);
+	if (r == -EPERM)
+		return forward_close(f, "first message was not Hello");
 	if (r <= 0)
-		return dispatch_of_errno(r);
+		return forward_of_errno(f, r);
 	/* Hello to the bus, under the security modules too */
 	if (_unlikely_(bus_security_enabled()) && !security_allows_send(c, NULL, &f->h, false, &f->security)) {
 		forward_security_refused(c, &f->h, &f->security, false);
@@ -418,15 +436,10 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	 * it gives up or times out */
 	r = client_check_limits(c, f->h.serial);
 	if (r <= 0)
-		return dispatch_of_errno(r);
+		return forward_of_errno(f, r);
 	r = client_register(c);
-	if (r < 0) {
-		client_close(c, r == -EMFILE ? "too many connections" : "cannot register");
-		return DISPATCH_CLOSED;
-	}
-	bus->n_incomplete--;
-	bus->n_complete++;
-	c->state = CLIENT_ACTIVE;
+	if (r < 0)
+		return forward_close(f, r == -EMFILE ? "too many connections" : "cannot register");
 	driver_stats_names(bus->driver, c, true);
 	driver_names_hello(bus->driver, c);
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
@@ -450,11 +463,7 @@ static Dispatch forward_from_monitor(Client *c, Forward *f) {
 		int r = driver_build_undirected_reply(c, h, &msg, &len);
 		if (r >= 0 && msg)
 			r = client_send_owned(c, msg, len);
-		if (r < 0 && r != -ENOMEM) {
-			client_close(c, "write failed");
-			return DISPATCH_CLOSED;
-		}
-		return DISPATCH_DONE;
+		return forward_of_errno(f, r);
 	}
 
 	log_warning("Monitoring connection %s (%s) is not allowed to send messages; closing it. Please fix the "
@@ -462,8 +471,7 @@ static Dispatch forward_from_monitor(Client *c, Forward *f) {
 		    "name=\"%s\" destination=\"%s\")", c->unique_name, client_loginfo(c), policy_type_name(h->type),
 		    h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
 		    h->error_name.s ? h->error_name.s : "(unset)", h->destination.s ? h->destination.s : DRIVER_NAME);
-	client_close(c, "monitor sent a message");
-	return DISPATCH_CLOSED;
+	return forward_close(f, "monitor sent a message");
 }
 
 /* → target: the driver, a unique id, a well-known name or a broadcast; a
@@ -472,10 +480,8 @@ static Dispatch forward_target(Client *c, Forward *f) {
 	Bus *bus = c->bus;
 	int r;
 
-	if (wire_header_is_local(&f->h)) {
-		client_close(c, "message on the reserved Local interface");
-		return DISPATCH_CLOSED;
-	}
+	if (wire_header_is_local(&f->h))
+		return forward_close(f, "message on the reserved Local interface");
 	f->to_driver = f->h.destination.s && streq(f->h.destination.s, DRIVER_NAME);
 	if (f->to_driver) {
 		f->t = (MessageTarget) { .dst_id = driver_id(bus->driver) };
@@ -506,7 +512,7 @@ static Dispatch forward_policy(Client *c, Forward *f) {
 		if (!forward_security_allows(c, f, &recipient)) {
 			f->allowed = false;
 			f->refusal = (PolicyRefusal) { .recipient = recipient };
-			if (!c->bus->n_monitors) {
+			if (!c->bus->registry.n_monitors) {
 				forward_security_refused(c, h, &f->security, true);
 				return DISPATCH_DONE;
 			}
@@ -528,11 +534,11 @@ static Dispatch forward_policy(Client *c, Forward *f) {
 				(void) owed_replies_take(&c->owed_replies, client_target_id(c, h, &f->t),
 							 h->reply_serial);
 			if (f->t.dst_name && !(h->flags & WIRE_FLAG_NO_AUTO_START) &&
-			    bus_name_owner(c->conn, h->destination.s, &owner) == 0 && owner == 0)
+			    kclient_name_owner(c->conn, h->destination.s, &owner) == 0 && owner == 0)
 				f->allowed = f->unrequested = client_policy_unrequested(c, h, 0, &f->refusal);
 		}
 	}
-	if (!f->allowed && !c->bus->n_monitors) {
+	if (!f->allowed && !c->bus->registry.n_monitors) {
 		client_policy_refused(c, h, &f->refusal);
 		return DISPATCH_DONE;
 	}
@@ -586,10 +592,8 @@ static Dispatch forward_rewrite(Client *c, Forward *f) {
 		f->hbuf = f->hheap;
 	}
 	r = wire_header_rewrite(&f->h, c->unique_name, c->unique_name_len, f->hbuf, hmax, &f->hlen);
-	if (r < 0) {
-		client_close(c, "cannot rewrite header");
-		return DISPATCH_CLOSED;
-	}
+	if (r < 0)
+		return forward_close(f, "cannot rewrite header");
 
 	if (f->t.dst_id == KDBUS_DST_ID_BROADCAST) {
 		f->bloom_size = BLOOM_DEFAULT_SIZE;
@@ -618,8 +622,7 @@ static uint8_t *forward_adopt(Client *c, Forward *f, Dispatch *ret) {
 		return NULL;
 	memmove(q, f->hbuf, f->hlen);
 	if (wire_header_parse(q, f->hlen + f->h.body_len, &h2) < 0) {
-		client_close(c, "cannot rewrite header");
-		*ret = DISPATCH_CLOSED;
+		*ret = forward_close(f, "cannot rewrite header");
 		return NULL;
 	}
 	f->h = h2;
@@ -884,11 +887,11 @@ again:
 			forward_refused_to_sink(c, &f);	/* (its header is written already) */
 	}
 	if (d != DISPATCH_NEXT)
-		return d;
+		return forward_end(c, &f, d);
 	if (!f.rescanned) {
 		adopt_at = forward_adopt(c, &f, &d);
 		if (d != DISPATCH_NEXT)
-			return d;
+			return forward_end(c, &f, d);
 	}
 	r = forward_send(c, &f, adopt_at, &full);
 	/* (each step has one call, so that all are inlined here) */

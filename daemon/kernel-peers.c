@@ -168,8 +168,8 @@ const KernelPeer *kernel_peer_get(Bus *bus, KdbusConn *via, uint64_t id) {
 	KernelPeer *p;
 	int r;
 
-	if (!bus->on_kernel || !id || id == KDBUS_DST_ID_BROADCAST || bus_find_client(bus, id) ||
-	    bus_is_internal_id(bus, id))
+	if (!bus->on_kernel || !id || id == KDBUS_DST_ID_BROADCAST || client_registry_find(&bus->registry, id) ||
+	    client_registry_is_internal(&bus->registry, id))
 		return NULL;
 	if (!ps) {
 		ps = bus->kernel_peers = calloc(1, sizeof(*ps));

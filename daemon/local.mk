@@ -3,9 +3,9 @@ include daemon/listen.mk
 
 noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
-	daemon/bus.c daemon/bus.h \
+	daemon/bus.c daemon/bus.h daemon/client-registry.c daemon/client-registry.h \
 	daemon/client.c daemon/client.h daemon/client-internal.h \
-	daemon/client-io.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
+	daemon/client-io.c daemon/out-ring.c daemon/out-ring.h daemon/deliver.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
 	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h daemon/owed-replies.c daemon/owed-replies.h \
 	daemon/kernel-peers.c daemon/kernel-peers.h \
 	daemon/driver.c daemon/driver.h daemon/driver-call.c daemon/driver-call.h daemon/driver-messages.c \

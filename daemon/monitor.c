@@ -48,7 +48,7 @@ static void monitor_lose_name(Client *c, const char *unique, const char *name, b
 
 	if (driver_build_name_signal_to(c, unique, "NameLost", name ? name : unique, &msg, &len) >= 0)
 		(void) client_queue_owned(c, msg, len);
-	if (name && bus_name_owner(c->conn, name, &owner) >= 0 && owner)
+	if (name && kclient_name_owner(c->conn, name, &owner) >= 0 && owner)
 		message_unique_name_format(new_name, owner);
 	if (driver_build_name_owner_changed(c, name ? name : unique, unique, new_name, &noc, &noc_len) < 0)
 		return;
@@ -67,7 +67,7 @@ static void monitor_lose_name(Client *c, const char *unique, const char *name, b
 
 int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	KdbusConn *mon = NULL;
-	bool captured = bus->n_monitors > 0;
+	bool captured = bus->registry.n_monitors > 0;
 	char **names;
 	int r;
 
@@ -136,7 +136,7 @@ uint64_t monitor_sink_id(Bus *bus) {
 				  &bus->sink, NULL) < 0)
 			return 0;
 		kdbus_conn_set_wakeup(bus->sink, sink_wakeup, bus);
-		(void) bus_internal_conn_add(bus, bus->sink);
+		(void) client_registry_internal_add(&bus->registry, bus->sink);
 	}
 	return kdbus_conn_get_id(bus->sink);
 }
@@ -157,12 +157,12 @@ static Eavesdrop *eavesdrop_of(Bus *bus) {
 /* monitors see that @c could not get @h's fds (dbus-daemon's
  * send_one_message()); the sender does not */
 static void eavesdrop_capture_no_fds(Bus *bus, const struct kdbus_msg *km, const WireHeader *h, Client *c) {
-	Client *sender = bus_find_client(bus, km->src_id);
+	Client *sender = client_registry_find(&bus->registry, km->src_id);
 	_cleanup_free_ char *text = NULL;
 	_cleanup_free_ uint8_t *msg = NULL;
 	size_t len;
 
-	if (!bus->n_monitors || !sender)
+	if (!bus->registry.n_monitors || !sender)
 		return;
 	text = format("broadcast cannot be delivered to %s (%s) because it does not support receiving Unix fds",
 		      c->unique_name, client_loginfo(c));
@@ -184,7 +184,7 @@ static void eavesdrop_deliver_to(Bus *bus, const struct kdbus_msg *km, uint64_t 
 		if (c->id == dst_id || c->state != CLIENT_ACTIVE)
 			continue;
 		if (!client_eavesdrop_matches(c, &h, data + h.header_len, km->src_id, dst_id) ||
-		    !client_policy_eavesdrop(c, &h, bus_find_client(bus, km->src_id)))
+		    !client_policy_eavesdrop(c, &h, client_registry_find(&bus->registry, km->src_id)))
 			continue;
 		/* as dbus-daemon, an eavesdropper that takes fds gets its
 		 * own copies; one that does not, not the message, which
@@ -257,14 +257,14 @@ static void eavesdrop_deliver(Bus *bus, struct kdbus_msg *km) {
 	 * refused message (sent to the sink) reaches eavesdroppers */
 	uint64_t dst_id = km->dst_id;
 	if (km->payload_type == KDBUS_PAYLOAD_DBUS && dst_id != KDBUS_DST_ID_BROADCAST &&
-	    !bus_is_internal_id(bus, dst_id) && !bus_is_internal_id(bus, km->src_id) && data &&
+	    !client_registry_is_internal(&bus->registry, dst_id) && !client_registry_is_internal(&bus->registry, km->src_id) && data &&
 	    wire_header_parse(data, len, &h) >= 0) {
 		/* sent to a well-known name: its owner is the recipient; one
 		 * that an activator holds is not delivered yet (dbus-daemon
 		 * shows eavesdroppers what starts a service only once it
 		 * is delivered) */
 		if (dst_id == KDBUS_DST_ID_NAME &&
-		    (!h.destination.s || bus_name_owner(e->conn, h.destination.s, &dst_id) < 0))
+		    (!h.destination.s || kclient_name_owner(e->conn, h.destination.s, &dst_id) < 0))
 			dst_id = 0;
 		if (dst_id)
 			eavesdrop_deliver_to(bus, km, dst_id, data, len, &h, fds, n_fds);

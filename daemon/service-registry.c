@@ -206,7 +206,7 @@ static Launch *registry_find_launch(ServiceRegistry *reg, uint64_t id) {
 static uint64_t registry_owner_id(ServiceRegistry *reg, const char *name) {
 	uint64_t id = 0;
 
-	return bus_name_owner(reg->watcher, name, &id) < 0 ? 0 : id;
+	return kclient_name_owner(reg->watcher, name, &id) < 0 ? 0 : id;
 }
 
 static bool activatable_is_systemd(const Activatable *a) {
@@ -302,7 +302,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		kclient_free(a->conn, peek.msg.offset);
 
 		/* the error first: the tracker's death (DROP) comes after it */
-		Client *c = bus_find_client(bus, src_id);
+		Client *c = client_registry_find(&bus->registry, src_id);
 		if (c && have_header) {
 			(void) driver_send_error(bus->driver, c, h.serial, error_name, "%s", text);
 			if (expect_reply)
@@ -424,7 +424,7 @@ static int starter_reply_init(Starter *st, WireBuilder *b, const char *error_nam
 }
 
 static void starter_reply_error(ServiceRegistry *reg, Starter *st, const char *error_name, const char *text) {
-	Client *c = bus_find_client(reg->bus, st->client_id);
+	Client *c = client_registry_find(&reg->bus->registry, st->client_id);
 	WireBuilder b;
 
 	if (!c || !c->conn || st->no_reply || starter_reply_init(st, &b, error_name) < 0)
@@ -434,7 +434,7 @@ static void starter_reply_error(ServiceRegistry *reg, Starter *st, const char *e
 }
 
 static void starter_reply_success(ServiceRegistry *reg, Starter *st) {
-	Client *c = bus_find_client(reg->bus, st->client_id);
+	Client *c = client_registry_find(&reg->bus->registry, st->client_id);
 	uint32_t result = DBUS_START_REPLY_SUCCESS;
 	WireBuilder b;
 
@@ -532,12 +532,12 @@ static void registry_name_changed(ServiceRegistry *reg, const KclientNotify *nc)
 		   !(nc->new_flags & (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE));
 	/* an owner gave the name back to the activator (released it or
 	 * disconnected): its connection may still answer what it was handed */
-	if (was_owned && !a->owned && bus_find_client(reg->bus, nc->old_id))
+	if (was_owned && !a->owned && client_registry_find(&reg->bus->registry, nc->old_id))
 		activatable_set_previous(a, nc->old_id);
 	if (a->owned) {
 		activatable_set_previous(a, 0);
 		/* an owner that was queued for the name too */
-		Client *c = bus_find_client(reg->bus, nc->new_id);
+		Client *c = client_registry_find(&reg->bus->registry, nc->new_id);
 		if (c)
 			client_limit_output(c);
 	}
@@ -642,7 +642,7 @@ static int registry_make_watcher(ServiceRegistry *reg) {
 	if (r < 0)
 		return r;
 	/* no NameOwnerChanged for our unique name */
-	r = bus_internal_conn_add(reg->bus, reg->watcher);
+	r = client_registry_internal_add(&reg->bus->registry, reg->watcher);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
@@ -728,7 +728,7 @@ static void activatable_first_sender(Activatable *a, char buf[static 24]) {
 	if (!a->conn || kdbus_cmd_recv(a->conn, &peek) < 0)
 		return;
 	struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
-	Client *c = bus_find_client(a->reg->bus, m->src_id);
+	Client *c = client_registry_find(&a->reg->bus->registry, m->src_id);
 	if (c)
 		snprintf(buf, 24, "%s", c->unique_name);
 	else if (m->src_id == driver_id(a->reg->bus->driver))
@@ -742,7 +742,7 @@ static const char *registry_loginfo(ServiceRegistry *reg, const char *unique) {
 	uint64_t id;
 	Client *c;
 
-	if (!message_unique_name_to_id(unique, strlen(unique), &id) || !(c = bus_find_client(reg->bus, id)))
+	if (!message_unique_name_to_id(unique, strlen(unique), &id) || !(c = client_registry_find(&reg->bus->registry, id)))
 		return "inactive";
 	return client_loginfo(c);
 }
@@ -882,7 +882,7 @@ static void activatable_trigger(Activatable *a) {
 	 * replies in the order of their calls.
 	 */
 	if (a->previous_owner && !a->removed) {
-		if (!bus_find_client(a->reg->bus, a->previous_owner)) {
+		if (!client_registry_find(&a->reg->bus->registry, a->previous_owner)) {
 			activatable_set_previous(a, 0);
 		} else {
 			if (!a->ev_previous)
@@ -1256,7 +1256,7 @@ void service_registry_free(Bus *bus) {
 		list_unlink(&x->link);
 		free(x);
 	}
-	bus_internal_conn_remove(bus, reg->watcher);
+	client_registry_internal_remove(&bus->registry, reg->watcher);
 	reg->watcher = kdbus_conn_close(reg->watcher);
 	if (reg->ev_process)
 		event_free(reg->ev_process);
@@ -1385,7 +1385,7 @@ void service_registry_forward_environment(Bus *bus, const WireHeader *h, const u
 	/* systemd on the bus: to its unique name; else to the name, where
 	 * the activator keeps it until systemd comes */
 	uint64_t owner = registry_owner_id(reg, SYSTEMD_NAME);
-	Client *c = owner ? bus_find_client(bus, owner) : NULL;
+	Client *c = owner ? client_registry_find(&bus->registry, owner) : NULL;
 	if (c)
 		r = driver_send_message(bus->driver, c, &m, 0, NULL, 0);
 	else

@@ -27,16 +27,7 @@ def request(c, name):
 
 
 def describe(m):
-    typ, flags, serial, f, body = m
-    out = {W.METHOD_CALL: 'call', W.METHOD_RETURN: 'return', W.ERROR: 'error', W.SIGNAL: 'signal'}[typ]
-    out += ' ' + (f.get(W.F_ERROR_NAME, '').rsplit('.', 1)[-1] or f.get(W.F_MEMBER) or '')
-    if f.get(W.F_SIGNATURE):
-        try:
-            args = W.unmarshal_body(f[W.F_SIGNATURE], body)
-            out += ' ' + ','.join(labels.get(a, a) if isinstance(a, str) else str(a) for a in args)
-        except Exception:  # noqa: BLE001
-            pass
-    return out.strip()
+    return W.brief(m, labels)
 
 
 conns = {}

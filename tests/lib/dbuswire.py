@@ -328,6 +328,23 @@ def parse_values(data):
     return typ, flags, serial, fields, values, body
 
 
+def brief(m, labels=None):
+    """a parsed message (parse()) in a line: its kind, its error name's
+    last part or its member, and its arguments (a string as labels names
+    it)"""
+    labels = labels or {}
+    typ, flags, serial, f, body = m
+    out = {METHOD_CALL: 'call', METHOD_RETURN: 'return', ERROR: 'error', SIGNAL: 'signal'}[typ]
+    out += ' ' + (f.get(F_ERROR_NAME, '').rsplit('.', 1)[-1] or f.get(F_MEMBER) or '')
+    if f.get(F_SIGNATURE):
+        try:
+            args = unmarshal_body(f[F_SIGNATURE], body)
+            out += ' ' + ','.join(labels.get(a, a) if isinstance(a, str) else str(a) for a in args)
+        except Exception:  # noqa: BLE001
+            pass
+    return out.strip()
+
+
 def first_string(body):
     if len(body) < 4:
         return None
