@@ -4,10 +4,12 @@
  */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compat/kdbus-client.h"
 #include "kdbus/item.h"
+#include "util/macro.h"
 #include "util/strutil.h"
 
 _Static_assert(KCLIENT_CMD_MAX_SIZE == KDBUS_CMD_MAX_SIZE, "the core's command size limit");
@@ -131,6 +133,27 @@ int kclient_hello_activator_policy(KdbusBus *bus, const char *name, const struct
 int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uint64_t pool_size,
 			    KdbusConn **ret) {
 	return kclient_hello_activator_policy(bus, name, NULL, 0, flags, pool_size, ret);
+}
+
+int kclient_hello_policy_holder(KdbusBus *bus, const void *items, size_t size, KdbusConn **ret) {
+	_cleanup_free_ struct kdbus_cmd_hello *h = calloc(1, sizeof(*h) + size);
+
+	if (!h)
+		return -ENOMEM;
+	h->size = sizeof(*h) + size;
+	memcpy(h->items, items, size);
+	/* (what the bus requires of every connection: KCLIENT_REQUIRED_METADATA) */
+	return hello(bus, h, KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_HIDDEN_ID, 64 * 1024, ret, NULL);
+}
+
+int kclient_update_items(KdbusConn *conn, const void *items, size_t size) {
+	_cleanup_free_ struct kdbus_cmd *cmd = calloc(1, sizeof(*cmd) + size);
+
+	if (!cmd)
+		return -ENOMEM;
+	cmd->size = sizeof(*cmd) + size;
+	memcpy(cmd->items, items, size);
+	return kdbus_cmd_update(conn, cmd);
 }
 
 /* ---- sending ------------------------------------------------------------ */

@@ -92,6 +92,14 @@ int kclient_hello_activator(KdbusBus *bus, const char *name, uint64_t flags, uin
 int kclient_hello_activator_policy(KdbusBus *bus, const char *name, const struct kdbus_policy_access *access,
 				   size_t n_access, uint64_t flags, uint64_t pool_size, KdbusConn **ret);
 
+/**
+ * kclient_hello_policy_holder() - a policy holder (hidden) carrying
+ * @items, @size bytes of NAME and POLICY_ACCESS items
+ */
+int kclient_hello_policy_holder(KdbusBus *bus, const void *items, size_t size, KdbusConn **ret);
+/** kclient_update_items() - KDBUS_CMD_UPDATE of @conn with @items, @size bytes */
+int kclient_update_items(KdbusConn *conn, const void *items, size_t size);
+
 /* ---- sending ------------------------------------------------------------ */
 
 /**

@@ -38,7 +38,6 @@
 #include "compat/kdbus-client.h"
 #include "daemon/monitor.h"
 #include "daemon/service-registry.h"
-#include "policy/compile.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 #include "util/macro.h"
@@ -57,87 +56,10 @@ uint64_t bus_reply_deadline(Bus *bus) {
 }
 
 
-typedef struct BusGroups {
-	gid_t *gids;
-	size_t n;
-} BusGroups;
-
-/* the groups of @c for the policy, as dbus-daemon's
- * bus_connection_get_unix_groups(): those the kernel gave with the peer's
- * credentials (SO_PEERGROUPS, in its order), else the user database's */
-int bus_groups_of_client(Bus *bus, const Client *c, const gid_t **ret_gids, size_t *ret_n) {
-	if (c->creds.have_groups) {
-		*ret_gids = c->creds.groups;
-		*ret_n = c->creds.n_groups;
-		return 0;
-	}
-	return bus_groups_for_uid(bus, c->creds.uid, ret_gids, ret_n);
-}
-
-int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n) {
-	BusGroups *g = idmap_get(&bus->groups_by_uid, (uint64_t) uid + 1);
-	int r;
-
-	if (!g) {
-		g = calloc(1, sizeof(*g));
-		if (!g)
-			return -ENOMEM;
-		r = policy_groups_from_uid(uid, &g->gids, &g->n);
-		if (r < 0) {
-			free(g);
-			return r;
-		}
-		r = idmap_put(&bus->groups_by_uid, (uint64_t) uid + 1, g);
-		if (r < 0) {
-			free(g->gids);
-			free(g);
-			return r;
-		}
-	}
-	*ret_gids = g->gids;
-	*ret_n = g->n;
-	return 0;
-}
-
-static void bus_groups_flush(Bus *bus) {
-	for (size_t i = 0; bus->groups_by_uid.entries && i <= bus->groups_by_uid.mask; i++) {
-		BusGroups *g = bus->groups_by_uid.entries[i].value;
-		if (bus->groups_by_uid.entries[i].key && g) {
-			free(g->gids);
-			free(g);
-		}
-	}
-	idmap_done(&bus->groups_by_uid);
-}
-
 void bus_schedule_ready(Bus *bus, Client *c) {
 	if (!list_is_linked(&c->ready_link))
 		list_link_tail(&bus->ready, &c->ready_link);
 	event_active(bus->ev_ready, EV_TIMEOUT, 0);
-}
-
-/*
- * Whether the policy lets every connection receive anything, whoever it
- * is: the default context's rules do, and no rule anywhere denies a
- * receive (another context's rules can then only allow more).  On the
- * kernel bus a native peer's snapshot is made when it is first seen, so
- * client_policy_send() skips the receive side only when this holds.
- */
-static bool bus_policy_everyone_receives(const BusConfig *c, Policy *p) {
-	PolicySnapshot *s = NULL;
-	PolicyIdentity nobody = { .uid = POLICY_UID_INVALID };
-
-	for (size_t i = 0; i < c->n_policies; i++)
-		for (size_t j = 0; j < c->policies[i].n_rules; j++) {
-			const BusConfigRule *r = &c->policies[i].rules[j];
-			if (r->type == BUS_CONFIG_RULE_RECEIVE && !r->allow && !r->eavesdrop)
-				return false;
-		}
-	if (policy_snapshot_new(&s, p, &nobody) < 0)
-		return false;
-	bool all = policy_snapshot_receives_all(s);
-	policy_snapshot_free(s);
-	return all;
 }
 
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata);
@@ -166,46 +88,6 @@ void bus_schedule_yield(Bus *bus) {
 void bus_schedule_driver(Bus *bus) {
 	bus->driver_pending = true;
 	event_active(bus->ev_ready, EV_TIMEOUT, 0);
-}
-
-int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
-	const BusConfigRule *rule = NULL;
-	int r;
-
-	if (!c->policy)
-		return 0;
-	r = policy_snapshot_check_own(c->policy, name, &rule);
-	if (r == 0 && rule && rule->log)
-		/* dbus-daemon does not log refused names */
-		log_debug("Connection %s (%s) is not allowed to own the service \"%s\" (%s:%u)", c->unique_name,
-			  client_loginfo(c), name, rule->file, rule->line);
-	return r > 0;
-}
-
-/* <allow user=...>/<allow group=...>: may this uid connect at all */
-int bus_policy_check_connect(Bus *bus, Client *c) {
-	const gid_t *gids = NULL;
-	size_t n = 0;
-	int r;
-
-	if (!c->is_unix)
-		return 1;	/* no uid: anonymous or tcp, as the <auth> config allows */
-	r = bus_groups_of_client(bus, c, &gids, &n);
-	if (r < 0)
-		return 0;	/* dbus-daemon rejects a uid whose groups it cannot look up */
-	r = policy_check_connect(bus->policy, c->creds.uid, gids, n, bus->euid, NULL);
-	return r > 0;
-}
-
-static bool config_needs_names(const BusConfig *c) {
-	for (size_t i = 0; i < c->n_policies; i++)
-		for (size_t j = 0; j < c->policies[i].n_rules; j++) {
-			const BusConfigRule *r = &c->policies[i].rules[j];
-			if ((r->type == BUS_CONFIG_RULE_SEND && r->destination) ||
-			    (r->type == BUS_CONFIG_RULE_RECEIVE && r->sender))
-				return true;
-		}
-	return false;
 }
 
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
@@ -665,180 +547,6 @@ static int bus_apply_limits(Bus *bus) {
 	return kdbus_bus_set_limits(bus->kbus, &kl);
 }
 
-/* ---- the compiled policy in the core ---------------------------------------- */
-
-/* close the policy holders from index @from on: their entries go with them */
-static void bus_policy_holders_close(Bus *bus, size_t from) {
-	for (size_t i = from; i < bus->n_policy_holders; i++) {
-		client_registry_internal_remove(&bus->registry, bus->policy_holders[i]);
-		kdbus_conn_close(bus->policy_holders[i]);
-		bus->policy_holders[i] = NULL;
-	}
-	if (bus->n_policy_holders > from)
-		bus->n_policy_holders = from;
-}
-
-/* holder @i carries @items: UPDATE of an existing holder (atomic), or HELLO */
-static int bus_policy_holder_set(Bus *bus, size_t i, const void *items, size_t size) {
-	_cleanup_free_ uint8_t *buf = NULL;
-	int r;
-
-	if (i < bus->n_policy_holders) {
-		buf = calloc(1, sizeof(struct kdbus_cmd) + size);
-		if (!buf)
-			return -ENOMEM;
-		struct kdbus_cmd *cmd = (struct kdbus_cmd *) buf;
-		cmd->size = sizeof(*cmd) + size;
-		memcpy(cmd->items, items, size);
-		return kdbus_cmd_update(bus->policy_holders[i], cmd);
-	}
-	KdbusConn **nh = realloc(bus->policy_holders, (i + 1) * sizeof(*nh));
-	if (!nh)
-		return -ENOMEM;
-	bus->policy_holders = nh;
-	buf = calloc(1, sizeof(struct kdbus_cmd_hello) + size);
-	if (!buf)
-		return -ENOMEM;
-	struct kdbus_cmd_hello *h = (struct kdbus_cmd_hello *) buf;
-	h->size = sizeof(*h) + size;
-	h->flags = KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_HIDDEN_ID;
-	/* what the bus requires of every connection (KCLIENT_REQUIRED_METADATA) */
-	h->attach_flags_send = _KDBUS_ATTACH_ALL;
-	h->pool_size = 64 * 1024;
-	memcpy(h->items, items, size);
-	KdbusConn *conn = NULL;
-	r = kdbus_cmd_hello(bus->kbus, h, &conn);
-	if (r < 0)
-		return r;
-	if (h->offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
-		kclient_free(conn, h->offset);
-	}
-	(void) client_registry_internal_add(&bus->registry, conn);
-	bus->policy_holders[bus->n_policy_holders++] = conn;
-	return 0;
-}
-
-/*
- * On kdbus.ko the daemon's clients are privileged connections, which no
- * policy entry binds: the daemon decides the whole XML policy for them,
- * and bus->compiled stays NULL.  The entries are for native peers
- * (kernel-peers.h), whose NAME_ACQUIRE and sends the daemon does not see:
- * compiled so that a residual OWN grants nobody
- * (POLICY_COMPILE_NO_RESIDUAL_OWN), held by policy holders but for the
- * activatable names, whose entries their activators carry (the final ABI
- * takes a name's entries from one owner).  The kernel has no fallback: a
- * name no rule mentions has no entry, and a native peer of another user
- * than the bus's may neither own it nor talk to its owner.
- */
-static void bus_kernel_policy_compile(Bus *bus, const BusConfig *config) {
-	PolicyCompileOptions o = { .bus_uid = bus->creator_uid, .flags = POLICY_COMPILE_NO_RESIDUAL_OWN };
-	PolicyCompiled *pc = NULL;
-	int r;
-
-	r = policy_compile(config, &o, &pc);
-	if (r < 0) {
-		log_warning("Cannot compile the policy for the kernel (%s): native peers of other users may not "
-			    "own names or talk to clients", strerror(-r));
-		pc = NULL;
-	}
-	policy_compiled_free(bus->kernel_policy);
-	bus->kernel_policy = pc;
-}
-
-static bool bus_name_is_activatable(const char *name, void *userdata) {
-	return service_registry_is_activatable(userdata, name);
-}
-
-void bus_kernel_policy_uninstall(Bus *bus) {
-	if (bus->on_kernel)
-		bus_policy_holders_close(bus, 0);
-}
-
-void bus_kernel_policy_install(Bus *bus) {
-	size_t cursor = 0, used = 0;
-	int r = 0;
-
-	if (!bus->on_kernel)
-		return;
-	while (bus->kernel_policy && cursor < policy_compiled_n_names(bus->kernel_policy)) {
-		_cleanup_free_ void *items = NULL;
-		size_t size;
-		r = policy_compiled_build_items_except(bus->kernel_policy, &cursor, KCLIENT_CMD_MAX_SIZE - 1024,
-						       bus_name_is_activatable, bus, &items, &size);
-		if (r < 0 || size == 0)
-			break;	/* (an UPDATE without NAME items would keep the old entries) */
-		r = bus_policy_holder_set(bus, used, items, size);
-		if (r < 0)
-			break;
-		used++;
-	}
-	if (r < 0)
-		log_warning("Cannot install the policy in the kernel (%s): native peers of other users may not "
-			    "own names or talk to clients", strerror(-r));
-	bus_policy_holders_close(bus, r < 0 ? 0 : used);
-}
-
-int bus_kernel_policy_of(Bus *bus, const char *name, const struct kdbus_policy_access **ret_access,
-			 size_t *ret_n) {
-	const PolicyCompiledName *c = bus->kernel_policy ? policy_compiled_lookup(bus->kernel_policy, name) : NULL;
-
-	*ret_access = NULL;
-	*ret_n = 0;
-	if (!c || c->type != POLICY_CLASS_EXACT)
-		return 0;
-	*ret_access = c->access;
-	*ret_n = c->n_access;
-	return 0;
-}
-
-/*
- * bus_policy_install() - compile @config's policy into kdbus entries
- * (policy/compile.h) and install them: the core then enforces NAME_ACQUIRE
- * and destination TALK where the compiler proved its answer equals
- * policy.c's, and lets everything else through for the daemon to decide.
- * On a reload the holders are UPDATEd, which swaps their entries
- * atomically.  If anything fails the core gets pass-through (no entries,
- * fallback OWN) and bus->compiled is NULL: the daemon then checks
- * everything itself, as correct as before, only without the core's help.
- */
-static void bus_policy_install(Bus *bus, const BusConfig *config) {
-	PolicyCompileOptions o = { .bus_uid = bus->creator_uid };
-	_cleanup_(policy_compiled_freep) PolicyCompiled *pc = NULL;
-	size_t cursor = 0, used = 0;
-	int r;
-
-	/* until the new entries are in, the daemon decides alone */
-	bus->compiled = policy_compiled_free(bus->compiled);
-	if (bus->on_kernel) {
-		bus_kernel_policy_compile(bus, config);
-		return;
-	}
-	r = policy_compile(config, &o, &pc);
-	if (r < 0)
-		goto fail;
-	while (cursor < policy_compiled_n_names(pc)) {
-		_cleanup_free_ void *items = NULL;
-		size_t size;
-		r = policy_compiled_build_items(pc, &cursor, KCLIENT_CMD_MAX_SIZE - 1024, &items, &size);
-		if (r < 0)
-			goto fail;
-		r = bus_policy_holder_set(bus, used, items, size);
-		if (r < 0)
-			goto fail;
-		used++;
-	}
-	bus_policy_holders_close(bus, used);
-	r = kdbus_bus_set_policy_fallback(bus->kbus, policy_compiled_get_fallback(pc));
-	if (r < 0)
-		goto fail;
-	bus->compiled = TAKE_PTR(pc);
-	return;
-fail:
-	log_warning("Cannot install the policy in the core (%s); the daemon checks all of it", strerror(-r));
-	bus_policy_holders_close(bus, 0);
-	(void) kdbus_bus_set_policy_fallback(bus->kbus, KDBUS_POLICY_OWN);
-}
-
 /* ---- the bus on kdbus.ko: its connections' fds in the event loop ------------ */
 
 static void bus_on_kdbus_fd(evutil_socket_t fd, short what, void *userdata) {
@@ -984,12 +692,11 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	event_add(bus->ev_sigint, NULL);
 	event_add(bus->ev_sighup, NULL);
 
-	r = policy_new(&bus->policy, config, NULL);
+	Policy *p = NULL;
+	r = policy_new(&p, config, NULL);
 	if (r < 0)
 		return log_error_errno(r, "Cannot compile the bus policy: %m");
-	bus->policy_needs_names = config_needs_names(config);
-	bus->policy_everyone_receives = bus_policy_everyone_receives(config, bus->policy);
-	bus_policy_install(bus, config);
+	bus_policy_set(bus, p, config);
 
 	r = driver_new(&bus->driver, bus);
 	if (r < 0)
@@ -1013,10 +720,7 @@ Bus *bus_free(Bus *bus) {
 	service_registry_free(bus);
 	client_registry_internal_remove(&bus->registry, bus->sink);
 	bus->sink = kdbus_conn_close(bus->sink);
-	bus_policy_holders_close(bus, 0);
-	free(bus->policy_holders);
-	bus->compiled = policy_compiled_free(bus->compiled);
-	bus->kernel_policy = policy_compiled_free(bus->kernel_policy);
+	bus_policy_close_holders(bus);
 	bus->driver = driver_free(bus->driver);
 	for (size_t i = 0; i < bus->n_listeners; i++) {
 		event_free(bus->listeners[i]->ev);
@@ -1026,7 +730,6 @@ Bus *bus_free(Bus *bus) {
 	free(bus->listeners);
 	bus->kbus = kdbus_bus_close(bus->kbus);
 	client_registry_done(&bus->registry);
-	bus_groups_flush(bus);
 	if (bus->ev_ready)
 		event_free(bus->ev_ready);
 	if (bus->ev_timeout)
@@ -1042,7 +745,7 @@ Bus *bus_free(Bus *bus) {
 	if (bus->ev_sighup)
 		event_free(bus->ev_sighup);
 	strv_free(bus->activation_env);
-	policy_unref(bus->policy);
+	bus_policy_done(bus);
 	bus_config_free(bus->config);
 	free(bus->config_file);
 	safe_close(bus->reserve_fd);
@@ -1101,12 +804,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 			client_set_policy(cl, snaps[i]);
 		i++;
 	}
-	policy_unref(bus->policy);
-	bus->policy = TAKE_PTR(p);
-	bus->policy_needs_names = config_needs_names(c);
-	bus->policy_everyone_receives = bus_policy_everyone_receives(c, bus->policy);
-	bus->policy_generation++;
-	bus_policy_install(bus, c);
+	bus_policy_set(bus, TAKE_PTR(p), c);
 
 	bus_config_free(bus->config);
 	bus->config = c;

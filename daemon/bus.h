@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "compat/wire.h"
+#include "daemon/bus-policy.h"
 #include "daemon/client-registry.h"
 #include "kdbus/bus.h"
 #include "util/idmap.h"
@@ -70,17 +71,7 @@ typedef struct Bus {
 
 	KdbusBus *kbus;
 	Driver *driver;
-	Policy *policy;			/* compiled from the config; swapped on reload */
-	bool policy_needs_names;	/* some rule names a destination or sender */
-	bool policy_everyone_receives;	/* bus_policy_everyone_receives() */
-	/* clients whose policy snapshot does not let everything in
-	 * (policy_snapshot_receives_all()); client_set_policy() counts */
-	size_t n_strict_receivers;
-	/* the part of the policy the core enforces (policy/compile.h): NULL
-	 * when it is not installed, and then the daemon checks everything */
-	struct PolicyCompiled *compiled;
-	KdbusConn **policy_holders;	/* the connections holding its entries */
-	size_t n_policy_holders;
+	BusPolicy policy;		/* the policy and what derives from it (bus-policy.h) */
 	uid_t creator_uid;		/* the euid the core's bus was made with */
 	uid_t euid;			/* ours now (after a privilege drop too) */
 
@@ -89,8 +80,6 @@ typedef struct Bus {
 
 	ClientRegistry registry;	/* every client, by id, and their counts */
 	KernelPeers *kernel_peers;	/* the native peers seen (kernel bus only) */
-	struct PolicyCompiled *kernel_policy;	/* the entries for native peers (kernel bus only) */
-	IdMap groups_by_uid;	/* uid + 1 → BusGroups, the user database's groups */
 	List ready;		/* clients with kdbus messages to write */
 	List yielded;		/* clients whose input waits for the next poll (client_yield_input()) */
 	struct event *ev_yield;	/* resumes them */
@@ -124,7 +113,6 @@ typedef struct Bus {
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
 
-	uint64_t policy_generation;	/* bumped when the policy is reloaded */
 
 	uint64_t stats_messages;
 	/* Debug.Stats (driver_stats_*()): well-known names owned or queued
@@ -159,23 +147,6 @@ void bus_reload_signalled(Bus *bus);
  */
 void bus_watch_dirs(Bus *bus);
 
-/*
- * bus_kernel_policy_install() - on kdbus.ko, the policy entries for native
- * peers in the policy holders, but for the activatable names (called when
- * the set of activatable names is known, after each load of the service
- * files); bus_kernel_policy_of() - the grants of @name's own entry, which
- * its activator carries (none: no entry of its own).
- */
-void bus_kernel_policy_install(Bus *bus);
-/* bus_kernel_policy_uninstall() - the holders' entries go (before new
- * activators are made: the kernel refuses a name's entry from a second
- * owner, EEXIST); until the next install native peers of other users may
- * own and reach less, never more */
-void bus_kernel_policy_uninstall(Bus *bus);
-struct kdbus_policy_access;
-int bus_kernel_policy_of(Bus *bus, const char *name, const struct kdbus_policy_access **ret_access,
-			 size_t *ret_n);
-
 /* bus_config_load() with its warnings logged as they come, as dbus-daemon
  * logs them while it reads the files */
 int bus_config_read(const char *path, BusConfig **ret, char **ret_error);
@@ -200,23 +171,10 @@ int bus_apply_core_limits(Bus *bus);
 void bus_schedule_ready(Bus *bus, Client *c);
 void bus_schedule_driver(Bus *bus);
 void bus_schedule_yield(Bus *bus);
-/* policy decisions of the daemon: 1 allow, 0 deny */
-int bus_policy_check_own(Bus *bus, Client *c, const char *name);
-int bus_policy_check_connect(Bus *bus, Client *c);
 uint64_t bus_now_ns(void);
 
 uint64_t bus_reply_deadline(Bus *bus);
 
-
-/**
- * bus_groups_for_uid() - the groups of @uid in the user database, as
- * dbus-daemon's policy uses them; cached until the next reload (dbus-daemon
- * caches its user database too)
- *
- * Return: 0 and a borrowed array, or a negative errno.
- */
-int bus_groups_for_uid(Bus *bus, uid_t uid, const gid_t **ret_gids, size_t *ret_n);
-int bus_groups_of_client(Bus *bus, const Client *c, const gid_t **ret_gids, size_t *ret_n);
 void bus_resume_listeners(Bus *bus);
 
 /* as dbus-daemon at startup (after listening, the pidfile and a fork, before

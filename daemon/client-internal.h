@@ -101,6 +101,9 @@ void client_nonce_accepted(Client *c);
 
 /* daemon/client-io.c */
 void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle);
+/* a client that receives a message this large (CLIENT_SNDBUF_GROW_MIN)
+ * gets a larger socket send buffer, once */
+void client_grow_sndbuf(Client *c);
 void client_drop_output(Client *c);
 void client_drop_input_fds(Client *c);
 int client_write(Client *c);

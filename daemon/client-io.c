@@ -205,9 +205,9 @@ int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsign
  * that receives large messages gets a buffer of up to 2 MiB instead, once:
  * the bytes sit in its socket rather than in our queue.  Not for a
  * limited output (client_limit_output()), whose small buffer is the point.
- * Asked for when such a message from the core is first gathered.
+ * Asked for when such a message from the core joins the ring (deliver.c).
  */
-static _noinline_ void client_grow_sndbuf(Client *c) {
+_noinline_ void client_grow_sndbuf(Client *c) {
 	int v = CLIENT_SNDBUF_LARGE;
 
 	if (c->sndbuf_grown || c->out_limit || c->fd < 0)
@@ -228,8 +228,6 @@ static size_t client_write_gather(Client *c, struct iovec *iov) {
 
 		if (i > 0 && o->n_fds)
 			break;
-		if (_unlikely_(o->len >= CLIENT_SNDBUF_GROW_MIN) && o->slice && !o->sent)
-			client_grow_sndbuf(c);
 		for (unsigned k = 0; k < o->n_iov; k++) {
 			if (skip >= o->iov[k].iov_len) {
 				skip -= o->iov[k].iov_len;
@@ -264,7 +262,7 @@ static void client_write_done(Client *c, size_t k) {
 	size_t n_done = 0;
 
 	while (c->out.n && left > 0) {
-		ClientOut *o = out_ring_at(&c->out, 0);
+		ClientOut *o = out_ring_first(&c->out);
 		size_t rest = o->len - o->sent;
 		if (left < rest) {
 			o->sent += left;
@@ -287,7 +285,7 @@ static void client_write_done(Client *c, size_t k) {
 	if (n_done)
 		(void) kdbus_free_batch(c->conn, done, n_done);
 	/* zero-length messages cannot exist, but be safe */
-	while (c->out.n && out_ring_at(&c->out, 0)->len == out_ring_at(&c->out, 0)->sent)
+	while (c->out.n && out_ring_first(&c->out)->len == out_ring_first(&c->out)->sent)
 		out_slot_release(out_ring_pop(&c->out), c->conn);
 }
 
@@ -300,7 +298,7 @@ static void client_write_done(Client *c, size_t k) {
  * leave unread.  Its fds travel with its first byte, so none of it was sent.
  */
 static void client_write_drop_first(Client *c) {
-	ClientOut *o = out_ring_at(&c->out, 0);
+	ClientOut *o = out_ring_first(&c->out);
 
 	assert(o->sent == 0 && o->n_fds > 0);
 	log_debug("Dropping a message of %zu bytes with %u fds to %s: the kernel refuses to pass its fds "
@@ -337,7 +335,7 @@ int client_write(Client *c) {
 			uint8_t buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS_PER_READ)];
 		} control;
 		struct msghdr mh = {};
-		ClientOut *first = out_ring_at(&c->out, 0);
+		ClientOut *first = out_ring_first(&c->out);
 		size_t n_iov = client_write_gather(c, iov);
 
 		mh.msg_iov = iov;

@@ -102,12 +102,7 @@ int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
 }
 
 void client_set_policy(Client *c, PolicySnapshot *s) {
-	if (c->policy && !policy_snapshot_receives_all(c->policy))
-		c->bus->n_strict_receivers--;
-	policy_snapshot_free(c->policy);
-	c->policy = s;
-	if (s && !policy_snapshot_receives_all(s))
-		c->bus->n_strict_receivers++;
+	bus_policy_swap_snapshot(c->bus, &c->policy, s);
 }
 
 static void client_policy_message(const WireHeader *h, const char *sender, PolicyMessage *m) {
@@ -159,7 +154,7 @@ static ClientNames client_policy_names(Client *via, uint64_t id) {
 	uint64_t gen;
 	Client *t;
 
-	if (!bus->policy_needs_names || !via->conn || !id)
+	if (!bus->policy.needs_names || !via->conn || !id)
 		return (ClientNames) {};
 	gen = kdbus_bus_names_generation(bus->kbus);
 	t = client_registry_find(&bus->registry, id);
@@ -595,8 +590,8 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 		return true;	/* as dbus-daemon: decided per receiver, at delivery */
 	/* nothing to decide when we may send anything and everybody may
 	 * receive anything (session.conf) */
-	if (policy_snapshot_sends_all(c->policy) && bus->n_strict_receivers == 0 &&
-	    (!bus->on_kernel || bus->policy_everyone_receives))
+	if (policy_snapshot_sends_all(c->policy) && bus->policy.n_strict_receivers == 0 &&
+	    (!bus->on_kernel || bus->policy.everyone_receives))
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
 	if (to_driver) {
@@ -634,7 +629,7 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 	 * on sending is the sender side; the receive side stays ours */
 	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial && !policy_snapshot_logs_sends(c->policy) &&
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
-			    policy_compiled_talk_is_exact(bus->compiled, (const char *const *) rn.v, NULL);
+			    policy_compiled_talk_is_exact(bus->policy.compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
 	    policy_snapshot_check_send(c->policy, &pm, dc || kp ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
 		return false;
@@ -755,11 +750,11 @@ bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_
 				bool broadcast) {
 	Bus *bus = c->bus;
 	/* with names in the policy, while no name changed hands */
-	uint64_t names_gen = bus->policy_needs_names ? kdbus_bus_names_generation(bus->kbus) : 0;
-	bool memo = broadcast && header_id && (!bus->policy_needs_names || names_gen);
+	uint64_t names_gen = bus->policy.needs_names ? kdbus_bus_names_generation(bus->kbus) : 0;
+	bool memo = broadcast && header_id && (!bus->policy.needs_names || names_gen);
 
 	if (memo && c->policy_memo.header_id == header_id && c->policy_memo.sender_id == sender_id &&
-	    c->policy_memo.generation == bus->policy_generation && c->policy_memo.policy == c->policy &&
+	    c->policy_memo.generation == bus->policy.generation && c->policy_memo.policy == c->policy &&
 	    c->policy_memo.names_generation == names_gen)
 		return true;
 	if (!client_policy_deliver(c, h, sender_id, broadcast))
@@ -772,7 +767,7 @@ bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_
 	if (memo) {
 		c->policy_memo.header_id = header_id;
 		c->policy_memo.sender_id = sender_id;
-		c->policy_memo.generation = bus->policy_generation;
+		c->policy_memo.generation = bus->policy.generation;
 		c->policy_memo.policy = c->policy;
 		c->policy_memo.names_generation = names_gen;
 	}

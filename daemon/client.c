@@ -364,7 +364,7 @@ int client_register(Client *c) {
 		c->comm_len = (uint8_t) peer_command_read(c->creds.pid, c->comm);
 	c->said_hello = true;
 	PolicySnapshot *snap;
-	r = client_policy_snapshot(c, bus->policy, &snap);
+	r = client_policy_snapshot(c, bus->policy.xml, &snap);
 	if (r < 0)
 		return r;
 	client_set_policy(c, snap);

@@ -238,6 +238,8 @@ int deliver_slice(Client *c, uint64_t offset) {
 	}
 	if (_unlikely_(c->bus->on_kernel) && (m->flags & KDBUS_MSG_EXPECT_REPLY) && c->state == CLIENT_ACTIVE)
 		owed_replies_add(&c->owed_replies, c->bus, c->conn, m->src_id, m->cookie);
+	if (_unlikely_(o->len >= CLIENT_SNDBUF_GROW_MIN))
+		client_grow_sndbuf(c);
 	out_ring_commit(&c->out, o);
 	return 0;
 }

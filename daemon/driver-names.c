@@ -220,7 +220,7 @@ int method_request_name(DriverCall *call) {
 	}
 	/* where the core's NAME_ACQUIRE provably decides as policy.c does,
 	 * its EPERM is the answer (below); the rest is the daemon's */
-	if (!bus->compiled || !policy_compiled_own_is_exact(bus->compiled, name)) {
+	if (!bus->policy.compiled || !policy_compiled_own_is_exact(bus->policy.compiled, name)) {
 		r = bus_policy_check_own(bus, c, name);
 		if (r == 0)
 			return driver_own_denied(call, name);

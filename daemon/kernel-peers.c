@@ -25,12 +25,7 @@ struct KernelPeers {
 };
 
 static void kernel_peer_set_policy(Bus *bus, KernelPeer *p, PolicySnapshot *s) {
-	if (p->policy && !policy_snapshot_receives_all(p->policy))
-		bus->n_strict_receivers--;
-	policy_snapshot_free(p->policy);
-	p->policy = s;
-	if (s && !policy_snapshot_receives_all(s))
-		bus->n_strict_receivers++;
+	bus_policy_swap_snapshot(bus, &p->policy, s);
 }
 
 static void kernel_peer_free(Bus *bus, KernelPeer *p) {
@@ -79,11 +74,11 @@ static int kernel_peer_snapshot(Bus *bus, KernelPeer *p) {
 		n = 0;
 	}
 	PolicyIdentity id = { .uid = p->uid, .gids = gids, .n_gids = n, .is_at_console = at_console };
-	r = policy_snapshot_new(&s, bus->policy, &id);
+	r = policy_snapshot_new(&s, bus->policy.xml, &id);
 	if (r < 0)
 		return r;
 	kernel_peer_set_policy(bus, p, s);
-	p->policy_generation = bus->policy_generation;
+	p->policy_generation = bus->policy.generation;
 	return 0;
 }
 
@@ -178,7 +173,7 @@ const KernelPeer *kernel_peer_get(Bus *bus, KdbusConn *via, uint64_t id) {
 	}
 	p = idmap_get(&ps->by_id, id);
 	if (p) {
-		if (p->policy_generation != bus->policy_generation && kernel_peer_snapshot(bus, p) < 0)
+		if (p->policy_generation != bus->policy.generation && kernel_peer_snapshot(bus, p) < 0)
 			return NULL;
 		return p;
 	}

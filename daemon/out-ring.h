@@ -40,6 +40,11 @@ static inline ClientOut *out_ring_at(const OutRing *r, size_t i) {
 	return &r->slots[(r->head + i) & (r->cap - 1)];
 }
 
+/* the oldest message (the ring is not empty) */
+static inline ClientOut *out_ring_first(const OutRing *r) {
+	return &r->slots[r->head];
+}
+
 ClientOut *out_ring_grow(OutRing *r);
 
 /* a free slot at the tail (growing the ring; NULL without memory), not
