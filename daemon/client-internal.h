@@ -101,6 +101,16 @@ void client_nonce_accepted(Client *c);
 
 /* daemon/client-io.c */
 void client_rbuf_free(Bus *bus, uint8_t *buf, void *handle);
+/* the input (client-io.c writes it): the first @n fds of those read go to
+ * @dst (a message takes them); the read buffer went to the core with a
+ * message (client_dispatch()); the next message waits until the core says
+ * what the client has in flight dropped (CLIENT_INPUT_HELD); SASL took
+ * the first @n bytes; and all of it goes, with the client */
+void client_input_take_fds(Client *c, int *dst, size_t n);
+void client_input_given(Client *c);
+void client_input_hold(Client *c);
+void client_input_consumed(Client *c, size_t n);
+void client_input_done(Client *c);
 /* a client that receives a message this large (CLIENT_SNDBUF_GROW_MIN)
  * gets a larger socket send buffer, once */
 void client_grow_sndbuf(Client *c);
@@ -114,6 +124,10 @@ uint64_t client_ms_to_us(uint64_t ms);
 uint64_t client_now(void);
 void client_arm_timer(Client *c, uint64_t now);
 void client_on_timeout(evutil_socket_t fd, short what, void *userdata);
+/* @c's socket events and its timer, armed for the auth_timeout (new), and
+ * gone (free) */
+int client_events_new(Client *c);
+void client_events_free(Client *c);
 
 /* daemon/deliver.c */
 /**
@@ -128,8 +142,13 @@ int deliver_slice(Client *c, uint64_t offset);
 
 /* daemon/forward.c */
 Dispatch client_dispatch(Client *c, uint8_t *msg, size_t len);
+/* what forward.c keeps of @c goes (the bloom filter of its last
+ * broadcast, its calls pending on the kernel bus) */
+void client_forward_done(Client *c);
 
 /* daemon/client-policy.c */
+/* what client-policy.c keeps of @c goes: its snapshot, its names */
+void client_policy_done(Client *c);
 int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_t *msg, size_t len,
 				uint8_t **ret_msg, size_t *ret_len);
 const char *policy_type_name(uint8_t t);

@@ -134,6 +134,36 @@ void client_drop_output(Client *c) {
 	out_ring_clear(&c->out, c->conn);
 }
 
+void client_input_take_fds(Client *c, int *dst, size_t n) {
+	assert(n <= c->n_in_fds);
+	memcpy(dst, c->in_fds, n * sizeof(int));
+	memmove(c->in_fds, c->in_fds + n, (c->n_in_fds - n) * sizeof(int));
+	c->n_in_fds -= n;
+}
+
+void client_input_given(Client *c) {
+	c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
+}
+
+void client_input_hold(Client *c) {
+	c->input = CLIENT_INPUT_HELD;
+}
+
+void client_input_consumed(Client *c, size_t n) {
+	memmove(c->rbuf, c->rbuf + n, c->rlen - n);
+	c->rlen -= n;
+}
+
+void client_input_done(Client *c) {
+	client_drop_input_fds(c);
+	free(c->in_fds);
+	c->in_fds = NULL;
+	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+	c->rbuf = NULL;
+	c->rbuf_handle = NULL;
+	c->rlen = c->rcap = 0;
+}
+
 void client_drop_input_fds(Client *c) {
 	for (size_t i = 0; i < c->n_in_fds; i++)
 		safe_close(c->in_fds[i]);
@@ -956,6 +986,33 @@ void client_arm_timer(Client *c, uint64_t now) {
 		return;
 	}
 	client_arm_timer_at(c, d, now);
+}
+
+int client_events_new(Client *c) {
+	Bus *bus = c->bus;
+
+	c->ev = event_new(bus->base, c->fd, EV_READ | EV_PERSIST, client_on_event, c);
+	c->want_read = true;
+	c->ev_timeout = evtimer_new(bus->base, client_on_timeout, c);
+	if (!c->ev || !c->ev_timeout)
+		return -ENOMEM;
+	event_add(c->ev, NULL);
+	/* dbus-daemon closes a connection that has not said Hello
+	 * auth_timeout after it was accepted */
+	c->hello_deadline = client_now() + client_ms_to_us(bus->limits.auth_timeout);
+	if (!c->hello_deadline)
+		c->hello_deadline = 1;
+	client_arm_timer(c, 0);
+	return 0;
+}
+
+void client_events_free(Client *c) {
+	if (c->ev_timeout)
+		event_free(c->ev_timeout);
+	c->ev_timeout = NULL;
+	if (c->ev)
+		event_free(c->ev);
+	c->ev = NULL;
 }
 
 void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {

@@ -54,7 +54,7 @@ static int client_match_install(Client *c, ClientMatch *m) {
 	if (!match_rule_may_match_name_owner_changed(m->rule))
 		return 0;
 	m->noc = true;
-	c->n_noc_rules++;
+	c->matches.n_noc_rules++;
 	static const KclientNotifyType name_types[] = { KCLIENT_NAME_ADD, KCLIENT_NAME_REMOVE, KCLIENT_NAME_CHANGE };
 	for (size_t i = 0; i < ELEMENTSOF(name_types); i++) {
 		r = kclient_match_name_change(c->conn, m->cookie, name_types[i], KDBUS_MATCH_ID_ANY, KDBUS_MATCH_ID_ANY);
@@ -75,13 +75,13 @@ static void client_match_free(Client *c, ClientMatch *m) {
 	if (!m)
 		return;
 	if (m->noc)
-		c->n_noc_rules--;
+		c->matches.n_noc_rules--;
 	if (m->eavesdrop)
 		monitor_eavesdropper_unref(c->bus, c);
 	list_unlink(&m->link);
 	match_rule_free(m->rule);
 	free(m);
-	c->match_memo.header_id = 0;	/* it may have been this rule */
+	c->matches.memo.header_id = 0;	/* it may have been this rule */
 }
 
 /* the core's matches of @m go, and @m with them */
@@ -90,7 +90,7 @@ static void client_match_uninstall(Client *c, ClientMatch *m) {
 
 	(void) kdbus_cmd_match_remove(c->conn, &rm);
 	client_match_free(c, m);
-	c->n_matches--;
+	c->matches.n--;
 	c->bus->stats_match_rules--;
 }
 
@@ -106,9 +106,9 @@ int client_match_add(Client *c, MatchRule *rule) {
 	}
 	list_init(&m->link);
 	m->rule = rule;
-	m->cookie = ++c->next_match_cookie;
-	list_link_tail(&c->matches, &m->link);
-	c->n_matches++;
+	m->cookie = ++c->matches.next_cookie;
+	list_link_tail(&c->matches.list, &m->link);
+	c->matches.n++;
 	bus->stats_match_rules++;
 	r = client_match_install(c, m);
 	if (r < 0) {
@@ -121,8 +121,8 @@ int client_match_add(Client *c, MatchRule *rule) {
 		if (r < 0)
 			return r;	/* (the rule stays) */
 	}
-	stats_peak(&c->peak_match_rules, c->n_matches);
-	stats_peak(&bus->peak_match_rules_per_conn, c->n_matches);
+	stats_peak(&c->matches.peak, c->matches.n);
+	stats_peak(&bus->peak_match_rules_per_conn, c->matches.n);
 	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
 	return 0;
 }
@@ -131,7 +131,7 @@ int client_match_remove(Client *c, const MatchRule *rule) {
 	ClientMatch *m, *found = NULL;
 
 	/* the most recently added equal rule goes first */
-	list_for_each_entry(m, &c->matches, link)
+	list_for_each_entry(m, &c->matches.list, link)
 		if (match_rule_equal(m->rule, rule))
 			found = m;
 	if (!found)
@@ -140,27 +140,32 @@ int client_match_remove(Client *c, const MatchRule *rule) {
 	return 0;
 }
 
+void client_matches_init(Client *c) {
+	c->matches = (ClientMatches) {};
+	list_init(&c->matches.list);
+}
+
 void client_matches_clear(Client *c) {
 	ClientMatch *m, *tmp;
 
-	list_for_each_entry_safe(m, tmp, &c->matches, link) {
+	list_for_each_entry_safe(m, tmp, &c->matches.list, link) {
 		if (m->eavesdrop)
 			monitor_eavesdropper_unref(c->bus, c);
 		list_unlink(&m->link);
 		match_rule_free(m->rule);
 		free(m);
 	}
-	c->bus->stats_match_rules -= c->n_matches;
-	c->n_matches = 0;
-	c->n_noc_rules = 0;
-	c->match_memo.header_id = 0;
+	c->bus->stats_match_rules -= c->matches.n;
+	c->matches.n = 0;
+	c->matches.n_noc_rules = 0;
+	c->matches.memo.header_id = 0;
 }
 
 int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userdata), void *userdata) {
 	ClientMatch *m;
 	int r;
 
-	list_for_each_entry(m, &c->matches, link) {
+	list_for_each_entry(m, &c->matches.list, link) {
 		r = fn(m->rule, userdata);
 		if (r != 0)
 			return r;
@@ -229,7 +234,7 @@ bool client_match_any_of(Client *c, const WireHeader *h, const uint8_t *body, ui
 	}
 
 	ClientMatch *m;
-	list_for_each_entry(m, &c->matches, link)
+	list_for_each_entry(m, &c->matches.list, link)
 		if ((!eavesdrop_only || m->eavesdrop) && match_rule_matches(m->rule, h, body, &ctx)) {
 			if (ret_rule)
 				*ret_rule = m->rule;
@@ -268,15 +273,15 @@ static _noinline_ bool client_match_broadcast_rules(Client *c, const WireHeader 
 	if (!client_match_any_of(c, h, body, sender_id, KDBUS_DST_ID_BROADCAST, false, false, &r))
 		return false;
 	if (header_id && client_match_header_only(r)) {
-		c->match_memo.header_id = header_id;
-		c->match_memo.sender_id = sender_id;
+		c->matches.memo.header_id = header_id;
+		c->matches.memo.sender_id = sender_id;
 	}
 	return true;
 }
 
 bool client_match_broadcast(Client *c, const WireHeader *h, const uint8_t *body, uint64_t header_id,
 			    uint64_t sender_id) {
-	if (header_id && c->match_memo.header_id == header_id && c->match_memo.sender_id == sender_id)
+	if (header_id && c->matches.memo.header_id == header_id && c->matches.memo.sender_id == sender_id)
 		return true;
 	return client_match_broadcast_rules(c, h, body, header_id, sender_id);
 }

@@ -93,7 +93,7 @@ static void client_name_change(Client *c, const char *name, uint64_t old_id, uin
 	if (mon && old_name[0] &&
 	    driver_build_name_signal_to(c, old_name, "NameLost", name ? name : old_name, &msg, &len) >= 0)
 		client_monitor_queue_driver_copy(c, old_id, msg, len);
-	if (c->state == CLIENT_MONITOR || c->n_noc_rules > 0) {
+	if (c->state == CLIENT_MONITOR || c->matches.n_noc_rules > 0) {
 		if (driver_build_name_owner_changed(c, name ? name : (new_id ? new_name : old_name),
 						    old_name, new_name, &msg, &len) >= 0)
 			client_queue_synth(c, msg, len, true);

@@ -105,6 +105,12 @@ void client_set_policy(Client *c, PolicySnapshot *s) {
 	bus_policy_swap_snapshot(c->bus, &c->policy, s);
 }
 
+void client_policy_done(Client *c) {
+	client_set_policy(c, NULL);
+	strv_free(c->policy_names);
+	c->policy_names = NULL;
+}
+
 static void client_policy_message(const WireHeader *h, const char *sender, PolicyMessage *m) {
 	*m = (PolicyMessage) {
 		.type = h->type,

@@ -190,10 +190,8 @@ Client *client_free(Client *c) {
 
 	client_drop_output(c);
 	out_ring_free(&c->out);
-	client_drop_input_fds(c);
-	free(c->in_fds);
-	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
-	free(c->bloom_cache);
+	client_input_done(c);
+	client_forward_done(c);
 
 	client_matches_clear(c);
 	for (size_t i = 0; i < c->n_monitor_rules; i++)
@@ -201,15 +199,10 @@ Client *client_free(Client *c) {
 	free(c->monitor_rules);
 
 	c->conn = kdbus_conn_close(c->conn);
-	client_set_policy(c, NULL);
-	strv_free(c->policy_names);
-	free(c->calls_pending);
+	client_policy_done(c);
 	owed_replies_done(&c->owed_replies);
 	auth_free(c->auth);
-	if (c->ev_timeout)
-		event_free(c->ev_timeout);
-	if (c->ev)
-		event_free(c->ev);
+	client_events_free(c);
 	safe_close(c->fd);
 	client_creds_done(&c->creds);
 	bus_apparmor_client_done(c);
@@ -236,8 +229,7 @@ int client_auth_step(Client *c) {
 	size_t consumed = 0;
 	int r = auth_feed(c->auth, c->rbuf, c->rlen, &consumed);
 
-	memmove(c->rbuf, c->rbuf + consumed, c->rlen - consumed);
-	c->rlen -= consumed;
+	client_input_consumed(c, consumed);
 
 	/* send what SASL has to say */
 	for (;;) {
@@ -424,7 +416,7 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	list_init(&c->link);
 	list_init(&c->ready_link);
 	list_init(&c->yield_link);
-	list_init(&c->matches);
+	client_matches_init(c);
 	client_registry_add(&bus->registry, c);
 
 	if (is_unix) {
@@ -467,18 +459,9 @@ int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonc
 	if (r < 0)
 		return r;
 
-	c->ev = event_new(bus->base, fd, EV_READ | EV_PERSIST, client_on_event, c);
-	c->want_read = true;
-	c->ev_timeout = evtimer_new(bus->base, client_on_timeout, c);
-	if (!c->ev || !c->ev_timeout)
-		return -ENOMEM;
-	event_add(c->ev, NULL);
-	/* dbus-daemon closes a connection that has not said Hello
-	 * auth_timeout after it was accepted */
-	c->hello_deadline = client_now() + client_ms_to_us(bus->limits.auth_timeout);
-	if (!c->hello_deadline)
-		c->hello_deadline = 1;
-	client_arm_timer(c, 0);
+	r = client_events_new(c);
+	if (r < 0)
+		return r;
 
 	*ret = TAKE_PTR(c);
 	return 0;

@@ -60,6 +60,18 @@ typedef enum ClientInput {
 	CLIENT_INPUT_YIELDED,	/* on kdbus.ko, after a batch: client_yield_input() */
 } ClientInput;
 
+/* a client's match rules: daemon/client-match.c alone writes them */
+typedef struct ClientMatches {
+	List list;		/* ClientMatch */
+	size_t n;
+	uint64_t next_cookie;
+	size_t n_noc_rules;	/* rules that may match NameOwnerChanged */
+	struct {		/* the last broadcast a header-only rule matched */
+		uint64_t header_id, sender_id;	/* header_id 0: none */
+	} memo;			/* cleared when a rule goes */
+	uint32_t peak;		/* the most it had (Debug.Stats) */
+} ClientMatches;
+
 struct Client {
 	Bus *bus;
 	List link;		/* Bus.clients */
@@ -123,11 +135,7 @@ struct Client {
 	bool sndbuf_grown;	/* client_grow_sndbuf() */
 	bool out_shut;		/* the peer no longer reads: client_write_shut() */
 
-	/* the match rules: daemon/client-match.c alone writes these */
-	List matches;		/* ClientMatch */
-	size_t n_matches;
-	uint64_t next_match_cookie;
-	size_t n_noc_rules;	/* rules that may match NameOwnerChanged */
+	ClientMatches matches;	/* its match rules (client-match.c) */
 	bool hello_done;
 	bool own_names_watched;	/* client_watch_own_names() */
 
@@ -148,16 +156,13 @@ struct Client {
 	OwedReplies owed_replies;	/* on kdbus.ko: the calls we were handed */
 	bool handover_unchecked;	/* client_expect_handover() */
 	bool kqueue_drained;		/* client_pull() found its kernel queue empty */
-	struct {		/* the last broadcast a header-only rule matched */
-		uint64_t header_id, sender_id;	/* header_id 0: none */
-	} match_memo;		/* cleared when a rule goes */
 
 	MatchRule **monitor_rules;	/* BecomeMonitor */
 	size_t n_monitor_rules;
 
 	uint64_t stats_in_messages, stats_out_messages;
 	uint32_t stats_wk_names;	/* well-known names owned or queued for */
-	uint32_t peak_bus_names, peak_match_rules;
+	uint32_t peak_bus_names;
 };
 
 /* @guid: the GUID of the listener it came in on, sent with SASL's OK */
@@ -252,6 +257,8 @@ int client_match_add(Client *c, MatchRule *rule);
  * @rule goes, with its matches in the core.  Return: 0 or -ENOENT */
 int client_match_remove(Client *c, const MatchRule *rule);
 
+/* client_matches_init() - @c has no rules yet (client_new()) */
+void client_matches_init(Client *c);
 /* client_matches_clear() - all of @c's rules go (the core's matches go with
  * the connection they were installed on, which is closed) */
 void client_matches_clear(Client *c);

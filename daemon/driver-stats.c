@@ -114,7 +114,7 @@ int method_get_connection_stats(DriverCall *call) {
 	 * it holds for the peer now, and the peaks of those; it has read and
 	 * routed whatever the peer sent, so nothing is held incoming */
 	const char *unique = peer->unique_name;
-	uint32_t serial = stats_serial++, zero = 0, rules = peer->n_matches, names = 1 + peer->stats_wk_names;
+	uint32_t serial = stats_serial++, zero = 0, rules = peer->matches.n, names = 1 + peer->stats_wk_names;
 	uint32_t out = peer->out.n, out_bytes = peer->out.bytes, out_fds = out_ring_fds(&peer->out);
 	uint32_t peak = peer->out.peak_bytes;
 	r = call_reply_init(call, &reply);
@@ -123,7 +123,7 @@ int method_get_connection_stats(DriverCall *call) {
 	wire_builder_open_container(&reply, 'a', "{sv}");
 	asv_add_u32(&reply, "Serial", serial);
 	asv_add_u32(&reply, "MatchRules", rules);
-	asv_add_u32(&reply, "PeakMatchRules", peer->peak_match_rules);
+	asv_add_u32(&reply, "PeakMatchRules", peer->matches.peak);
 	asv_add_u32(&reply, "BusNames", names);
 	asv_add_u32(&reply, "PeakBusNames", peer->peak_bus_names);
 	asv_add_basic(&reply, "UniqueName", 's', unique);

@@ -113,7 +113,7 @@ static int method_add_match(DriverCall *call) {
 	MatchRule *rule;
 	int r;
 
-	if (c->n_matches >= bus->limits.max_match_rules_per_connection) {
+	if (c->matches.n >= bus->limits.max_match_rules_per_connection) {
 		/* dbus-daemon logs this one */
 		log_security("Connection \"%s\" is not allowed to add more match rules (increase limits in "
 			     "configuration file if required; max_match_rules_per_connection=%" PRIu64 ")",

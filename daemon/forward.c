@@ -354,9 +354,7 @@ static Dispatch forward_take(Client *c, Forward *f) {
 		return forward_close(f, "message announces more fds than were passed");
 	f->fds.n = h->unix_fds;
 	if (f->fds.n) {
-		memcpy(f->fds.v, c->in_fds, f->fds.n * sizeof(int));
-		memmove(c->in_fds, c->in_fds + f->fds.n, (c->n_in_fds - f->fds.n) * sizeof(int));
-		c->n_in_fds -= f->fds.n;
+		client_input_take_fds(c, f->fds.v, f->fds.n);
 	}
 	c->stats_in_messages++;
 	bus->stats_messages++;
@@ -673,6 +671,14 @@ static void client_call_sent(Client *c, uint64_t cookie) {
 		c->calls_pending[c->n_calls_pending++] = cookie;
 }
 
+void client_forward_done(Client *c) {
+	free(c->bloom_cache);
+	c->bloom_cache = NULL;
+	free(c->calls_pending);
+	c->calls_pending = NULL;
+	c->n_calls_pending = 0;
+}
+
 void client_call_answered(Client *c, uint64_t cookie) {
 	for (uint32_t i = 0; i < c->n_calls_pending; i++)
 		if (c->calls_pending[i] == cookie) {
@@ -834,7 +840,7 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		client_capture_unsent(c, h, body, f->fds.v, f->fds.n);
 	}
 	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
-		c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
+		client_input_given(c);
 	*ret_full = cmd.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL;
 	return r;
 }
@@ -900,7 +906,7 @@ again:
 	/* as dbus-daemon: the next message waits while what this client
 	 * has in flight is at max_incoming_bytes / max_incoming_unix_fds */
 	if (full)
-		c->input = CLIENT_INPUT_HELD;
+		client_input_hold(c);
 	message_fds_close(&f.fds);
 	forward_answer(c, &f, r);
 	return DISPATCH_DONE;
