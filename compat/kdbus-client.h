@@ -102,6 +102,50 @@ int kclient_update_items(KdbusConn *conn, const void *items, size_t size);
 
 /* ---- sending ------------------------------------------------------------ */
 
+/* what kclient_send() makes of a message before it goes */
+enum {
+	/* a plain unicast: no reply expected, not a signal, answering
+	 * nothing (monitors' copies, what is refused, unrequested replies) */
+	KCLIENT_SEND_PLAIN = 1 << 0,
+	/* no reply tracker: not EXPECT_REPLY (its timeout stays unless
+	 * KCLIENT_SEND_NO_TIMEOUT) */
+	KCLIENT_SEND_NO_TRACKER = 1 << 1,
+	KCLIENT_SEND_NO_TIMEOUT = 1 << 2,
+	/* not a reply: no cookie_reply (the dbus1 header keeps its
+	 * REPLY_SERIAL) */
+	KCLIENT_SEND_NOT_REPLY = 1 << 3,
+};
+
+/**
+ * kclient_send() - KDBUS_CMD_SEND of @m (built by compat/message.c's
+ * message_kmsg_build() or message_kmsg_bytes()), changed first as @how
+ * says (KCLIENT_SEND_*: the changes stay in @m, for a second try)
+ * @ret_return_flags:	the command's return flags (KDBUS_SEND_RETURN_*), or NULL
+ *
+ * The one way the daemon sends a message it built; inline, and @how a
+ * constant at each call, so that it costs what the open-coded send cost.
+ * Return: as kdbus_cmd_send().
+ */
+static inline int kclient_send(KdbusConn *conn, struct kdbus_msg *m, unsigned how, uint64_t *ret_return_flags) {
+	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
+	int r;
+
+	if (how & KCLIENT_SEND_PLAIN) {
+		m->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
+		m->cookie_reply = 0;
+	}
+	if (how & KCLIENT_SEND_NO_TRACKER)
+		m->flags &= ~(uint64_t) KDBUS_MSG_EXPECT_REPLY;
+	if (how & KCLIENT_SEND_NO_TIMEOUT)
+		m->timeout_ns = 0;
+	if (how & KCLIENT_SEND_NOT_REPLY)
+		m->cookie_reply = 0;
+	r = kdbus_cmd_send(conn, &cmd);
+	if (ret_return_flags)
+		*ret_return_flags = cmd.return_flags;
+	return r;
+}
+
 /**
  * kclient_send_bytes() - KDBUS_CMD_SEND of a whole dbus1 message as a
  * plain unicast (no flags)

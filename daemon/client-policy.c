@@ -186,9 +186,8 @@ static int client_send_reply_to(Client *callee, uint64_t to_id, uint64_t cookie,
 	_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
 	/* not a call: the cookie is not tracked */
 	struct kdbus_msg *m = message_kmsg_bytes(buf, to_id, cookie, cookie, msg, len);
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
-	return kdbus_cmd_send(callee->conn, &cmd);
+	return kclient_send(callee->conn, m, 0, NULL);
 }
 
 static int client_send_reply_for(Client *callee, Client *to, uint64_t cookie, const uint8_t *msg, size_t len) {

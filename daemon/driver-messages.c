@@ -219,15 +219,12 @@ int driver_build_name_signal_to(Client *to, const char *destination, const char 
 int driver_send_raw_id(Driver *d, uint64_t dst_id, const uint8_t *msg, size_t len, uint64_t reply_cookie) {
 	_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
 	struct kdbus_msg *m = message_kmsg_bytes(buf, dst_id, ++d->serial, reply_cookie, msg, len);
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
 
-	int r = kdbus_cmd_send(d->conn, &cmd);
+	int r = kclient_send(d->conn, m, 0, NULL);
 	if (_unlikely_(r == -ENOBUFS) && client_take_queue(d->bus, dst_id))
-		r = kdbus_cmd_send(d->conn, &cmd);
-	if (r == -EBADSLT && reply_cookie) {
-		m->cookie_reply = 0;
-		r = kdbus_cmd_send(d->conn, &cmd);
-	}
+		r = kclient_send(d->conn, m, 0, NULL);
+	if (r == -EBADSLT && reply_cookie)
+		r = kclient_send(d->conn, m, KCLIENT_SEND_NOT_REPLY, NULL);
 	return r;
 }
 
@@ -373,8 +370,7 @@ void driver_broadcast_activatable_services_changed(Driver *d) {
 										  "ActivatableServicesChanged", keys) : 0,
 	};
 	struct kdbus_msg *km = message_kmsg_build(&h, &t, &parts, kbuf);
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
-	r = kdbus_cmd_send(d->conn, &cmd);
+	r = kclient_send(d->conn, km, 0, NULL);
 	if (r < 0)
 		log_debug("Cannot broadcast ActivatableServicesChanged: %s", strerror(-r));
 }

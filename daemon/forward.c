@@ -114,11 +114,8 @@ static void client_capture_unsent(Client *c, const WireHeader *h, const uint8_t 
 	};
 	_Alignas(8) uint8_t kbuf[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];
 	struct kdbus_msg *km = message_kmsg_build(h, &t, &parts, kbuf);
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
 
-	km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
-	km->cookie_reply = 0;
-	(void) kdbus_cmd_send(c->conn, &cmd);
+	(void) kclient_send(c->conn, km, KCLIENT_SEND_PLAIN, NULL);
 }
 
 /*
@@ -693,7 +690,7 @@ void client_call_answered(Client *c, uint64_t cookie) {
  * plain message, tracked by the daemon.  Return: as kdbus_cmd_send(),
  * -EMLINK when the configured limit is reached too.
  */
-static _noinline_ int forward_send_untracked(Client *c, Forward *f, struct kdbus_msg *km, struct kdbus_cmd_send *cmd) {
+static _noinline_ int forward_send_untracked(Client *c, Forward *f, struct kdbus_msg *km, uint64_t *ret_return_flags) {
 	Bus *bus = c->bus;
 	uint64_t callee = f->t.dst_id, flags = 0;
 	int r;
@@ -705,13 +702,10 @@ static _noinline_ int forward_send_untracked(Client *c, Forward *f, struct kdbus
 	if (f->t.dst_name && (kdbus_name_owner(c->conn, f->t.dst_name, &callee, &flags) < 0 ||
 			      (flags & KDBUS_HELLO_ACTIVATOR)))
 		callee = 0;
-	km->flags &= ~(uint64_t) KDBUS_MSG_EXPECT_REPLY;
-	km->timeout_ns = 0;
-	r = kdbus_cmd_send(c->conn, cmd);
+	r = kclient_send(c->conn, km, KCLIENT_SEND_NO_TRACKER | KCLIENT_SEND_NO_TIMEOUT, ret_return_flags);
 	if (r == 0)
 		(void) call_overflow_add(bus->call_overflow, c->id, callee, (uint32_t) km->cookie,
 					 bus_reply_deadline(bus));
-	km->flags |= KDBUS_MSG_EXPECT_REPLY;
 	return r;
 }
 
@@ -771,28 +765,26 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	};
 	_Alignas(8) uint8_t kbuf_stack[MESSAGE_KMSG_BASE_SIZE + CLIENT_MAX_FDS_PER_READ * sizeof(int)];
 	struct kdbus_msg *km = message_kmsg_build(h, &f->t, &parts, kbuf_stack);
-	struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) km };
-
+	uint64_t return_flags = 0;
 	/* (an unrequested reply that the policy allows is an ordinary
 	 * unicast: it consumes no tracker; so is what goes to the driver
 	 * without destination) */
-	if (!f->allowed || f->unrequested || f->undirected) {
-		km->flags &= ~(uint64_t) (KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_SIGNAL);
-		km->cookie_reply = 0;
-	}
+	unsigned how = !f->allowed || f->unrequested || f->undirected ? KCLIENT_SEND_PLAIN : 0;
 	if (f->allowed)
 		forward_before_send(c, f);
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	if (adopt_at)
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
-	uint32_t calls_limit = _unlikely_(c->bus->on_kernel) && (km->flags & KDBUS_MSG_EXPECT_REPLY) && !f->to_driver
-				       ? client_calls_limited(c) : 0;
+	uint32_t calls_limit = _unlikely_(c->bus->on_kernel) && !how && (km->flags & KDBUS_MSG_EXPECT_REPLY) &&
+				       !f->to_driver ? client_calls_limited(c) : 0;
 	if (calls_limit && c->n_calls_pending >= calls_limit)
 		r = -EMLINK;	/* as the in-process core: the caller gets LimitsExceeded */
+	else if (how)
+		r = f->allowed || f->t.dst_id ? kclient_send(c->conn, km, KCLIENT_SEND_PLAIN, &return_flags) : 0;
 	else
-		r = f->allowed || f->t.dst_id ? kdbus_cmd_send(c->conn, &cmd) : 0;
+		r = kclient_send(c->conn, km, 0, &return_flags);
 	if (_unlikely_(r == -ENOBUFS) && c->bus->on_kernel && forward_take_receiver_queue(c, f))
-		r = kdbus_cmd_send(c->conn, &cmd);
+		r = kclient_send(c->conn, km, 0, &return_flags);
 	if (calls_limit && r == 0)
 		client_call_sent(c, km->cookie);
 	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {
@@ -801,14 +793,12 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		return FORWARD_SEND_AGAIN;
 	}
 	if (_unlikely_(r == -EMLINK) && !f->to_driver && !calls_limit && c->bus->on_kernel)
-		r = forward_send_untracked(c, f, km, &cmd);
-	if (r == -EMLINK && f->to_driver) {
+		r = forward_send_untracked(c, f, km, &return_flags);
+	if (r == -EMLINK && f->to_driver)
 		/* as dbus-daemon, calls to the driver are answered whatever
 		 * the caller has pending: no reply tracker for this one (the
 		 * driver's answer then goes as a plain message) */
-		km->flags &= ~(uint64_t) KDBUS_MSG_EXPECT_REPLY;
-		r = kdbus_cmd_send(c->conn, &cmd);
-	}
+		r = kclient_send(c->conn, km, KCLIENT_SEND_NO_TRACKER, &return_flags);
 	if (r == -EBADSLT) {
 		/*
 		 * A reply no call waits for (kdbus' EBADSLT: the core only
@@ -821,8 +811,7 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		 */
 		if (call_overflow_take(bus->call_overflow, f->t.dst_id, c->id, h->reply_serial) ||
 		    client_policy_unrequested(c, h, client_target_id(c, h, &f->t), &f->refusal)) {
-			km->cookie_reply = 0;
-			r = kdbus_cmd_send(c->conn, &cmd);
+			r = kclient_send(c->conn, km, KCLIENT_SEND_NOT_REPLY, &return_flags);
 		} else {
 			f->allowed = false;
 			client_capture_unsent(c, h, body, f->fds.v, f->fds.n);
@@ -833,15 +822,14 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		 * kdbus_bus_set_broadcast_fds()): the signal goes without */
 		parts.n_fds = 0;
 		km = message_kmsg_build(h, &f->t, &parts, kbuf_stack);
-		cmd.msg_address = (uintptr_t) km;
-		r = kdbus_cmd_send(c->conn, &cmd);
+		r = kclient_send(c->conn, km, 0, &return_flags);
 	} else if (r < 0 && r != -EBADSLT && f->allowed && !f->to_driver) {
 		/* monitors see what could not be routed, then the error */
 		client_capture_unsent(c, h, body, f->fds.v, f->fds.n);
 	}
 	if (adopt_at && kdbus_payload_offer(c->conn, NULL, NULL))
 		client_input_given(c);
-	*ret_full = cmd.return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL;
+	*ret_full = return_flags & KDBUS_SEND_RETURN_INFLIGHT_FULL;
 	return r;
 }
 

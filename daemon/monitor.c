@@ -238,8 +238,7 @@ void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *d
 			continue;
 		_Alignas(8) uint8_t buf[MESSAGE_KMSG_BYTES_SIZE];
 		struct kdbus_msg *m = message_kmsg_bytes(buf, c->id, ++cookie, 0, data, len);
-		struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .msg_address = (uintptr_t) m };
-		(void) kdbus_cmd_send(bus->sink, &cmd);
+		(void) kclient_send(bus->sink, m, 0, NULL);
 	}
 }
 
