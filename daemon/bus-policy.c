@@ -13,7 +13,6 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/log.h"
-#include "daemon/service-registry.h"
 #include "policy/compile.h"
 #include "policy/config.h"
 #include "policy/policy.h"
@@ -196,16 +195,12 @@ static void bus_kernel_policy_compile(Bus *bus, const BusConfig *config) {
 	bus->policy.kernel = pc;
 }
 
-static bool bus_name_is_activatable(const char *name, void *userdata) {
-	return service_registry_is_activatable(userdata, name);
-}
-
 void bus_kernel_policy_uninstall(Bus *bus) {
 	if (bus->on_kernel)
 		bus_policy_holders_close(bus, 0);
 }
 
-void bus_kernel_policy_install(Bus *bus) {
+void bus_kernel_policy_install(Bus *bus, bool (*skip)(const char *name, void *userdata), void *userdata) {
 	size_t cursor = 0, used = 0;
 	int r = 0;
 
@@ -215,7 +210,7 @@ void bus_kernel_policy_install(Bus *bus) {
 		_cleanup_free_ void *items = NULL;
 		size_t size;
 		r = policy_compiled_build_items_except(bus->policy.kernel, &cursor, KCLIENT_CMD_MAX_SIZE - 1024,
-						       bus_name_is_activatable, bus, &items, &size);
+						       skip, userdata, &items, &size);
 		if (r < 0 || size == 0)
 			break;	/* (an UPDATE without NAME items would keep the old entries) */
 		r = bus_policy_holder_set(bus, used, items, size);

@@ -71,12 +71,12 @@ void bus_groups_flush(Bus *bus);
 
 /*
  * bus_kernel_policy_install() - on kdbus.ko, the policy entries for native
- * peers in the policy holders, but for the activatable names (called when
- * the set of activatable names is known, after each load of the service
- * files); bus_kernel_policy_of() - the grants of @name's own entry, which
+ * peers in the policy holders, but for the names @skip says (the
+ * activatable names: called when their set is known, after each load of
+ * the service files); bus_kernel_policy_of() - the grants of @name's own entry, which
  * its activator carries (none: no entry of its own).
  */
-void bus_kernel_policy_install(Bus *bus);
+void bus_kernel_policy_install(Bus *bus, bool (*skip)(const char *name, void *userdata), void *userdata);
 /* bus_kernel_policy_uninstall() - the holders' entries go (before new
  * activators are made: the kernel refuses a name's entry from a second
  * owner, EEXIST); until the next install native peers of other users may

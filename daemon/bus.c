@@ -28,6 +28,7 @@
 #include "daemon/bus.h"
 #include "daemon/call-overflow.h"
 #include "daemon/dir-watch.h"
+#include "daemon/fd-limit.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
@@ -199,42 +200,13 @@ static void bus_expire_oldest_incomplete(Bus *bus) {
 
 /* ---- file descriptors ------------------------------------------------------ */
 
-#define BUS_ENOUGH_FDS 65536	/* dbus-sysdeps-util-unix.c ENOUGH_FDS */
-
-static struct rlimit bus_initial_nofile;
-static bool bus_initial_nofile_saved;
-
-/* _dbus_rlimit_save_fd_limit() and _dbus_rlimit_raise_fd_limit() */
+/* _dbus_rlimit_save_fd_limit() and _dbus_rlimit_raise_fd_limit(), then
+ * the reserve moves with the limit */
 static void bus_fd_reserve_compute(Bus *bus);
 
 void bus_raise_fd_limit(Bus *bus) {
-	struct rlimit lim;
-
-	if (getrlimit(RLIMIT_NOFILE, &lim) < 0) {
-		log_info("Failed to get fd limit: %m");
-		return;
-	}
-	bus_initial_nofile = lim;
-	bus_initial_nofile_saved = true;
-	if (getuid() == 0) {
-		if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < BUS_ENOUGH_FDS)
-			lim.rlim_cur = BUS_ENOUGH_FDS;
-		if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < lim.rlim_cur)
-			lim.rlim_max = lim.rlim_cur;
-	}
-	if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < lim.rlim_max)
-		lim.rlim_cur = lim.rlim_max;
-	if (lim.rlim_cur == bus_initial_nofile.rlim_cur && lim.rlim_max == bus_initial_nofile.rlim_max)
-		return;
-	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
-		log_warning("org.freedesktop.DBus.Error.%s: Failed to set fd limit to %lu: %m",
-			 errno == EPERM || errno == EACCES ? "AccessDenied" : "Failed", (unsigned long) lim.rlim_cur);
+	fd_limit_raise();
 	bus_fd_reserve_compute(bus);
-}
-
-void bus_restore_fd_limit(void) {
-	if (bus_initial_nofile_saved)
-		(void) setrlimit(RLIMIT_NOFILE, &bus_initial_nofile);
 }
 
 /* the reserve: the last sixteenth of the table, 16 to 1024 fds */
@@ -451,6 +423,9 @@ int bus_config_read(const char *path, BusConfig **ret, char **ret_error) {
 
 /* ---- setup ---------------------------------------------------------------- */
 
+/* a watched directory changed (dir-watch.c) */
+static void bus_reload_on_change(void *userdata);
+
 void bus_reload_signalled(Bus *bus) {
 	_cleanup_free_ char *error = NULL;
 	int r = bus_reload(bus, &error);
@@ -463,9 +438,13 @@ void bus_reload_signalled(Bus *bus) {
 	}
 }
 
+static void bus_reload_on_change(void *userdata) {
+	bus_reload_signalled(userdata);
+}
+
 void bus_watch_dirs(Bus *bus) {
 	if (!bus->dir_watch) {
-		int r = dir_watch_new(bus, &bus->dir_watch);
+		int r = dir_watch_new(bus, bus_reload_on_change, bus, &bus->dir_watch);
 		if (r < 0) {
 			log_debug("Cannot watch the configuration's directories: %s", strerror(-r));
 			return;

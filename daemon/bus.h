@@ -178,11 +178,9 @@ uint64_t bus_reply_deadline(Bus *bus);
 void bus_resume_listeners(Bus *bus);
 
 /* as dbus-daemon at startup (after listening, the pidfile and a fork, before
- * the switch to <user>): RLIMIT_NOFILE raised (root: to at least 65536),
- * the initial value kept for activated services, the fd reserve moved */
+ * the switch to <user>): RLIMIT_NOFILE raised (fd_limit_raise()), the fd
+ * reserve moved */
 void bus_raise_fd_limit(Bus *bus);
-/* in an activated service's process: the limit the daemon started with */
-void bus_restore_fd_limit(void);
 /* a client was freed: give memory back to the system soon (bus_on_trim) */
 void bus_client_gone(Bus *bus);
 

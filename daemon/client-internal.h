@@ -151,10 +151,7 @@ void client_forward_done(Client *c);
 void client_policy_done(Client *c);
 int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_t *msg, size_t len,
 				uint8_t **ret_msg, size_t *ret_len);
-const char *policy_type_name(uint8_t t);
 bool client_policy_security_delivery(Client *c, const WireHeader *h, Client *s);
-char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
-			  bool requested_reply, const Client *recipient);
 void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8_t *body);
 void client_policy_refused(Client *c, const WireHeader *h, const PolicyRefusal *f);
 uint64_t client_target_id(Client *c, const WireHeader *h, const MessageTarget *t);

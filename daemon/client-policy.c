@@ -174,11 +174,6 @@ static ClientNames client_policy_names(Client *via, uint64_t id) {
 	return (ClientNames) { t->policy_names, false };
 }
 
-const char *policy_type_name(uint8_t t) {
-	const char *s = wire_type_to_string(t);
-
-	return s ? s : "invalid";
-}
 
 /* send the dbus1 error @msg from @callee's connection as the reply to the
  * call @cookie of @to: the reply consumes the call's tracker */
@@ -205,30 +200,6 @@ static void client_policy_complain(Client *sender, const WireHeader *h, bool rec
 	client_policy_complain_via(sender, h, receive, d, recipient, NULL, 0);
 }
 
-/*
- * The text of dbus-daemon's complain_about_message(): @complaint about @h
- * from @sender (NULL: the bus driver) to @recipient (NULL: the bus itself,
- * or a name that is being activated), with their loginfo.  The destination
- * is the message's, as dbus-daemon shows it (the driver's name if none).
- */
-static char *refusal_text(const char *complaint, unsigned n_matched, const char *sender, const char *sender_info,
-			  const WireHeader *h, bool requested_reply, const char *recipient_info) {
-	return format("%s, %u matched rules; type=\"%s\", sender=\"%s\" (%s) interface=\"%s\" member=\"%s\" "
-		      "error name=\"%s\" requested_reply=\"%d\" destination=\"%s\" (%s)",
-		      complaint, n_matched, policy_type_name(h->type), sender, sender_info,
-		      h->interface.s ? h->interface.s : "(unset)", h->member.s ? h->member.s : "(unset)",
-		      h->error_name.s ? h->error_name.s : "(unset)", requested_reply,
-		      h->destination.s ? h->destination.s : DRIVER_NAME, recipient_info);
-}
-
-char *client_refusal_text(const char *complaint, unsigned n_matched, const Client *sender, const WireHeader *h,
-			  bool requested_reply, const Client *recipient) {
-	/* (before Hello a sender has no name: dbus-daemon prints its NULL) */
-	return refusal_text(complaint, n_matched,
-			    sender ? (sender->unique_name[0] ? sender->unique_name : "(null)") : "(unset)",
-			    sender ? client_loginfo(sender) : "(bus)", h, requested_reply,
-			    recipient ? client_loginfo(recipient) : "bus");
-}
 
 /* a send that an allow rule with log="true" let through: dbus-daemon logs
  * it (bus_context_check_security_policy()) */
@@ -677,7 +648,7 @@ bool client_policy_kernel_peer_unicast(Client *c, const struct kdbus_msg *m, con
 			return true;
 	}
 refused:;
-	_cleanup_free_ char *text = refusal_text(receive ? "Rejected receive message" : "Rejected send message",
+	_cleanup_free_ char *text = peer_refusal_text(receive ? "Rejected receive message" : "Rejected send message",
 						 d.n_matched, kp->name, kp->loginfo ? kp->loginfo : "", h, requested,
 						 client_loginfo(c));
 	_cleanup_free_ uint8_t *msg = NULL;

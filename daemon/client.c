@@ -52,59 +52,6 @@
 #include "util/format.h"
 #include "util/macro.h"
 
-const char *client_name(const Client *c) {
-	return c->unique_name_len ? c->unique_name : "(not registered)";
-}
-
-static char *client_make_loginfo(const Client *c);
-
-const char *client_loginfo(const Client *c) {
-	if (!c->said_hello)
-		return "inactive";
-	/* made when first needed (a refusal, a log line): the cache is
-	 * the only thing set here */
-	if (!c->loginfo)
-		((Client *) c)->loginfo = client_make_loginfo(c);
-	return c->loginfo ? c->loginfo : "(out of memory)";
-}
-
-/* dbus-daemon's cache_peer_loginfo_string(), when the client says Hello:
- * uid=U pid=P comm="..." label="...", each part only when known (built
- * without printf: every connection pays for it) */
-static char *client_make_loginfo(const Client *c) {
-	char comm[PEER_COMMAND_MAX + 1];
-	size_t n = 0;
-	size_t label_len = c->creds.label ? strlen(c->creds.label) : 0;
-	char *s = malloc(sizeof("uid= pid= comm=\"\" label=\"\"") + 2 * 20 + PEER_COMMAND_MAX + label_len);
-	char *p = s;
-
-	if (!s)
-		return NULL;
-	if (c->is_unix && c->creds.uid != (uid_t) -1)
-		p = format_decimal(stpcpy(p, "uid="), (uint64_t) c->creds.uid);
-	if (c->creds.have_pid) {
-		memcpy(comm, c->comm, c->comm_len);
-		n = peer_command_show(comm, c->comm_len);
-		if (p != s)
-			*p++ = ' ';
-		p = format_decimal(stpcpy(p, "pid="), (uint64_t) (unsigned) c->creds.pid);
-		p = stpcpy(p, " comm=\"");
-		memcpy(p, comm, n);
-		p += n;
-		*p++ = '"';
-	}
-	if (c->creds.label) {
-		if (p != s)
-			*p++ = ' ';
-		p = stpcpy(p, "label=\"");
-		memcpy(p, c->creds.label, label_len);
-		p += label_len;
-		*p++ = '"';
-	}
-	*p = '\0';
-	return s;
-}
-
 uint32_t client_peek_serial(const Client *c) {
 	return (uint32_t) (c->serial + 1) ?: 1;
 }

@@ -17,6 +17,7 @@
 
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
+#include "daemon/client-describe.h"
 #include "daemon/out-ring.h"
 #include "daemon/owed-replies.h"
 #include "daemon/peer-creds.h"
@@ -334,12 +335,6 @@ bool client_matches_driver_signal(Client *c, const uint8_t *msg, size_t len);
  * @msg's allocation (it is freed with @msg) */
 int client_queue_owned_fds(Client *c, uint8_t *msg, size_t len, int *fds, unsigned n_fds);
 
-const char *client_name(const Client *c);
-
-/* how dbus-daemon describes @c in logs and errors (its loginfo):
- * "uid=U pid=P comm=\"...\"" and a label=\"...\", as @c was when it said
- * Hello; "inactive" before */
-const char *client_loginfo(const Client *c);
 
 /* dbus-daemon's bus_driver_check_caller_is_privileged(): a unix peer that
  * is root or the bus's own uid */

@@ -27,6 +27,8 @@ typedef struct DirWatchEntry {
 
 struct DirWatch {
 	Bus *bus;
+	void (*changed)(void *userdata);
+	void *userdata;
 	int fd;
 	struct event *ev;
 	DirWatchEntry *entries;
@@ -44,15 +46,17 @@ static void dir_watch_on_event(evutil_socket_t fd, short what, void *userdata) {
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		any = true;
 	if (any)
-		bus_reload_signalled(w->bus);
+		w->changed(w->userdata);
 }
 
-int dir_watch_new(Bus *bus, DirWatch **ret) {
+int dir_watch_new(Bus *bus, void (*changed)(void *userdata), void *userdata, DirWatch **ret) {
 	DirWatch *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
 	w->bus = bus;
+	w->changed = changed;
+	w->userdata = userdata;
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0) {
 		int r = -errno;

@@ -24,12 +24,13 @@ typedef struct DirWatch DirWatch;
 
 /**
  * dir_watch_new() - an inotify instance for @bus, watching nothing yet
- * @bus:	the bus; bus_reload_signalled() runs on every event
+ * @bus:	the bus, whose event loop and configuration it uses
+ * @changed:	runs with @userdata on every event (the bus reloads)
  * @ret:	the watcher
  *
  * Return: 0, -ENOMEM, or inotify_init1()'s -errno.
  */
-int dir_watch_new(Bus *bus, DirWatch **ret);
+int dir_watch_new(Bus *bus, void (*changed)(void *userdata), void *userdata, DirWatch **ret);
 
 /**
  * dir_watch_update() - watch the directories of @bus's configuration now

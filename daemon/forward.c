@@ -383,7 +383,8 @@ static bool forward_security_allows(Client *c, Forward *f, Client **ret_recipien
 	if (dst == 0 && f->t.dst_name) {
 		/* an activator's: the call starts the service */
 		if (h->type == WIRE_TYPE_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_AUTO_START))
-			return security_allows_activation(c, h->destination.s, h, &f->security);
+			return security_allows_activation(
+				c, service_registry_assumed_apparmor_label(bus, h->destination.s), h, &f->security);
 		return true;
 	}
 	*ret_recipient = dst ? client_registry_find(&bus->registry, dst) : NULL;

@@ -26,6 +26,7 @@
 
 #include "compat/protocol.h"
 #include "compat/service-file.h"
+#include "daemon/fd-limit.h"
 #include "daemon/bus.h"
 #include "daemon/launch-helper.h"
 #include "daemon/launcher.h"
@@ -228,7 +229,7 @@ static _noreturn_ void child_exec(char **argv, char **envp, const char *user, ui
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void) signal(sig, SIG_DFL);
 	(void) setsid();
-	bus_restore_fd_limit();
+	fd_limit_restore();
 
 	/* as dbus-daemon (dbus-spawn-unix.c): the daemon's stdin (/dev/null,
 	 * main.c), stdout and stderr, or the journal's streams */

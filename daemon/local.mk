@@ -4,7 +4,7 @@ include daemon/listen.mk
 noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
 	daemon/bus.c daemon/bus.h daemon/bus-policy.c daemon/bus-policy.h daemon/client-registry.c daemon/client-registry.h \
-	daemon/client.c daemon/client.h daemon/client-internal.h \
+	daemon/client.c daemon/client.h daemon/client-internal.h daemon/client-describe.c daemon/client-describe.h \
 	daemon/client-io.c daemon/out-ring.c daemon/out-ring.h daemon/deliver.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
 	daemon/client-notify.c daemon/call-overflow.c daemon/call-overflow.h daemon/owed-replies.c daemon/owed-replies.h \
 	daemon/kernel-peers.c daemon/kernel-peers.h \
@@ -13,7 +13,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/driver-stats.c \
 	daemon/monitor.c daemon/monitor.h \
 	daemon/service-registry.c daemon/service-registry.h daemon/launcher.c daemon/launcher.h \
-	daemon/dir-watch.c daemon/dir-watch.h \
+	daemon/dir-watch.c daemon/dir-watch.h daemon/fd-limit.c daemon/fd-limit.h \
 	daemon/log.c daemon/log.h \
 	daemon/lsm.c daemon/lsm.h \
 	daemon/audit.c daemon/audit.h \

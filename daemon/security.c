@@ -8,7 +8,6 @@
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/security.h"
-#include "daemon/service-registry.h"
 
 void security_refusal_done(SecurityRefusal *r) {
 	free(r->text);
@@ -34,14 +33,14 @@ bool security_allows_send(const Client *sender, const Client *recipient, const W
 	return true;
 }
 
-bool security_allows_activation(const Client *sender, const char *name, const WireHeader *h, SecurityRefusal *ret) {
+bool security_allows_activation(const Client *sender, const char *assumed_label, const WireHeader *h,
+				SecurityRefusal *ret) {
 	AppArmorRefusal ar;
 
 	*ret = (SecurityRefusal) {};
 	if (!bus_apparmor_enabled())
 		return true;
-	if (!bus_apparmor_allows_send(sender, NULL, true,
-				      service_registry_assumed_apparmor_label(sender->bus, name), h, false, &ar)) {
+	if (!bus_apparmor_allows_send(sender, NULL, true, assumed_label, h, false, &ar)) {
 		*ret = (SecurityRefusal) { .error_name = ar.error_name, .text = ar.text };
 		return false;
 	}

@@ -39,7 +39,8 @@ bool security_allows_send(const Client *sender, const Client *recipient, const W
 
 /**
  * security_allows_activation() - may @sender send @h, a call that would
- * start the service @name? (AppArmor's send, with the label the service's
- * file assumes; SELinux does not mediate activation)
+ * start a service? (AppArmor's send, with @assumed_label, the label the
+ * service's file assumes, or NULL; SELinux does not mediate activation)
  */
-bool security_allows_activation(const Client *sender, const char *name, const WireHeader *h, SecurityRefusal *ret);
+bool security_allows_activation(const Client *sender, const char *assumed_label, const WireHeader *h,
+				SecurityRefusal *ret);

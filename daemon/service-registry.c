@@ -549,6 +549,11 @@ bool service_registry_is_activatable(Bus *bus, const char *name) {
 	return bus->services && registry_find_any(bus->services, name);
 }
 
+/* bus_kernel_policy_install()'s names to skip: those of a service file */
+static bool service_registry_has_file(const char *name, void *userdata) {
+	return service_registry_is_activatable(userdata, name);
+}
+
 const char *service_registry_assumed_apparmor_label(Bus *bus, const char *name) {
 	Activatable *a = bus->services ? registry_find_any(bus->services, name) : NULL;
 
@@ -1229,7 +1234,7 @@ static int registry_load(Bus *bus, bool rescan) {
 	registry_replace_names(reg, names, n_new);
 	/* on kdbus.ko the policy holders take the entries of the names that
 	 * have no activator now */
-	bus_kernel_policy_install(bus);
+	bus_kernel_policy_install(bus, service_registry_has_file, bus);
 	return 0;
 }
 
