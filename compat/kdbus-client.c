@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compat/kdbus-client.h"
@@ -154,6 +155,63 @@ int kclient_update_items(KdbusConn *conn, const void *items, size_t size) {
 	cmd->size = sizeof(*cmd) + size;
 	memcpy(cmd->items, items, size);
 	return kdbus_cmd_update(conn, cmd);
+}
+
+/* ---- connection info ----------------------------------------------------- */
+
+int kclient_conn_creds(KdbusConn *via, uint64_t id, KclientConnCreds *ret) {
+	struct kdbus_cmd_info q = {
+		.size = sizeof(q),
+		.id = id,
+		.attach_flags = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_AUXGROUPS |
+				KDBUS_ATTACH_SECLABEL,
+	};
+	const struct kdbus_item *it;
+	int r;
+
+	*ret = (KclientConnCreds) {};
+	r = kdbus_cmd_conn_info(via, &q);
+	if (r < 0)
+		return r;
+	const struct kdbus_info *info = kdbus_pool_ptr(via, q.offset);
+	ret->flags = info->flags;
+	KDBUS_ITEM_FOREACH(it, info, items) {
+		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
+
+		if (it->type == KDBUS_ITEM_CREDS && payload >= sizeof(struct kdbus_creds)) {
+			ret->have_ids = true;
+			ret->uid = (uid_t) it->creds.euid;
+			ret->gid = (gid_t) it->creds.egid;
+		} else if (it->type == KDBUS_ITEM_PIDS && payload >= sizeof(struct kdbus_pids)) {
+			ret->pid = (pid_t) it->pids.pid;
+			ret->have_pid = ret->pid > 0;
+		} else if (it->type == KDBUS_ITEM_PID_COMM && payload > 0) {
+			snprintf(ret->comm, sizeof(ret->comm), "%.*s", (int) payload, it->str);
+		} else if (it->type == KDBUS_ITEM_AUXGROUPS && !ret->groups && payload / 8 > 0) {
+			ret->groups = calloc(payload / 8, sizeof(gid_t));
+			for (size_t i = 0; ret->groups && i < payload / 8; i++)
+				ret->groups[ret->n_groups++] = (gid_t) it->data64[i];
+		} else if (it->type == KDBUS_ITEM_SECLABEL && payload > 1 && !ret->label) {
+			ret->label = strndup(it->str, payload - 1);
+		}
+	}
+	kclient_free(via, q.offset);
+	return 0;
+}
+
+void kclient_conn_creds_done(KclientConnCreds *c) {
+	free(c->groups);
+	free(c->label);
+	*c = (KclientConnCreds) {};
+}
+
+bool kclient_conn_exists(KdbusConn *via, uint64_t id) {
+	struct kdbus_cmd_info q = { .size = sizeof(q), .id = id };
+
+	if (kdbus_cmd_conn_info(via, &q) < 0)
+		return false;
+	kclient_free(via, q.offset);
+	return true;
 }
 
 /* ---- sending ------------------------------------------------------------ */
@@ -327,6 +385,21 @@ void kclient_free(KdbusConn *conn, uint64_t offset) {
 	struct kdbus_cmd_free f = { .size = sizeof(f), .offset = offset };
 
 	(void) kdbus_cmd_free(conn, &f);
+}
+
+int kclient_recv_peek(KdbusConn *conn, uint64_t *ret_offset) {
+	struct kdbus_cmd_recv q = { .size = sizeof(q), .flags = KDBUS_RECV_PEEK };
+	int r = kdbus_cmd_recv(conn, &q);
+
+	if (r >= 0)
+		*ret_offset = q.msg.offset;
+	return r;
+}
+
+int kclient_recv_drop(KdbusConn *conn) {
+	struct kdbus_cmd_recv q = { .size = sizeof(q), .flags = KDBUS_RECV_DROP };
+
+	return kdbus_cmd_recv(conn, &q);
 }
 
 size_t kclient_recv_each(KdbusConn *conn, KclientMsgFn fn, void *userdata) {

@@ -100,6 +100,33 @@ int kclient_hello_policy_holder(KdbusBus *bus, const void *items, size_t size, K
 /** kclient_update_items() - KDBUS_CMD_UPDATE of @conn with @items, @size bytes */
 int kclient_update_items(KdbusConn *conn, const void *items, size_t size);
 
+/* ---- connection info ----------------------------------------------------- */
+
+/* what CONN_INFO tells of a connection's credentials */
+typedef struct KclientConnCreds {
+	uint64_t flags;		/* its KDBUS_HELLO_* */
+	bool have_ids;		/* KDBUS_ITEM_CREDS: */
+	uid_t uid;		/* the effective ids */
+	gid_t gid;
+	bool have_pid;
+	pid_t pid;
+	char comm[16];		/* KDBUS_ITEM_PID_COMM, "" without */
+	gid_t *groups;		/* KDBUS_ITEM_AUXGROUPS, NULL without */
+	size_t n_groups;
+	char *label;		/* KDBUS_ITEM_SECLABEL, NULL without */
+} KclientConnCreds;
+
+/**
+ * kclient_conn_creds() - KDBUS_CMD_CONN_INFO of connection @id, asked
+ * through @via, with its credentials, pids, comm, groups and label
+ * (kclient_conn_creds_done() frees them).  Return: as
+ * kdbus_cmd_conn_info() (-ENXIO: no such connection)
+ */
+int kclient_conn_creds(KdbusConn *via, uint64_t id, KclientConnCreds *ret);
+void kclient_conn_creds_done(KclientConnCreds *c);
+/* whether connection @id exists, asked through @via */
+bool kclient_conn_exists(KdbusConn *via, uint64_t id);
+
 /* ---- sending ------------------------------------------------------------ */
 
 /* what kclient_send() makes of a message before it goes */
@@ -236,6 +263,14 @@ int kclient_list(KdbusConn *conn, uint64_t flags, const char *name, uint64_t *re
 
 /* KDBUS_CMD_FREE of what a command or RECV left at @offset of @conn's pool */
 void kclient_free(KdbusConn *conn, uint64_t offset);
+
+/* KDBUS_CMD_RECV with KDBUS_RECV_PEEK: the first message queued on @conn
+ * stays queued, and *@ret_offset is where it is in the pool (free it with
+ * kclient_free()).  Return: as kdbus_cmd_recv() (-EAGAIN: none queued) */
+int kclient_recv_peek(KdbusConn *conn, uint64_t *ret_offset);
+/* KDBUS_CMD_RECV with KDBUS_RECV_DROP: the first message queued goes
+ * unread (a call's tracker with it).  Return: as kdbus_cmd_recv() */
+int kclient_recv_drop(KdbusConn *conn);
 
 /* a received message, in @conn's pool until the handler returns; a
  * non-zero return stops kclient_recv_each() (after the message is freed) */

@@ -86,9 +86,7 @@ static void client_match_free(Client *c, ClientMatch *m) {
 
 /* the core's matches of @m go, and @m with them */
 static void client_match_uninstall(Client *c, ClientMatch *m) {
-	struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = m->cookie };
-
-	(void) kdbus_cmd_match_remove(c->conn, &rm);
+	(void) kclient_match_remove(c->conn, m->cookie);
 	client_match_free(c, m);
 	c->matches.n--;
 	c->bus->stats_match_rules--;

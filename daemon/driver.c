@@ -498,12 +498,6 @@ void driver_forget_client(Driver *d, Client *c) {
 
 int driver_new(Driver **ret, Bus *bus) {
 	_cleanup_(driver_freep) Driver *d = NULL;
-	struct kdbus_cmd_hello h = {
-		.size = sizeof(h),
-		.flags = KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID,
-		.attach_flags_send = _KDBUS_ATTACH_ALL,
-		.pool_size = 64 * 1024 * 1024,
-	};
 	int r;
 
 	d = calloc(1, sizeof(*d));
@@ -513,13 +507,10 @@ int driver_new(Driver **ret, Bus *bus) {
 	r = hash_order_new(&d->names);
 	if (r < 0)
 		return r;
-	r = kdbus_cmd_hello(bus->kbus, &h, &d->conn);
+	r = kclient_hello(bus->kbus, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID, 64 * 1024 * 1024, NULL, &d->conn,
+			  &d->id);
 	if (r < 0)
 		return r;
-	if (h.offset) {	/* (at offset 0 it stays: compat/kdbus-client.c's hello()) */
-		kclient_free(d->conn, h.offset);
-	}
-	d->id = h.id;
 	kdbus_conn_set_wakeup(d->conn, driver_wakeup, d);
 	r = client_registry_internal_add(&bus->registry, d->conn);
 	if (r < 0)

@@ -82,64 +82,42 @@ static int kernel_peer_snapshot(Bus *bus, KernelPeer *p) {
 	return 0;
 }
 
-/* CONN_INFO of @id: its credentials; -ENXIO when it has gone */
+/* CONN_INFO of @id: its credentials, into a new @p; -ENXIO when it has
+ * gone, or is one of the daemon's own kind */
 static int kernel_peer_read(KdbusConn *via, KernelPeer *p) {
-	struct kdbus_cmd_info q = {
-		.size = sizeof(q),
-		.id = p->id,
-		.attach_flags = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_AUXGROUPS |
-				KDBUS_ATTACH_SECLABEL,
-	};
-	const char *comm = NULL;
-	const struct kdbus_item *it;
+	KclientConnCreds cc;
 	int r;
 
-	r = kdbus_cmd_conn_info(via, &q);
+	r = kclient_conn_creds(via, p->id, &cc);
 	if (r < 0)
 		return r;
-	const struct kdbus_info *info = kdbus_pool_ptr(via, q.offset);
 	/* a connection of the daemon's own kind is none of ours */
-	bool special = info->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR);
-	KDBUS_ITEM_FOREACH(it, info, items) {
-		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
-
-		if (it->type == KDBUS_ITEM_CREDS && payload >= sizeof(struct kdbus_creds)) {
-			p->uid = p->creds.uid = (uid_t) it->creds.euid;
-			p->creds.gid = (gid_t) it->creds.egid;
-		} else if (it->type == KDBUS_ITEM_PIDS && payload >= sizeof(struct kdbus_pids)) {
-			p->creds.pid = (pid_t) it->pids.pid;
-			p->creds.have_pid = p->creds.pid > 0;
-		} else if (it->type == KDBUS_ITEM_PID_COMM && payload > 0) {
-			comm = it->str;
-		} else if (it->type == KDBUS_ITEM_AUXGROUPS && !p->creds.groups && payload / 8 > 0) {
-			p->creds.groups = calloc(payload / 8, sizeof(gid_t));
-			for (size_t i = 0; p->creds.groups && i < payload / 8; i++)
-				p->creds.groups[p->creds.n_groups++] = (gid_t) it->data64[i];
-			p->creds.have_groups = p->creds.groups != NULL;
-		} else if (it->type == KDBUS_ITEM_SECLABEL && payload > 1 && !p->creds.label) {
-			p->creds.label = strndup(it->str, payload - 1);
-		}
+	bool special = cc.flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR);
+	if (cc.have_ids) {
+		p->uid = p->creds.uid = cc.uid;
+		p->creds.gid = cc.gid;
 	}
+	p->creds.pid = cc.pid;
+	p->creds.have_pid = cc.have_pid;
+	p->creds.groups = TAKE_PTR(cc.groups);
+	p->creds.n_groups = cc.n_groups;
+	p->creds.have_groups = p->creds.groups != NULL;
+	p->creds.label = TAKE_PTR(cc.label);
 	char uid[32] = "", pid[32] = "";
 	if (p->uid != (uid_t) -1)
 		snprintf(uid, sizeof(uid), "uid=%u ", (unsigned) p->uid);
 	if (p->creds.have_pid)
 		snprintf(pid, sizeof(pid), "pid=%d ", (int) p->creds.pid);
-	if (asprintf(&p->loginfo, "%s%scomm=\"%.*s\"", uid, pid, comm ? 15 : 0, comm ? comm : "") < 0)
+	if (asprintf(&p->loginfo, "%s%scomm=\"%s\"", uid, pid, cc.comm) < 0)
 		p->loginfo = NULL;
-	kclient_free(via, q.offset);
+	kclient_conn_creds_done(&cc);
 	if (!p->loginfo)
 		return -ENOMEM;
 	return special ? -ENXIO : 0;
 }
 
 bool kernel_conn_present(KdbusConn *via, uint64_t id) {
-	struct kdbus_cmd_info q = { .size = sizeof(q), .id = id };
-
-	if (kdbus_cmd_conn_info(via, &q) < 0)
-		return false;
-	kclient_free(via, q.offset);
-	return true;
+	return kclient_conn_exists(via, id);
 }
 
 /* drop the peers that have gone (their CONN_INFO fails) */

@@ -283,23 +283,21 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 	if (!a->conn)
 		return;
 	for (unsigned n = 0; n < 1u << 20; n++) {
-		struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
 		KclientMsgParts parts;
 		WireHeader h;
 		bool have_header = false;
-		int r;
+		uint64_t offset;
 
-		r = kdbus_cmd_recv(a->conn, &peek);
-		if (r < 0)
+		if (kclient_recv_peek(a->conn, &offset) < 0)
 			break;
-		struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
+		struct kdbus_msg *m = kdbus_pool_ptr(a->conn, offset);
 		uint64_t src_id = m->src_id, cookie = m->cookie;
 		bool expect_reply = m->flags & KDBUS_MSG_EXPECT_REPLY;
 		if (m->payload_type == KDBUS_PAYLOAD_DBUS) {
 			kclient_msg_read(a->conn, m, &parts);
 			have_header = parts.n_iov && wire_header_parse(parts.payload.iov_base, parts.len, &h) >= 0;
 		}
-		kclient_free(a->conn, peek.msg.offset);
+		kclient_free(a->conn, offset);
 
 		/* the error first: the tracker's death (DROP) comes after it */
 		Client *c = client_registry_find(&bus->registry, src_id);
@@ -309,8 +307,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 				registry_add_answered(a->reg, src_id, cookie);
 		}
 
-		struct kdbus_cmd_recv drop = { .size = sizeof(drop), .flags = KDBUS_RECV_DROP };
-		if (kdbus_cmd_recv(a->conn, &drop) < 0)
+		if (kclient_recv_drop(a->conn) < 0)
 			break;
 	}
 }
@@ -727,18 +724,18 @@ static bool registry_over_limit(ServiceRegistry *reg, const char *name, char **r
 
 /* the unique name of the sender of the first message queued on @a, for the log */
 static void activatable_first_sender(Activatable *a, char buf[static 24]) {
-	struct kdbus_cmd_recv peek = { .size = sizeof(peek), .flags = KDBUS_RECV_PEEK };
+	uint64_t offset;
 
 	snprintf(buf, 24, "(unknown)");
-	if (!a->conn || kdbus_cmd_recv(a->conn, &peek) < 0)
+	if (!a->conn || kclient_recv_peek(a->conn, &offset) < 0)
 		return;
-	struct kdbus_msg *m = kdbus_pool_ptr(a->conn, peek.msg.offset);
+	struct kdbus_msg *m = kdbus_pool_ptr(a->conn, offset);
 	Client *c = client_registry_find(&a->reg->bus->registry, m->src_id);
 	if (c)
 		snprintf(buf, 24, "%s", c->unique_name);
 	else if (m->src_id == driver_id(a->reg->bus->driver))
 		snprintf(buf, 24, "%s", DRIVER_NAME);
-	kclient_free(a->conn, peek.msg.offset);
+	kclient_free(a->conn, offset);
 }
 
 /* the loginfo of the connection named @unique, as in dbus-daemon's
