@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -340,10 +341,10 @@ static void client_write_drop_first(Client *c) {
  * on error (a message whose fds cannot be passed is dropped, the rest goes
  * on; so is everything once the peer no longer reads) */
 /*
- * The peer shut its socket for reading (EPIPE; a peer gone altogether is
- * seen by the next read).  As dbus-daemon, the connection stays and what
- * the peer sends is still taken; what is for it cannot reach it, so it is
- * dropped, now and from now on.
+ * The peer shut its socket for reading (EPIPE, and the peer is still
+ * there: client_peer_gone()).  As dbus-daemon, the connection stays and
+ * what the peer sends is still taken; what is for it cannot reach it, so
+ * it is dropped, now and from now on.
  */
 static _noinline_ void client_write_shut(Client *c) {
 	if (!c->out_shut)
@@ -351,6 +352,17 @@ static _noinline_ void client_write_shut(Client *c) {
 			  client_loginfo(c));
 	c->out_shut = true;
 	client_drop_output(c);
+}
+
+/* a write failed with EPIPE: has the peer closed its socket altogether
+ * (our end is shut both ways: POLLHUP, or at least for reading), rather
+ * than shut it for reading only (our end is shut for writing alone)?
+ * Then the connection ends now, as it always did: a service that dies
+ * must let go of its names before more calls are routed to it */
+static _noinline_ bool client_peer_gone(Client *c) {
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 int client_write(Client *c) {
@@ -381,7 +393,7 @@ int client_write(Client *c) {
 				client_write_drop_first(c);
 				continue;
 			}
-			if (errno == EPIPE) {
+			if (errno == EPIPE && !client_peer_gone(c)) {
 				client_write_shut(c);
 				return 0;
 			}

@@ -15,11 +15,12 @@ test_pkgs="dbus dbus-bin dbus-daemon dbus-tests dbus-x11 libglib2.0-bin systemd
   libglib2.0-tests python3-dbus-tests systemd-tests devscripts"
 bench_pkgs="dbus-broker valgrind strace linux-perf util-linux"
 # the kernel module's VM test (tests/vm/run.sh): headers of the running ABI
-# with kbuild, qemu (TCG is enough), and an initramfs of busybox; the
+# with kbuild, qemu (TCG is enough), an initramfs of busybox, libcap for
+# the static build of the original kdbus selftests; the
 # SELinux boot (VM_SELINUX=1) compiles its policy with checkpolicy and
 # runs its clients with runcon; the AppArmor comparison loads its profiles
 # with apparmor_parser and runs its clients with aa-exec
-vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod
+vm_pkgs="linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod libcap-dev
   checkpolicy policycoreutils selinux-utils apparmor apparmor-utils libapparmor-dev"
 # the Debian packages (debian/): debhelper with the DKMS addon, lintian,
 # dch; the install test boots a debootstrapped Debian 12 in systemd-nspawn
