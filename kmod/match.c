@@ -95,7 +95,7 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 			data += KDBUS_ALIGN8(len);
 			break;
 		case KDBUS_ITEM_NAME:
-			if (!kdbus_item_is_string(it) || kdbus_name_is_valid(kdbus_item_str(it), len - 1) < 0)
+			if (!kdbus_item_is_string(it) || !kdbus_name_is_valid(kdbus_item_str(it), false))
 				goto out;
 			data += KDBUS_ALIGN8(len);
 			break;

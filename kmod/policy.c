@@ -139,15 +139,16 @@ int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const vo
 		if (it->type == KDBUS_ITEM_NAME) {
 			const char *name = kdbus_item_str(it);
 			size_t len = strlen(name);
-			bool wildcard = wildcards && len > 2 && strcmp(name + len - 2, ".*") == 0;
+			bool wildcard;
 
 			r = -EINVAL;
 			if (max_names && ++n_names > max_names)
 				goto fail;
+			if (!kdbus_name_is_valid(name, wildcards))
+				goto fail;
+			wildcard = len > 2 && strcmp(name + len - 2, ".*") == 0;
 			if (wildcard)
 				len -= 2;
-			if (kdbus_name_is_valid(name, len) < 0)
-				goto fail;
 			r = -ENOMEM;
 			cur = kzalloc(sizeof(*cur) + len + 1, GFP_KERNEL_ACCOUNT);
 			if (!cur)
