@@ -3,7 +3,8 @@
 # same files); see kshared/README.md
 kdbus_libkdbus_a_SOURCES += \
 	kshared/platform.h \
-	kshared/name.h kshared/name.c
+	kshared/name.h kshared/name.c \
+	kshared/policy.h
 EXTRA_DIST += kshared/README.md
 
 check_PROGRAMS += tests/unit/test-kshared

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kshared/name.h"
+#include "kshared/policy.h"
 #include "tests/unit/test.h"
 
 static const struct {
@@ -91,9 +92,76 @@ TEST(name_length) {
 	check(!kdbus_name_is_valid(n, true));
 }
 
+TEST(policy_name_parse) {
+	size_t len = 99;
+	bool w = true;
+
+	check(kdbus_policy_name_parse("a.b", true, &len, &w) == 0 && len == 3 && !w);
+	check(kdbus_policy_name_parse("a.b", false, &len, &w) == 0 && len == 3 && !w);
+	check(kdbus_policy_name_parse("a.b.*", true, &len, &w) == 0 && len == 3 && w);
+	check(kdbus_policy_name_parse("a.*", true, &len, &w) == 0 && len == 1 && w);
+	/* on failure the outputs stay as they were */
+	len = 99;
+	w = false;
+	check(kdbus_policy_name_parse("a.b.*", false, &len, &w) == -EINVAL && len == 99 && !w);
+	check(kdbus_policy_name_parse("*", true, &len, &w) == -EINVAL);
+	check(kdbus_policy_name_parse(".*", true, &len, &w) == -EINVAL);
+	check(kdbus_policy_name_parse("a.*.b", true, &len, &w) == -EINVAL);
+	check(kdbus_policy_name_parse("a", true, &len, &w) == -EINVAL);
+	check(kdbus_policy_name_parse("", true, &len, &w) == -EINVAL && len == 99);
+}
+
+TEST(policy_precedence) {
+	static const char name[] = "org.example.deep.name";
+	size_t len = strlen(name);
+	const char *expect[] = { "org.example.deep", "org.example", "org" };
+	size_t i = 0;
+
+	/* after the exact entry: each enclosing prefix, nearest first */
+	while ((len = kdbus_policy_next_wildcard(name, len)) > 0) {
+		check(i < 3);
+		if (i < 3)
+			check(len == strlen(expect[i]) && memcmp(name, expect[i], len) == 0);
+		i++;
+	}
+	check(i == 3);
+	check(kdbus_policy_next_wildcard("a.b", 3) == 1);
+	check(kdbus_policy_next_wildcard("a.b", 1) == 0);
+	check(kdbus_policy_next_wildcard("a.b", 0) == 0);
+}
+
+TEST(policy_key_hash) {
+	check(kdbus_policy_key_hash(0x1234, false) == 0x1234);
+	check(kdbus_policy_key_hash(0x1234, true) != 0x1234);
+	/* the kernel keeps 32 bits: the wildcard mix must survive them */
+	check((uint32_t)kdbus_policy_key_hash(0x1234, true) != 0x1234);
+}
+
+TEST(policy_access) {
+	struct kdbus_policy_access a = { KDBUS_POLICY_ACCESS_USER, KDBUS_POLICY_OWN, 0 };
+
+	check(kdbus_policy_access_is_valid(&a));
+	a.type = KDBUS_POLICY_ACCESS_GROUP;
+	check(kdbus_policy_access_is_valid(&a));
+	a.type = KDBUS_POLICY_ACCESS_WORLD;
+	a.access = KDBUS_POLICY_SEE;
+	check(kdbus_policy_access_is_valid(&a));
+	a.access = KDBUS_POLICY_OWN + 1;
+	check(!kdbus_policy_access_is_valid(&a));
+	a.access = KDBUS_POLICY_TALK;
+	a.type = _KDBUS_POLICY_ACCESS_NULL;
+	check(!kdbus_policy_access_is_valid(&a));
+	a.type = KDBUS_POLICY_ACCESS_WORLD + 1;
+	check(!kdbus_policy_access_is_valid(&a));
+}
+
 int main(void) {
 	RUN(name_table);
 	RUN(name_length);
+	RUN(policy_name_parse);
+	RUN(policy_precedence);
+	RUN(policy_key_hash);
+	RUN(policy_access);
 
 	return test_done();
 }
