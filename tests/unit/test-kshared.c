@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "kshared/bloom.h"
 #include "kshared/name.h"
 #include "kshared/policy.h"
 #include "tests/unit/test.h"
@@ -155,6 +156,37 @@ TEST(policy_access) {
 	check(!kdbus_policy_access_is_valid(&a));
 }
 
+TEST(bloom_mask_size) {
+	check(kdbus_bloom_mask_is_valid(64, 64));
+	check(kdbus_bloom_mask_is_valid(192, 64));
+	check(!kdbus_bloom_mask_is_valid(0, 64));
+	check(!kdbus_bloom_mask_is_valid(32, 64));
+	check(!kdbus_bloom_mask_is_valid(72, 64));
+}
+
+TEST(bloom_generations) {
+	uint64_t buf[1 + 2] = {};
+	struct kdbus_bloom_filter *f = (struct kdbus_bloom_filter *)buf;
+	/* three generations of two words */
+	const uint64_t mask[6] = { 0x1, 0, 0x2, 0, 0x4, 0x8 };
+
+	f->data[0] = 0x1;
+	f->generation = 0;
+	check(kdbus_bloom_match(f, 2, mask, 3));
+	f->generation = 1;		/* its generation's mask: 0x2 */
+	check(!kdbus_bloom_match(f, 2, mask, 3));
+	f->data[0] = 0x2;
+	check(kdbus_bloom_match(f, 2, mask, 3));
+	f->generation = 7;		/* newer than the rule: its last mask */
+	check(!kdbus_bloom_match(f, 2, mask, 3));
+	f->data[0] = 0x4;
+	f->data[1] = 0x8 | 0x10;	/* a superset passes */
+	check(kdbus_bloom_match(f, 2, mask, 3));
+	f->data[1] = 0x10;
+	check(!kdbus_bloom_match(f, 2, mask, 3));
+	check(!kdbus_bloom_match(NULL, 2, mask, 3));
+}
+
 int main(void) {
 	RUN(name_table);
 	RUN(name_length);
@@ -162,6 +194,8 @@ int main(void) {
 	RUN(policy_precedence);
 	RUN(policy_key_hash);
 	RUN(policy_access);
+	RUN(bloom_mask_size);
+	RUN(bloom_generations);
 
 	return test_done();
 }
