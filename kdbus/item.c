@@ -250,37 +250,6 @@ int kdbus_args_parse(void *cmdp, size_t min_size, size_t items_offset,
 	return negotiate ? 1 : 0;
 }
 
-bool kdbus_name_is_valid(const char *p, bool allow_wildcard) {
-	bool dot, found_dot = false;
-	const char *q;
-
-	for (dot = true, q = p; *q; q++) {
-		if (*q == '.') {
-			if (dot)
-				return false;
-			found_dot = true;
-			dot = true;
-		} else {
-			/* ASCII, as the kernel's isalpha()/isdigit(), without the
-			 * locale's table: this runs for every message sent to a
-			 * name */
-			char ch = *q;
-			bool good;
-
-			good = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			       (!dot && ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
-			       (allow_wildcard && dot && ch == '*' && *(q + 1) == '\0');
-			if (!good)
-				return false;
-			dot = false;
-		}
-		if (q - p >= KDBUS_NAME_MAX_LEN)
-			return false;
-	}
-
-	return !dot && found_dot;
-}
-
 int kdbus_sysname_is_valid(const char *name) {
 	size_t len = strlen(name);
 

@@ -15,9 +15,9 @@
 #include <stdint.h>
 
 #include "kdbus/kdbus.h"
+#include "kshared/name.h"
 
 #define KDBUS_CMD_MAX_SIZE		(32 * 1024)
-#define KDBUS_NAME_MAX_LEN		255
 #define KDBUS_SYSNAME_MAX_LEN		63
 #define KDBUS_BUS_BLOOM_MAX_SIZE	4096
 #define KDBUS_ITEM_PAYLOAD_SIZE(i)	((i)->size - KDBUS_ITEM_HEADER_SIZE)
@@ -74,15 +74,6 @@ int kdbus_item_validate(const struct kdbus_item *item);
  * Return: 0 or -EINVAL.
  */
 int kdbus_items_validate(const struct kdbus_item *items, size_t size);
-
-/**
- * kdbus_name_is_valid() - well-known name syntax (kernel names.c)
- * @p:			the name
- * @allow_wildcard:	accept a final ".*" element (policy entries)
- *
- * Return: true if valid.
- */
-bool kdbus_name_is_valid(const char *p, bool allow_wildcard);
 
 /**
  * kdbus_sysname_is_valid() - bus name syntax: [A-Za-z0-9_], '-' and '.'

@@ -223,7 +223,7 @@ int kdbus_match_add(KdbusBus *bus, KdbusConn *conn, struct kdbus_cmd_match *cmd)
 		case KDBUS_ITEM_NEGOTIATE:
 			continue;
 		case KDBUS_ITEM_BLOOM_MASK:
-			if (psize < bus->bloom.size || psize % bus->bloom.size)
+			if (!kdbus_bloom_mask_is_valid(psize, bus->bloom.size))
 				return -EDOM;
 			data += KDBUS_ALIGN8(psize);
 			break;
@@ -373,21 +373,6 @@ int kdbus_match_remove(KdbusBus *bus, KdbusConn *conn, uint64_t cookie) {
 		return -EBADSLT;
 	kdbus_conn_update_match_links(conn);
 	return 0;
-}
-
-bool kdbus_bloom_match(const struct kdbus_bloom_filter *filter, size_t words,
-		       const uint64_t *mask, uint64_t generations) {
-	const uint64_t *m;
-	uint64_t g;
-
-	if (!filter)
-		return false;
-	g = filter->generation < generations - 1 ? filter->generation : generations - 1;
-	m = mask + g * words;
-	for (size_t i = 0; i < words; i++)
-		if ((filter->data[i] & m[i]) != m[i])
-			return false;
-	return true;
 }
 
 /* MATCH_KEYS: does the message have each of the rule's keys */

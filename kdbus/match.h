@@ -29,6 +29,7 @@
 
 #include "kdbus/hash.h"
 #include "kdbus/kdbus.h"
+#include "kshared/bloom.h"
 #include "util/list.h"
 
 typedef struct KdbusBus KdbusBus;
@@ -139,14 +140,3 @@ bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, const KdbusMatchM
  */
 bool kdbus_match_db_match_kernel(KdbusConn *conn, const struct kdbus_item *n);
 
-/**
- * kdbus_bloom_match() - the bloom test of the kernel code
- * @filter:	the message's filter
- * @words:	bloom size / 8
- * @mask:	the rule's masks
- * @generations: how many masks
- *
- * Return: true if (filter & mask) == mask in every word.
- */
-bool kdbus_bloom_match(const struct kdbus_bloom_filter *filter, size_t words,
-		       const uint64_t *mask, uint64_t generations);

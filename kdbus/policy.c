@@ -10,6 +10,7 @@
 #include "kdbus/item.h"
 #include "kdbus/metadata.h"
 #include "kdbus/policy.h"
+#include "kshared/policy.h"
 #include "util/macro.h"
 
 void kdbus_policy_db_init(KdbusPolicyDb *db) {
@@ -29,8 +30,9 @@ void kdbus_policy_db_deinit(KdbusPolicyDb *db) {
 	kdbus_hash_deinit(&db->entries);
 }
 
+/* the key's hash: our seeded string hash, mixed as kshared/policy.h says */
 static uint64_t kdbus_policy_hash(const char *name, size_t len, bool wildcard) {
-	return kdbus_hash_str(name, len) ^ (wildcard ? 0x5bd1e995ULL : 0);
+	return kdbus_policy_key_hash(kdbus_hash_str(name, len), wildcard);
 }
 
 static KdbusPolicyEntry *kdbus_policy_lookup(KdbusPolicyDb *db, const char *name, size_t len,
@@ -73,20 +75,16 @@ int kdbus_policy_set(KdbusPolicyDb *db, const struct kdbus_item *items, size_t i
 
 		if (item->type == KDBUS_ITEM_NAME) {
 			const char *name = item->str;
-			size_t len = strlen(name);
+			size_t len;
 			bool wildcard;
 
 			if (max_policies && ++n_policies > max_policies) {
 				r = -EINVAL;
 				goto fail;
 			}
-			if (!kdbus_name_is_valid(name, allow_wildcards)) {
-				r = -EINVAL;
+			r = kdbus_policy_name_parse(name, allow_wildcards, &len, &wildcard);
+			if (r < 0)
 				goto fail;
-			}
-			wildcard = len >= 2 && strcmp(name + len - 2, ".*") == 0;
-			if (wildcard)
-				len -= 2;
 			cur = calloc(1, sizeof(*cur) + len + 1);
 			if (!cur) {
 				r = -ENOMEM;
@@ -105,8 +103,7 @@ int kdbus_policy_set(KdbusPolicyDb *db, const struct kdbus_item *items, size_t i
 				r = -EINVAL;
 				goto fail;
 			}
-			if (a->type < KDBUS_POLICY_ACCESS_USER || a->type > KDBUS_POLICY_ACCESS_WORLD ||
-			    a->access > KDBUS_POLICY_OWN) {
+			if (!kdbus_policy_access_is_valid(a)) {
 				r = -EINVAL;
 				goto fail;
 			}
@@ -214,20 +211,12 @@ int kdbus_policy_query(KdbusPolicyDb *db, const KdbusMeta *who, const char *name
 	if (db->entries.n_entries == 0)
 		return -ENOENT;
 
+	/* the exact entry, else the nearest enclosing wildcard, at any
+	 * depth (kshared/policy.h) */
 	e = kdbus_policy_lookup(db, name, len, false);
-	if (e)
-		return kdbus_policy_check_access(e, who);
-
-	/* the nearest enclosing wildcard, at any depth (our extension) */
-	while (len > 0) {
-		while (len > 0 && name[len - 1] != '.')
-			len--;
-		if (len == 0)
-			break;
-		len--;	/* drop the dot */
+	while (!e && (len = kdbus_policy_next_wildcard(name, len)) > 0)
 		e = kdbus_policy_lookup(db, name, len, true);
-		if (e)
-			return kdbus_policy_check_access(e, who);
-	}
-	return -ENOENT;	/* no entry covers the name */
+	if (!e)
+		return -ENOENT;	/* no entry covers the name */
+	return kdbus_policy_check_access(e, who);
 }

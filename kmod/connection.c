@@ -280,8 +280,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 			if (it->type == KDBUS_ITEM_NAME)
 				activator_name = it;
 		r = -EINVAL;
-		if (kdbus_name_is_valid(kdbus_item_str(activator_name),
-					strlen(kdbus_item_str(activator_name))) < 0)
+		if (!kdbus_name_is_valid(kdbus_item_str(activator_name), false))
 			goto out;
 	}
 	if (bus->attach_req & ~send) {
@@ -663,8 +662,8 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	if (!READ_ONCE(conn->connected))
 		goto out;
 	if (name) {
-		r = kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name)));
-		if (r < 0)
+		r = -EINVAL;
+		if (!kdbus_name_is_valid(kdbus_item_str(name), false))
 			goto out;
 	} else if (cmd->id == 0) {
 		r = -EINVAL;

@@ -37,10 +37,10 @@
 #include <linux/xarray.h>
 
 #include "kdbus/kdbus.h"
+#include "kshared/name.h"
 
 #define KDBUS_SUPER_MAGIC		0x44427573
 #define KDBUS_SYSNAME_MAX_LEN		63
-#define KDBUS_NAME_MAX_LEN_		255
 #define KDBUS_CMD_MAX_SIZE		(32 * 1024)
 #define KDBUS_MSG_MAX_SIZE		(8 * 1024)
 #define KDBUS_MSG_MAX_ITEMS		128
@@ -482,7 +482,6 @@ int kdbus_items_validate(const struct kdbus_item *items, size_t size);
 int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_flags,
 		    const u64 *types, size_t n_types);
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);
-int kdbus_name_is_valid(const char *name, size_t len);
 int kdbus_attach_flags_check(u64 *flags);
 void *kdbus_args_parse(void __user *argp, size_t min, size_t items_off, u64 valid_flags,
 		       const u64 *types, size_t n_types, size_t *ret_items_size);

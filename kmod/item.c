@@ -134,34 +134,6 @@ int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_fl
 	return 0;
 }
 
-/* well-known names: at least two elements, [A-Za-z0-9_-], no element
- * starting with a digit, at most 255 characters */
-int kdbus_name_is_valid(const char *name, size_t len)
-{
-	bool dot = true, has_dot = false;
-	size_t i;
-
-	if (len == 0 || len > KDBUS_NAME_MAX_LEN_)
-		return -EINVAL;
-	for (i = 0; i < len; i++) {
-		char c = name[i];
-
-		if (c == '.') {
-			if (dot)
-				return -EINVAL;
-			dot = true;
-			has_dot = true;
-			continue;
-		}
-		if (dot && isdigit(c))
-			return -EINVAL;
-		if (!isalnum(c) && c != '_' && c != '-')
-			return -EINVAL;
-		dot = false;
-	}
-	return (has_dot && !dot) ? 0 : -EINVAL;
-}
-
 /* _KDBUS_ATTACH_ANY means all; other unknown bits are refused */
 int kdbus_attach_flags_check(u64 *flags)
 {

@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 
 #include "internal.h"
+#include "kshared/bloom.h"
 
 #define KDBUS_CONN_MAX_MATCHES 256
 
@@ -90,12 +91,12 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 		switch (it->type) {
 		case KDBUS_ITEM_BLOOM_MASK:
 			r = -EDOM;
-			if (len < bloom_size || len % bloom_size)
+			if (!kdbus_bloom_mask_is_valid(len, bloom_size))
 				goto out;
 			data += KDBUS_ALIGN8(len);
 			break;
 		case KDBUS_ITEM_NAME:
-			if (!kdbus_item_is_string(it) || kdbus_name_is_valid(kdbus_item_str(it), len - 1) < 0)
+			if (!kdbus_item_is_string(it) || !kdbus_name_is_valid(kdbus_item_str(it), false))
 				goto out;
 			data += KDBUS_ALIGN8(len);
 			break;
@@ -232,23 +233,6 @@ int kdbus_cmd_match_remove(struct kdbus_conn *conn, void __user *argp)
 	mutex_unlock(&conn->lock);
 	kfree(cmd);
 	return r;
-}
-
-/* every bit of the mask's generation must be set in the filter */
-static bool kdbus_bloom_match(const struct kdbus_bloom_filter *filter, size_t words,
-			      const u64 *mask, u64 generations)
-{
-	u64 g;
-	size_t i;
-
-	if (!filter)
-		return false;
-	g = min(filter->generation, generations - 1);
-	mask += g * words;
-	for (i = 0; i < words; i++)
-		if ((filter->data[i] & mask[i]) != mask[i])
-			return false;
-	return true;
 }
 
 static bool kdbus_match_rule_user(struct kdbus_bus *bus, const struct kdbus_match_rule *r,

@@ -761,8 +761,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	    msg->cookie_reply)
 		goto out;
 	if (dst_name) {
-		r = kdbus_name_is_valid(kdbus_item_str(dst_name), strlen(kdbus_item_str(dst_name)));
-		if (r < 0)
+		r = -EINVAL;
+		if (!kdbus_name_is_valid(kdbus_item_str(dst_name), false))
 			goto out;
 	}
 	is_answer = !(msg->flags & KDBUS_MSG_EXPECT_REPLY) && msg->cookie_reply;

@@ -211,7 +211,7 @@ static struct kdbus_cmd *kdbus_name_cmd_copy(void __user *argp, u64 valid, bool 
 	r = -EINVAL;
 	if (!name)
 		goto err;
-	if (must_be_valid && kdbus_name_is_valid(kdbus_item_str(name), strlen(kdbus_item_str(name))) < 0)
+	if (must_be_valid && !kdbus_name_is_valid(kdbus_item_str(name), false))
 		goto err;
 	*ret_name = kdbus_item_str(name);
 	return cmd;

@@ -29,6 +29,7 @@
 #include <linux/stringhash.h>
 
 #include "internal.h"
+#include "kshared/policy.h"
 
 /* one POLICY_ACCESS item, its id in the kernel's terms */
 struct kdbus_policy_rule {
@@ -49,9 +50,10 @@ struct kdbus_policy_entry {
 	char name[];
 };
 
+/* the key's hash: the kernel's string hash, mixed as kshared/policy.h says */
 static u32 kdbus_policy_hash(const char *name, size_t len, bool wildcard)
 {
-	return full_name_hash(NULL, name, len) ^ (wildcard ? 0x5bd1e995 : 0);
+	return kdbus_policy_key_hash(full_name_hash(NULL, name, len), wildcard);
 }
 
 static struct kdbus_policy_entry *kdbus_policy_find(const struct kdbus_policy_db *db, const char *name,
@@ -138,15 +140,14 @@ int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const vo
 	KDBUS_ITEMS_FOREACH(it, items, items_size) {
 		if (it->type == KDBUS_ITEM_NAME) {
 			const char *name = kdbus_item_str(it);
-			size_t len = strlen(name);
-			bool wildcard = wildcards && len > 2 && strcmp(name + len - 2, ".*") == 0;
+			size_t len;
+			bool wildcard;
 
 			r = -EINVAL;
 			if (max_names && ++n_names > max_names)
 				goto fail;
-			if (wildcard)
-				len -= 2;
-			if (kdbus_name_is_valid(name, len) < 0)
+			r = kdbus_policy_name_parse(name, wildcards, &len, &wildcard);
+			if (r < 0)
 				goto fail;
 			r = -ENOMEM;
 			cur = kzalloc(sizeof(*cur) + len + 1, GFP_KERNEL_ACCOUNT);
@@ -163,8 +164,7 @@ int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const vo
 
 			r = -EINVAL;
 			if (!cur || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(*a) ||
-			    a->type < KDBUS_POLICY_ACCESS_USER || a->type > KDBUS_POLICY_ACCESS_WORLD ||
-			    a->access > KDBUS_POLICY_OWN)
+			    !kdbus_policy_access_is_valid(a))
 				goto fail;
 			r = kdbus_policy_rule_make(&rule, a, ns);
 			if (r < 0)
@@ -266,20 +266,14 @@ int kdbus_policy_query_locked(const struct kdbus_policy_db *db, const struct cre
 	size_t len = strlen(name);
 	struct kdbus_policy_entry *e;
 
+	/* the exact entry, else the nearest enclosing wildcard, at any
+	 * depth (kshared/policy.h) */
 	e = kdbus_policy_find(db, name, len, false);
-	if (e)
-		return kdbus_policy_entry_access(e, cred);
-	while (len > 0) {
-		while (len > 0 && name[len - 1] != '.')
-			len--;
-		if (len == 0)
-			break;
-		len--;
+	while (!e && (len = kdbus_policy_next_wildcard(name, len)) > 0)
 		e = kdbus_policy_find(db, name, len, true);
-		if (e)
-			return kdbus_policy_entry_access(e, cred);
-	}
-	return -ENOENT;
+	if (!e)
+		return -ENOENT;
+	return kdbus_policy_entry_access(e, cred);
 }
 
 static bool kdbus_conn_is_custom(const struct kdbus_conn *conn)

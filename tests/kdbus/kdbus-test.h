@@ -218,7 +218,7 @@ uint64_t kt_now_ns(void);
 	X(activator_duplicate) X(activator_peek_drop) X(activator_quota_on_move) \
 	X(activator_close_reply_dead) \
 	X(policy_secure_default) X(policy_own_world) X(policy_own_user_group) \
-	X(policy_talk) X(policy_wildcard_any_depth) X(policy_exact_over_wildcard) \
+	X(policy_talk) X(policy_wildcard_any_depth) X(policy_wildcard_one_element) X(policy_exact_over_wildcard) \
 	X(policy_duplicate) X(policy_invalid_names) X(policy_update) \
 	X(policy_holder_disconnect) X(policy_broadcast_receiver_talk) \
 	X(policy_reply_bypass) X(policy_activator_talk) X(policy_fallback) \

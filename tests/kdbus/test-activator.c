@@ -418,6 +418,22 @@ int test_policy_wildcard_any_depth(Env *env) {
 	return TEST_OK;
 }
 
+int test_policy_wildcard_one_element(Env *env) {
+	KdbusConn *ph = NULL, *u;
+
+	/* "ktone.*" is a valid wildcard entry (kshared/name.c): the name
+	 * "ktone.*" has two elements, the last one "*" */
+	ASSERT_EQ(kt_hello_policy(env, "ktone.*", &world_own, 1, &ph), 0);
+	u = kt_hello_uid(env, UID_A, GID_A, 0);
+	ASSERT_RETURN(u);
+	ASSERT_EQ(kt_name_acquire(u, "ktone.x", 0, NULL), 0);
+	ASSERT_EQ(kt_name_acquire(u, "ktone.y.z", 0, NULL), 0);
+	ASSERT_EQ(kt_name_acquire(u, "kttwo.x", 0, NULL), -EPERM);
+	kdbus_conn_close(u);
+	kdbus_conn_close(ph);
+	return TEST_OK;
+}
+
 int test_policy_exact_over_wildcard(Env *env) {
 	struct kdbus_policy_access see = { KDBUS_POLICY_ACCESS_WORLD, KDBUS_POLICY_SEE, 0 };
 	KtHello h = { .flags = KDBUS_HELLO_POLICY_HOLDER, .names = { "org.kt.ex.*", "org.kt.ex.closed", "org.kt.ex.deep.*" },

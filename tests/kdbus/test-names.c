@@ -67,7 +67,9 @@ int test_name_basic(Env *env) {
 
 int test_name_invalid(Env *env) {
 	const char *bad[] = { "foo", ".foo.bar", "foo.bar.", "foo..bar", "foo.1bar", "foo.b$r",
-			      "foo.bar.*", "*", "" };
+			      "foo.bar.*", "*", "",
+			      /* ASCII only: the kernel's isalpha() takes Latin-1 0xe9 */
+			      "foo.b\xe9r", "foo.b\xc3\xa9r" };
 	char longname[300];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -79,6 +81,12 @@ int test_name_invalid(Env *env) {
 	longname[1] = '.';
 	longname[sizeof(longname) - 1] = 0;
 	ASSERT_EQ(kt_name_acquire(env->conn, longname, 0, NULL), -EINVAL);
+	/* 255 characters are a name, 256 are not */
+	longname[256] = 0;
+	ASSERT_EQ(kt_name_acquire(env->conn, longname, 0, NULL), -EINVAL);
+	longname[255] = 0;
+	ASSERT_EQ(kt_name_acquire(env->conn, longname, 0, NULL), 0);
+	ASSERT_EQ(kt_name_release(env->conn, longname), 0);
 	ASSERT_EQ(kt_name_acquire(env->conn, "a-b.c_d.e9", 0, NULL), 0);
 	/* unknown flags */
 	{

@@ -150,7 +150,8 @@ fi
 
 # --- the module, built in a clean copy of its sources -------------------------
 rm -rf "$work/src" && mkdir -p "$work/src/kdbus" || fail "cannot copy sources"
-cp -r "$top/kmod" "$work/src/kmod" && cp "$top/kdbus/kdbus.h" "$work/src/kdbus/" || fail "cannot copy sources"
+cp -r "$top/kmod" "$work/src/kmod" && cp -r "$top/kshared" "$work/src/kshared" &&
+	cp "$top/kdbus/kdbus.h" "$work/src/kdbus/" || fail "cannot copy sources"
 if ! make -C "$kdir" M="$work/src/kmod" modules > "$work/kmod.build.log" 2>&1; then
 	tail -30 "$work/kmod.build.log"
 	fail "module build against $kver"
@@ -159,7 +160,7 @@ grep -E 'warning:' "$work/kmod.build.log" | head -20 >&2
 
 # --- the conformance suite, static -------------------------------------------------
 if ! gcc -std=gnu11 -D_GNU_SOURCE -O1 -g0 -static -Wall -Werror=implicit-function-declaration \
-	-I"$top" -o "$work/test-kdbus" "$top"/tests/kdbus/*.c "$top"/kdbus/*.c > "$work/suite.build.log" 2>&1; then
+	-I"$top" -o "$work/test-kdbus" "$top"/tests/kdbus/*.c "$top"/kdbus/*.c "$top"/kshared/*.c > "$work/suite.build.log" 2>&1; then
 	tail -30 "$work/suite.build.log"
 	fail "static build of the conformance suite"
 fi
