@@ -13,6 +13,7 @@
 
 #include "compat/wire.h"
 #include "daemon/bus-policy.h"
+#include "daemon/bus-stats.h"
 #include "daemon/client-registry.h"
 #include "kdbus/bus.h"
 #include "util/idmap.h"
@@ -114,18 +115,8 @@ typedef struct Bus {
 	struct ClientRbufPool *rbuf_pool;	/* read buffers no client holds (client-io.c) */
 
 
-	uint64_t stats_messages;
-	/* Debug.Stats (driver_stats_*()): well-known names owned or queued
-	 * for and match rules of all clients, and the peaks */
-	uint64_t stats_wk_names, stats_match_rules;
-	uint32_t peak_bus_names, peak_bus_names_per_conn, peak_match_rules, peak_match_rules_per_conn;
+	BusStats stats;		/* Debug.Stats (bus-stats.h) */
 } Bus;
-
-/* a Debug.Stats peak: @peak becomes @v if that is more (saturating) */
-static inline void stats_peak(uint32_t *peak, uint64_t v) {
-	if (v > *peak)
-		*peak = v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
-}
 
 /* bus_new() - the bus of @config, which it takes (and frees if it fails) */
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file);

@@ -89,7 +89,7 @@ static void client_match_uninstall(Client *c, ClientMatch *m) {
 	(void) kclient_match_remove(c->conn, m->cookie);
 	client_match_free(c, m);
 	c->matches.n--;
-	c->bus->stats_match_rules--;
+	bus_stats_match_rules(&c->bus->stats, -1);
 }
 
 int client_match_add(Client *c, MatchRule *rule) {
@@ -107,7 +107,7 @@ int client_match_add(Client *c, MatchRule *rule) {
 	m->cookie = ++c->matches.next_cookie;
 	list_link_tail(&c->matches.list, &m->link);
 	c->matches.n++;
-	bus->stats_match_rules++;
+	bus_stats_match_rules(&bus->stats, 1);
 	r = client_match_install(c, m);
 	if (r < 0) {
 		client_match_uninstall(c, m);
@@ -120,8 +120,7 @@ int client_match_add(Client *c, MatchRule *rule) {
 			return r;	/* (the rule stays) */
 	}
 	stats_peak(&c->matches.peak, c->matches.n);
-	stats_peak(&bus->peak_match_rules_per_conn, c->matches.n);
-	stats_peak(&bus->peak_match_rules, bus->stats_match_rules);
+	bus_stats_match_rules_peak(&bus->stats, c->matches.n);
 	return 0;
 }
 
@@ -153,7 +152,7 @@ void client_matches_clear(Client *c) {
 		match_rule_free(m->rule);
 		free(m);
 	}
-	c->bus->stats_match_rules -= c->matches.n;
+	bus_stats_match_rules(&c->bus->stats, -(int64_t) c->matches.n);
 	c->matches.n = 0;
 	c->matches.n_noc_rules = 0;
 	c->matches.memo.header_id = 0;

@@ -69,7 +69,7 @@ void client_mark_hello_done(Client *c) {
 void client_set_wk_names_count(Client *c, uint32_t n) {
 	Bus *bus = c->bus;
 
-	bus->stats_wk_names = bus->stats_wk_names - c->stats_wk_names + n;
+	bus_stats_wk_names(&bus->stats, c->stats_wk_names, n);
 	c->stats_wk_names = n;
 	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
 }
@@ -124,7 +124,7 @@ Client *client_free(Client *c) {
 	client_log_names_lost(c);
 
 	client_registry_uncount(&bus->registry, c);
-	bus->stats_wk_names -= c->stats_wk_names;
+	bus_stats_wk_names(&bus->stats, c->stats_wk_names, 0);
 
 	if (bus->driver)
 		driver_forget_client(bus->driver, c);

@@ -46,8 +46,7 @@ void driver_stats_names(Driver *d, Client *c, bool fresh) {
 	uint32_t n = fresh ? 0 : stats_count_names(d, c);
 
 	client_set_wk_names_count(c, n);
-	stats_peak(&bus->peak_bus_names_per_conn, 1 + (uint64_t) n);
-	stats_peak(&bus->peak_bus_names, bus->registry.n_complete + bus->stats_wk_names);
+	bus_stats_names_peak(&bus->stats, 1 + (uint64_t) n, bus->registry.n_complete + bus->stats.wk_names);
 }
 
 /* ---- methods ---------------------------------------------------------------- */
@@ -70,8 +69,8 @@ int method_get_stats(DriverCall *call) {
 	int r;
 
 	stats_refresh(call->driver);
-	rules = bus->stats_match_rules;
-	names = bus->registry.n_complete + bus->stats_wk_names;
+	rules = bus->stats.match_rules;
+	names = bus->registry.n_complete + bus->stats.wk_names;
 	/* libdbus' list allocator's pools (ListMemPool*) have no equivalent */
 	r = call_reply_init(call, &reply);
 	if (r < 0)
@@ -84,11 +83,11 @@ int method_get_stats(DriverCall *call) {
 	asv_add_u32(&reply, "ActiveConnections", active);
 	asv_add_u32(&reply, "IncompleteConnections", incomplete);
 	asv_add_u32(&reply, "MatchRules", rules);
-	asv_add_u32(&reply, "PeakMatchRules", bus->peak_match_rules);
-	asv_add_u32(&reply, "PeakMatchRulesPerConnection", bus->peak_match_rules_per_conn);
+	asv_add_u32(&reply, "PeakMatchRules", bus->stats.peak_match_rules);
+	asv_add_u32(&reply, "PeakMatchRulesPerConnection", bus->stats.peak_match_rules_per_conn);
 	asv_add_u32(&reply, "BusNames", names);
-	asv_add_u32(&reply, "PeakBusNames", bus->peak_bus_names);
-	asv_add_u32(&reply, "PeakBusNamesPerConnection", bus->peak_bus_names_per_conn);
+	asv_add_u32(&reply, "PeakBusNames", bus->stats.peak_bus_names);
+	asv_add_u32(&reply, "PeakBusNamesPerConnection", bus->stats.peak_bus_names_per_conn);
 	wire_builder_close_container(&reply);
 	return call_reply(call, &reply);
 }

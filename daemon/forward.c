@@ -354,7 +354,6 @@ static Dispatch forward_take(Client *c, Forward *f) {
 		client_input_take_fds(c, f->fds.v, f->fds.n);
 	}
 	c->stats_in_messages++;
-	bus->stats_messages++;
 	return DISPATCH_NEXT;
 }
 
