@@ -320,7 +320,6 @@ void bus_policy_close_holders(Bus *bus) {
 }
 
 void bus_policy_done(Bus *bus) {
-	bus_policy_close_holders(bus);
 	bus_groups_flush(bus);
 	bus->policy.xml = policy_unref(bus->policy.xml);
 }

@@ -51,7 +51,8 @@ void bus_policy_set(Bus *bus, Policy *p, const BusConfig *config);
 void bus_policy_swap_snapshot(Bus *bus, PolicySnapshot **slot, PolicySnapshot *s);
 /* the holders close (before the core goes) and the compiled parts are freed */
 void bus_policy_close_holders(Bus *bus);
-/* everything goes (the holders first closed) */
+/* what is left goes: the groups and the XML policy (after
+ * bus_policy_close_holders()) */
 void bus_policy_done(Bus *bus);
 
 /* policy decisions of the daemon: 1 allow, 0 deny */

@@ -115,15 +115,9 @@ void client_input_done(Client *c);
  * gets a larger socket send buffer, once */
 void client_grow_sndbuf(Client *c);
 void client_drop_output(Client *c);
-void client_drop_input_fds(Client *c);
 int client_write(Client *c);
 void client_update_events(Client *c);
-void client_on_event(evutil_socket_t fd, short what, void *userdata);
 int client_process_input(Client *c);
-uint64_t client_ms_to_us(uint64_t ms);
-uint64_t client_now(void);
-void client_arm_timer(Client *c, uint64_t now);
-void client_on_timeout(evutil_socket_t fd, short what, void *userdata);
 /* @c's socket events and its timer, armed for the auth_timeout (new), and
  * gone (free) */
 int client_events_new(Client *c);

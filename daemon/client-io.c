@@ -26,6 +26,13 @@
 #include "daemon/log.h"
 #include "util/macro.h"
 
+static void client_drop_input_fds(Client *c);
+static void client_on_event(evutil_socket_t fd, short what, void *userdata);
+static uint64_t client_ms_to_us(uint64_t ms);
+static uint64_t client_now(void);
+static void client_arm_timer(Client *c, uint64_t now);
+static void client_on_timeout(evutil_socket_t fd, short what, void *userdata);
+
 /*
  * The bus's read buffers that no client holds (Bus.rbuf_pool).  The spare
  * is one CLIENT_READ_MIN buffer an idle client let go of
@@ -165,7 +172,7 @@ void client_input_done(Client *c) {
 	c->rlen = c->rcap = 0;
 }
 
-void client_drop_input_fds(Client *c) {
+static void client_drop_input_fds(Client *c) {
 	for (size_t i = 0; i < c->n_in_fds; i++)
 		safe_close(c->in_fds[i]);
 	c->n_in_fds = 0;
@@ -797,7 +804,7 @@ static _noinline_ void client_close_read_failed(Client *c, int r) {
 	client_close(c, why);
 }
 
-void client_on_event(evutil_socket_t fd, short what, void *userdata) {
+static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 	size_t budget = CLIENT_READ_BUDGET;
 	int r;
@@ -959,13 +966,13 @@ void client_wakeup(KdbusConn *conn, void *userdata) {
 }
 
 /* a limit in ms as µs, saturating far beyond any real deadline */
-uint64_t client_ms_to_us(uint64_t ms) {
+static uint64_t client_ms_to_us(uint64_t ms) {
 	return ms > UINT64_C(1) << 52 ? UINT64_C(1) << 62 : ms * 1000;
 }
 
 /* (out of line: its timespec would cost its callers on the message path a
  * stack canary; it is read only when a deadline changes) */
-_noinline_ uint64_t client_now(void) {
+_noinline_ static uint64_t client_now(void) {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -983,7 +990,7 @@ static _noinline_ void client_arm_timer_at(Client *c, uint64_t deadline, uint64_
 }
 
 /* arm ev_timeout for the earliest deadline, or disarm it */
-void client_arm_timer(Client *c, uint64_t now) {
+static void client_arm_timer(Client *c, uint64_t now) {
 	uint64_t d = c->hello_deadline;
 
 	if (c->fd_deadline && (!d || c->fd_deadline < d))
@@ -1027,7 +1034,7 @@ void client_events_free(Client *c) {
 	c->ev = NULL;
 }
 
-void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
+static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 	uint64_t now = client_now();
 

@@ -116,10 +116,6 @@ static int kernel_peer_read(KdbusConn *via, KernelPeer *p) {
 	return special ? -ENXIO : 0;
 }
 
-bool kernel_conn_present(KdbusConn *via, uint64_t id) {
-	return kclient_conn_exists(via, id);
-}
-
 /* drop the peers that have gone (their CONN_INFO fails) */
 static void kernel_peers_sweep(Bus *bus, KernelPeers *ps, KdbusConn *via) {
 	_cleanup_free_ uint64_t *gone = calloc(ps->by_id.n + 1, sizeof(uint64_t));
@@ -128,7 +124,7 @@ static void kernel_peers_sweep(Bus *bus, KernelPeers *ps, KdbusConn *via) {
 	for (size_t i = 0; gone && ps->by_id.mask && i <= ps->by_id.mask; i++) {
 		uint64_t id = ps->by_id.entries[i].key;
 
-		if (id && !kernel_conn_present(via, id))
+		if (id && !kclient_conn_exists(via, id))
 			gone[n++] = id;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -49,8 +49,6 @@ typedef struct KernelPeer {
 
 KernelPeers *kernel_peers_free(KernelPeers *ps);
 
-/** kernel_conn_present() - is connection @id on the bus (CONN_INFO through @via) */
-bool kernel_conn_present(KdbusConn *via, uint64_t id);
 
 /**
  * kernel_peer_get() - the native peer with connection @id, asked through

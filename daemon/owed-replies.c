@@ -14,7 +14,7 @@ static void owed_replies_sweep(OwedReplies *o, Bus *bus, KdbusConn *via) {
 
 	for (size_t i = 0; m->entries && i <= m->mask; i++) {
 		uint64_t key = m->entries[i].key;
-		if (key && !client_registry_find(&bus->registry, key >> 32) && !kernel_conn_present(via, key >> 32)) {
+		if (key && !client_registry_find(&bus->registry, key >> 32) && !kclient_conn_exists(via, key >> 32)) {
 			(void) idmap_remove(m, key);
 			i--;	/* the backward shift may have moved an entry here */
 		}
