@@ -26,6 +26,7 @@
 
 #include "daemon/address.h"
 #include "daemon/bus.h"
+#include "daemon/bus-schedule.h"
 #include "daemon/call-overflow.h"
 #include "daemon/dir-watch.h"
 #include "daemon/fd-limit.h"
@@ -38,30 +39,11 @@
 #include "compat/bloom.h"
 #include "compat/kdbus-client.h"
 #include "daemon/monitor.h"
+#include "daemon/monitor-sink.h"
 #include "daemon/service-registry.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 #include "util/macro.h"
-
-uint64_t bus_now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-uint64_t bus_reply_deadline(Bus *bus) {
-	if (bus->limits.reply_timeout < 0)
-		return UINT64_MAX;
-	/* the coarse clock is read from the vDSO: no syscall per message */
-	return bus_now_ns() + (uint64_t) bus->limits.reply_timeout * 1000000ULL;
-}
-
-
-void bus_schedule_ready(Bus *bus, Client *c) {
-	if (!list_is_linked(&c->ready_link))
-		list_link_tail(&bus->ready, &c->ready_link);
-	event_active(bus->ev_ready, EV_TIMEOUT, 0);
-}
 
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata);
 
@@ -74,37 +56,21 @@ static void bus_on_yield(evutil_socket_t fd, short what, void *userdata) {
 	/* the receivers the poll woke flush first: their wakeups queued
 	 * bus_on_ready() behind this timeout, which would come too late */
 	bus_on_ready(fd, what, bus);
-	list_splice_tail(&now, &bus->yielded);
+	bus_schedule_take_yielded(&bus->schedule, &now);
 	while (!list_is_empty(&now))
 		client_resume_yielded(container_of(now.next, Client, yield_link));
 }
 
-void bus_schedule_yield(Bus *bus) {
-	static const struct timeval zero = { 0, 0 };
-
-	if (!evtimer_pending(bus->ev_yield, NULL))
-		evtimer_add(bus->ev_yield, &zero);
-}
-
-void bus_schedule_driver(Bus *bus) {
-	bus->driver_pending = true;
-	event_active(bus->ev_ready, EV_TIMEOUT, 0);
-}
-
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
 	Bus *bus = userdata;
+	Client *c;
 
-	if (bus->driver_pending) {
-		bus->driver_pending = false;
+	if (bus_schedule_take_driver(&bus->schedule))
 		driver_dispatch(bus->driver);
-	}
 
 	/* client_flush() may close clients and wake others: always take the head */
-	for (unsigned n = 0; !list_is_empty(&bus->ready) && n < 100000; n++) {
-		Client *c = list_first_entry(&bus->ready, Client, ready_link);
-		list_unlink(&c->ready_link);
+	for (unsigned n = 0; n < 100000 && (c = bus_schedule_next_ready(&bus->schedule)); n++)
 		client_flush(c);
-	}
 }
 
 static void bus_on_timeout(evutil_socket_t fd, short what, void *userdata) {
@@ -582,10 +548,6 @@ static int bus_make_kdbus(Bus *bus) {
 	return 0;
 }
 
-void bus_set_kernel_unprivileged(Bus *bus) {
-	bus->kernel_unprivileged = true;
-}
-
 /* a setting the kernel's bus does not have (EOPNOTSUPP there): fine */
 static int bus_kernel_may_lack(int r) {
 	return r == -EOPNOTSUPP ? 0 : r;
@@ -615,8 +577,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus->reserve_fd = -1;
 	bus->base = base;
 	client_registry_init(&bus->registry);
-	list_init(&bus->ready);
-	list_init(&bus->yielded);
+	answered_calls_init(&bus->answered);
 	r = client_rbuf_pool_new(bus);
 	if (r < 0)
 		return r;
@@ -658,14 +619,15 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	 * client_dispatch() then sends them without) */
 	(void) kdbus_bus_set_broadcast_fds(bus->kbus, true);
 
-	bus->ev_ready = event_new(base, -1, 0, bus_on_ready, bus);
+	r = bus_schedule_init(&bus->schedule, base, bus_on_ready, bus_on_yield, bus);
+	if (r < 0)
+		return r;
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);
 	bus->ev_trim = evtimer_new(base, bus_on_trim, bus);
-	bus->ev_yield = evtimer_new(base, bus_on_yield, bus);
 	bus->ev_sigterm = evsignal_new(base, SIGTERM, bus_on_signal, bus);
 	bus->ev_sigint = evsignal_new(base, SIGINT, bus_on_signal, bus);
 	bus->ev_sighup = evsignal_new(base, SIGHUP, bus_on_signal, bus);
-	if (!bus->ev_ready || !bus->ev_timeout || !bus->ev_yield || !bus->ev_sigterm || !bus->ev_sigint || !bus->ev_sighup)
+	if (!bus->ev_timeout || !bus->ev_sigterm || !bus->ev_sigint || !bus->ev_sighup)
 		return -ENOMEM;
 	event_add(bus->ev_sigterm, NULL);
 	event_add(bus->ev_sigint, NULL);
@@ -697,8 +659,8 @@ Bus *bus_free(Bus *bus) {
 	monitor_free(bus);
 	bus->dir_watch = dir_watch_free(bus->dir_watch);
 	service_registry_free(bus);
-	client_registry_internal_remove(&bus->registry, bus->sink);
-	bus->sink = kdbus_conn_close(bus->sink);
+	answered_calls_done(&bus->answered);
+	monitor_sink_close(bus);
 	bus_policy_close_holders(bus);
 	bus->driver = driver_free(bus->driver);
 	for (size_t i = 0; i < bus->n_listeners; i++) {
@@ -709,14 +671,11 @@ Bus *bus_free(Bus *bus) {
 	free(bus->listeners);
 	bus->kbus = kdbus_bus_close(bus->kbus);
 	client_registry_done(&bus->registry);
-	if (bus->ev_ready)
-		event_free(bus->ev_ready);
+	bus_schedule_done(&bus->schedule);
 	if (bus->ev_timeout)
 		event_free(bus->ev_timeout);
 	if (bus->ev_trim)
 		event_free(bus->ev_trim);
-	if (bus->ev_yield)
-		event_free(bus->ev_yield);
 	if (bus->ev_sigterm)
 		event_free(bus->ev_sigterm);
 	if (bus->ev_sigint)

@@ -12,7 +12,9 @@
 #include <stdint.h>
 
 #include "compat/wire.h"
+#include "daemon/answered-calls.h"
 #include "daemon/bus-policy.h"
+#include "daemon/bus-schedule.h"
 #include "daemon/bus-stats.h"
 #include "daemon/client-registry.h"
 #include "kdbus/bus.h"
@@ -81,10 +83,7 @@ typedef struct Bus {
 
 	ClientRegistry registry;	/* every client, by id, and their counts */
 	KernelPeers *kernel_peers;	/* the native peers seen (kernel bus only) */
-	List ready;		/* clients with kdbus messages to write */
-	List yielded;		/* clients whose input waits for the next poll (client_yield_input()) */
-	struct event *ev_yield;	/* resumes them */
-	struct event *ev_ready;
+	BusSchedule schedule;	/* the ready and yielded clients, the driver's turn (bus-schedule.h) */
 	struct event *ev_timeout;	/* kdbus reply deadlines */
 	struct event *ev_trim;		/* malloc_trim() a second after clients went away */
 	bool trim_again;		/* more went away while ev_trim was pending */
@@ -103,12 +102,11 @@ typedef struct Bus {
 	struct Eavesdrop *eavesdrop;	/* shared monitor for eavesdrop=true rules */
 	KdbusConn *sink;		/* refused messages go here, for monitors */
 	struct ServiceRegistry *services;
+	AnsweredCalls answered;		/* calls the bus answered, whose trackers the core reports dead */
 	struct DirWatch *dir_watch;	/* the directories whose changes reload the configuration */
 	size_t activator_reserve;	/* core connections kept for activators */
-	bool driver_pending;		/* the driver's queue needs a dispatch */
 	bool exiting;			/* bus_disconnect_all() closes everyone */
 	bool on_kernel;			/* the bus is on kdbus.ko (<kdbus/>) */
-	bool kernel_unprivileged;	/* kdbus.ko refused us a client's credentials */
 	struct CallOverflow *call_overflow;	/* on kdbus.ko: calls past its pending-reply limit */
 
 	struct ClientHeaderCache *header_cache;	/* headers parsed once for their receivers (client-header.c) */
@@ -153,18 +151,8 @@ int bus_run(Bus *bus);
  */
 void bus_disconnect_all(Bus *bus);
 
-/* kdbus.ko refused to let the bus stand for a client (no CAP_IPC_OWNER):
- * from now on clients' connections carry the bus's own credentials */
-void bus_set_kernel_unprivileged(Bus *bus);
 /* the core's limits again, after activator_reserve grew */
 int bus_apply_core_limits(Bus *bus);
-
-void bus_schedule_ready(Bus *bus, Client *c);
-void bus_schedule_driver(Bus *bus);
-void bus_schedule_yield(Bus *bus);
-uint64_t bus_now_ns(void);
-
-uint64_t bus_reply_deadline(Bus *bus);
 
 void bus_resume_listeners(Bus *bus);
 

@@ -191,3 +191,26 @@ void call_overflow_peer_gone(CallOverflow *o, uint64_t id) {
 		call_fail(o, container_of(dead.next, OverflowCall, link), true);
 	timer_arm(o);
 }
+
+void kernel_calls_sent(KernelCalls *k, uint64_t cookie) {
+	if (!k->cookies) {
+		k->cookies = calloc(KERNEL_MAX_CALLS_PENDING, sizeof(uint64_t));
+		if (!k->cookies)
+			return;
+	}
+	if (k->n < KERNEL_MAX_CALLS_PENDING)
+		k->cookies[k->n++] = cookie;
+}
+
+void kernel_calls_answered(KernelCalls *k, uint64_t cookie) {
+	for (uint32_t i = 0; i < k->n; i++)
+		if (k->cookies[i] == cookie) {
+			k->cookies[i] = k->cookies[--k->n];
+			return;
+		}
+}
+
+void kernel_calls_done(KernelCalls *k) {
+	free(k->cookies);
+	*k = (KernelCalls) {};
+}

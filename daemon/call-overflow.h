@@ -31,6 +31,24 @@ static inline uint64_t kernel_call_key(uint64_t caller, uint32_t serial) {
 	return caller << 32 | serial;
 }
 
+/*
+ * the calls a client has waiting in kdbus.ko's reply trackers, by cookie,
+ * when max_replies_per_connection is below the kernel's own limit (so that
+ * forward.c refuses the call past it as dbus-daemon would): a part of
+ * Client (Client.kernel_calls), written only by these functions
+ */
+typedef struct KernelCalls {
+	uint64_t *cookies;	/* KERNEL_MAX_CALLS_PENDING, allocated on first use */
+	uint32_t n;
+} KernelCalls;
+
+/* the call @cookie was sent with a tracker (if memory is short it is not
+ * counted: the kernel's own limit still holds) */
+void kernel_calls_sent(KernelCalls *k, uint64_t cookie);
+/* a reply to @cookie came */
+void kernel_calls_answered(KernelCalls *k, uint64_t cookie);
+void kernel_calls_done(KernelCalls *k);
+
 int call_overflow_new(Bus *bus, CallOverflow **ret);
 CallOverflow *call_overflow_free(CallOverflow *o);
 

@@ -171,7 +171,3 @@ bool client_match_any(Client *c, const WireHeader *h, const uint8_t *body, uint6
 
 /* daemon/client-notify.c */
 void client_handle_kernel_msg(Client *c, struct kdbus_msg *m);
-
-/* forward.c: a reply or its notification (REPLY_TIMEOUT, REPLY_DEAD) to
- * the call @cookie arrived, on the kernel bus (client_calls_limited()) */
-void client_call_answered(Client *c, uint64_t cookie);

@@ -888,9 +888,7 @@ void client_start(Client *c) {
  */
 static _noinline_ void client_yield_input(Client *c) {
 	c->input = CLIENT_INPUT_YIELDED;
-	if (!list_is_linked(&c->yield_link))
-		list_link_tail(&c->bus->yielded, &c->yield_link);
-	bus_schedule_yield(c->bus);
+	bus_schedule_yield(c->bus, c);
 }
 
 void client_resume_yielded(Client *c) {

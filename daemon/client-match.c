@@ -22,7 +22,6 @@
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
-#include "daemon/monitor.h"
 #include "util/macro.h"
 
 /* one dbus1 match rule of a client, installed in the core under @cookie */
@@ -76,8 +75,6 @@ static void client_match_free(Client *c, ClientMatch *m) {
 		return;
 	if (m->noc)
 		c->matches.n_noc_rules--;
-	if (m->eavesdrop)
-		monitor_eavesdropper_unref(c->bus, c);
 	list_unlink(&m->link);
 	match_rule_free(m->rule);
 	free(m);
@@ -113,12 +110,7 @@ int client_match_add(Client *c, MatchRule *rule) {
 		client_match_uninstall(c, m);
 		return r == -EMFILE ? -EXFULL : r;
 	}
-	if (match_rule_is_eavesdrop(m->rule)) {
-		m->eavesdrop = true;
-		r = monitor_eavesdropper_ref(bus, c);
-		if (r < 0)
-			return r;	/* (the rule stays) */
-	}
+	m->eavesdrop = match_rule_is_eavesdrop(m->rule);
 	stats_peak(&c->matches.peak, c->matches.n);
 	bus_stats_match_rules_peak(&bus->stats, c->matches.n);
 	return 0;
@@ -146,8 +138,6 @@ void client_matches_clear(Client *c) {
 	ClientMatch *m, *tmp;
 
 	list_for_each_entry_safe(m, tmp, &c->matches.list, link) {
-		if (m->eavesdrop)
-			monitor_eavesdropper_unref(c->bus, c);
 		list_unlink(&m->link);
 		match_rule_free(m->rule);
 		free(m);

@@ -13,7 +13,7 @@
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
-#include "daemon/service-registry.h"
+#include "daemon/answered-calls.h"
 
 static int client_queue_synth(Client *c, uint8_t *msg, size_t len, bool broadcast) {
 	WireHeader h;
@@ -161,7 +161,7 @@ _noinline_ void client_handle_kernel_msg(Client *c, struct kdbus_msg *m) {
 			 * its main loop (the expiry of its pending replies),
 			 * which no longer runs */
 			if (c->state == CLIENT_MONITOR || c->bus->exiting ||
-			    service_registry_consume_reply_dead(c->bus, c->id, m->cookie_reply))
+			    answered_calls_consume(&c->bus->answered, c->id, m->cookie_reply))
 				break;
 			client_no_reply(c, (uint32_t) m->cookie_reply, true);
 			break;

@@ -78,3 +78,7 @@ void client_registry_internal_remove(ClientRegistry *r, KdbusConn *conn) {
 bool client_registry_is_internal(const ClientRegistry *r, uint64_t id) {
 	return idmap_get(&r->internal, id) != NULL;
 }
+
+void client_registry_set_kernel_unprivileged(ClientRegistry *r) {
+	r->kernel_unprivileged = true;
+}

@@ -25,6 +25,7 @@ typedef struct ClientRegistry {
 	unsigned n_incomplete;	/* connections before Hello */
 	unsigned n_complete;	/* connections after Hello, monitors too */
 	unsigned n_monitors;
+	bool kernel_unprivileged;	/* kdbus.ko refused to let the bus stand for a client */
 } ClientRegistry;
 
 void client_registry_init(ClientRegistry *r);
@@ -48,6 +49,10 @@ void client_registry_count_monitor(ClientRegistry *r, Client *c);
  * causes), then out of the registry */
 void client_registry_uncount(ClientRegistry *r, Client *c);
 void client_registry_remove(ClientRegistry *r, Client *c);
+
+/* kdbus.ko refused to let the bus stand for a client (no CAP_IPC_OWNER):
+ * from now on clients' connections carry the bus's own credentials */
+void client_registry_set_kernel_unprivileged(ClientRegistry *r);
 
 /* the daemon's own connections (the driver's, activators, monitors'
  * sinks): ids a client is never told about.  add: 0, -ENOMEM */

@@ -52,16 +52,6 @@
 #include "util/format.h"
 #include "util/macro.h"
 
-uint32_t client_peek_serial(const Client *c) {
-	return (uint32_t) (c->serial + 1) ?: 1;
-}
-
-uint32_t client_next_serial(Client *c) {
-	if (++c->serial == 0)
-		++c->serial;
-	return c->serial;
-}
-
 void client_mark_hello_done(Client *c) {
 	c->hello_done = true;
 }
@@ -132,13 +122,13 @@ Client *client_free(Client *c) {
 	if (c->id)
 		call_overflow_peer_gone(bus->call_overflow, c->id);
 	client_registry_remove(&bus->registry, c);
-	list_unlink(&c->ready_link);
-	list_unlink(&c->yield_link);
+	bus_schedule_forget(c);
 
 	client_drop_output(c);
 	out_ring_free(&c->out);
 	client_input_done(c);
 	client_forward_done(c);
+	kernel_calls_done(&c->kernel_calls);
 
 	client_matches_clear(c);
 	for (size_t i = 0; i < c->n_monitor_rules; i++)
@@ -272,7 +262,7 @@ int client_register(Client *c) {
 		.label = c->creds.label,
 	};
 	uint64_t hello_flags = c->unix_fd ? KDBUS_HELLO_ACCEPT_FD : 0;
-	r = bus->kernel_unprivileged ? -EPERM : kclient_hello(bus->kbus, hello_flags, pool, &identity, &c->conn, &c->id);
+	r = bus->registry.kernel_unprivileged ? -EPERM : kclient_hello(bus->kbus, hello_flags, pool, &identity, &c->conn, &c->id);
 	if (r == -EPERM && bus->on_kernel) {
 		/*
 		 * kdbus.ko lets only a connection with CAP_IPC_OWNER stand for
@@ -282,9 +272,9 @@ int client_register(Client *c) {
 		 * the XML policy is the daemon's alone (it is anyway for
 		 * classic clients: their credentials are the daemon's record)
 		 */
-		if (!bus->kernel_unprivileged)
+		if (!bus->registry.kernel_unprivileged)
 			log_info("Without CAP_IPC_OWNER the clients' kernel connections carry the bus's own credentials");
-		bus_set_kernel_unprivileged(bus);
+		client_registry_set_kernel_unprivileged(&bus->registry);
 		r = kclient_hello(bus->kbus, hello_flags, pool, NULL, &c->conn, &c->id);
 	}
 	if (r < 0)

@@ -17,6 +17,7 @@
 
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
+#include "daemon/call-overflow.h"
 #include "daemon/client-describe.h"
 #include "daemon/out-ring.h"
 #include "daemon/owed-replies.h"
@@ -149,11 +150,7 @@ struct Client {
 	 * kdbus_bus_names_generation() stays @policy_names_gen */
 	char **policy_names;
 	uint64_t policy_names_gen;
-	/* on kdbus.ko with max_replies_per_connection below the kernel's own
-	 * limit: the cookies of our calls that wait for a reply
-	 * (client_calls_limited()) */
-	uint64_t *calls_pending;
-	uint32_t n_calls_pending;
+	KernelCalls kernel_calls;	/* our calls in kdbus.ko's trackers (call-overflow.h) */
 	OwedReplies owed_replies;	/* on kdbus.ko: the calls we were handed */
 	bool handover_unchecked;	/* client_expect_handover() */
 	bool kqueue_drained;		/* client_pull() found its kernel queue empty */
@@ -246,11 +243,11 @@ void client_wakeup(KdbusConn *conn, void *userdata);
  * client_match_add() - @rule (taken, in any case) becomes the last of @c's
  * match rules: installed in the core under a cookie of its own (a bloom
  * mask, its match key, and the name and id notifications when it may
- * match NameOwnerChanged), counted in Debug.Stats' figures; an eavesdrop
- * rule makes @c an eavesdropper (monitor_eavesdropper_ref()).
+ * match NameOwnerChanged), counted in Debug.Stats' figures.  That an
+ * eavesdrop rule makes @c an eavesdropper is the caller's
+ * (monitor_eavesdropper_ref(), the driver's AddMatch and RemoveMatch).
  * Return: 0; -EXFULL when the core takes no more matches of @c (the rule
- * is not added); another negative errno (the rule is not added, unless it
- * failed to make @c an eavesdropper).
+ * is not added); another negative errno (the rule is not added).
  */
 int client_match_add(Client *c, MatchRule *rule);
 
@@ -268,10 +265,17 @@ void client_matches_clear(Client *c);
  * were added, until it returns non-zero; returns that, or 0 */
 int client_match_foreach(Client *c, int (*fn)(const MatchRule *rule, void *userdata), void *userdata);
 
-/* the serial of the next message the bus originates to @c (never 0) */
-uint32_t client_next_serial(Client *c);
+/* the serial of the next message the bus originates to @c (never 0);
+ * Client.serial has no other writer */
+static inline uint32_t client_next_serial(Client *c) {
+	if (++c->serial == 0)
+		++c->serial;
+	return c->serial;
+}
 /* the serial client_next_serial() gives next, not taken */
-uint32_t client_peek_serial(const Client *c);
+static inline uint32_t client_peek_serial(const Client *c) {
+	return (uint32_t) (c->serial + 1) ?: 1;
+}
 
 /*
  * client_drop_conn() - the first half of BecomeMonitor: @c's kdbus

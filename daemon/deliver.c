@@ -218,8 +218,8 @@ int deliver_slice(Client *c, uint64_t offset) {
 	uint64_t payload_off;
 	ClientOut *o;
 
-	if (_unlikely_(c->n_calls_pending) && m->cookie_reply)
-		client_call_answered(c, m->cookie_reply);
+	if (_unlikely_(c->kernel_calls.n) && m->cookie_reply)
+		kernel_calls_answered(&c->kernel_calls, m->cookie_reply);
 	if (m->payload_type == KDBUS_PAYLOAD_KERNEL) {
 		client_handle_kernel_msg(c, m);
 		deliver_free_slice(c, offset);

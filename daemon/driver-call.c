@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat/kdbus-client.h"
+#include "compat/message.h"
 #include "compat/protocol.h"
 #include "compat/wire.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
+#include "daemon/kernel-peers.h"
 #include "daemon/log.h"
 #include "util/format.h"
 #include "util/macro.h"
@@ -210,4 +213,54 @@ void asv_add_fixed_array(WireBuilder *b, const char *key, char type, const void 
 							       : (const void *) ((const uint32_t *) v + i));
 	wire_builder_close_container(b);
 	asv_close(b);
+}
+
+/* ---- name lookups ----------------------------------------------------------- */
+
+/* the kdbus id owning @name (unique or well-known), 0 if none; activators
+ * and waiters do not count as owners */
+uint64_t driver_lookup_owner(Driver *d, const char *name) {
+	uint64_t id;
+
+	if (name[0] == ':') {
+		if (!message_unique_name_to_id(name, strlen(name), &id) || id == d->id)
+			return 0;
+		Client *c = client_registry_find(&d->bus->registry, id);
+		if (!c)	/* a native peer of the kernel bus has its unique name too */
+			return kernel_peer_get(d->bus, d->conn, id) ? id : 0;
+		return c->state == CLIENT_ACTIVE ? id : 0;
+	}
+
+	return kclient_name_owner(d->conn, name, &id) < 0 ? 0 : id;
+}
+
+/* bus_driver_get_conn_helper(): the single string argument names a peer */
+Found call_get_peer_or_kernel_peer(DriverCall *call, const char *what, const char **ret_name,
+					   Client **ret_peer, const KernelPeer **ret_kernel_peer) {
+	const char *name;
+
+	if (call_read_args(call, "s", &name) < 0)
+		return FOUND_ERROR;
+	*ret_name = name;
+	if (streq(name, DRIVER_NAME))
+		return FOUND_SELF;
+	uint64_t id = driver_lookup_owner(call->driver, name);
+	Client *c = id ? client_registry_find(&call->driver->bus->registry, id) : NULL;
+	/* a native peer of the kernel bus: what the kernel tells of it */
+	const KernelPeer *kp = !c && id && ret_kernel_peer ? kernel_peer_get(call->driver->bus, call->driver->conn, id) :
+							      NULL;
+	if (kp) {
+		*ret_kernel_peer = kp;
+		return FOUND_KERNEL_PEER;
+	}
+	if (!c) {
+		call_fail(call, DBUS_ERR("NameHasNoOwner"), "Could not get %s of name '%s': no such name", what, name);
+		return FOUND_ERROR;
+	}
+	*ret_peer = c;
+	return FOUND_PEER;
+}
+
+Found call_get_peer(DriverCall *call, const char *what, const char **ret_name, Client **ret_peer) {
+	return call_get_peer_or_kernel_peer(call, what, ret_name, ret_peer, NULL);
 }

@@ -18,7 +18,7 @@
 #include "daemon/client.h"
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
-#include "daemon/monitor.h"
+#include "daemon/monitor-sink.h"
 #include "util/macro.h"
 #include "util/strutil.h"
 

@@ -28,9 +28,13 @@
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
 #include "daemon/log.h"
-#include "daemon/monitor.h"
+#include "daemon/monitor-sink.h"
 #include "util/macro.h"
 #include "util/strutil.h"
+
+uint64_t driver_id(const Driver *d) {
+	return d ? d->id : 0;
+}
 
 /* ---- sending ---------------------------------------------------------------- */
 

@@ -45,10 +45,6 @@
 #include "util/macro.h"
 #include "util/strutil.h"
 
-uint64_t driver_id(const Driver *d) {
-	return d ? d->id : 0;
-}
-
 /* ---- methods ---------------------------------------------------------------- */
 
 static int method_update_activation_environment(DriverCall *call) {
@@ -143,11 +139,18 @@ static int method_add_match(DriverCall *call) {
 			return call_fail_apparmor(call, &refusal);
 		}
 	}
+	bool eavesdrop = match_rule_is_eavesdrop(rule);
 	r = client_match_add(c, rule);
 	if (r == -EXFULL)
 		return call_fail(call, DBUS_ERR("LimitsExceeded"), "Too many match rules for \"%s\"", c->unique_name);
 	if (r < 0)
 		return r;
+	/* the rule makes @c an eavesdropper (when that fails, the rule stays) */
+	if (eavesdrop) {
+		r = monitor_eavesdropper_ref(call->driver->bus, c);
+		if (r < 0)
+			return r;
+	}
 	return call_reply_args(call, "");
 }
 
@@ -166,6 +169,8 @@ static int method_remove_match(DriverCall *call) {
 	if (client_match_remove(c, rule) < 0)
 		return call_fail(call, DBUS_ERR("MatchRuleNotFound"),
 				 "The given match rule wasn't found and can't be removed");
+	if (match_rule_is_eavesdrop(rule))
+		monitor_eavesdropper_unref(call->driver->bus, c);
 	return call_reply_args(call, "");
 }
 

@@ -19,7 +19,7 @@
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/log.h"
-#include "daemon/monitor.h"
+#include "daemon/monitor-sink.h"
 #include "daemon/security.h"
 #include "daemon/service-registry.h"
 #include "policy/policy.h"
@@ -658,30 +658,9 @@ static uint32_t client_calls_limited(const Client *c) {
 	return max ? (uint32_t) max : 1;
 }
 
-static void client_call_sent(Client *c, uint64_t cookie) {
-	if (!c->calls_pending) {
-		c->calls_pending = calloc(KERNEL_MAX_CALLS_PENDING, sizeof(uint64_t));
-		if (!c->calls_pending)
-			return;	/* the kernel's own limit still holds */
-	}
-	if (c->n_calls_pending < KERNEL_MAX_CALLS_PENDING)
-		c->calls_pending[c->n_calls_pending++] = cookie;
-}
-
 void client_forward_done(Client *c) {
 	free(c->bloom_cache);
 	c->bloom_cache = NULL;
-	free(c->calls_pending);
-	c->calls_pending = NULL;
-	c->n_calls_pending = 0;
-}
-
-void client_call_answered(Client *c, uint64_t cookie) {
-	for (uint32_t i = 0; i < c->n_calls_pending; i++)
-		if (c->calls_pending[i] == cookie) {
-			c->calls_pending[i] = c->calls_pending[--c->n_calls_pending];
-			return;
-		}
 }
 
 /*
@@ -777,7 +756,7 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
 	uint32_t calls_limit = _unlikely_(c->bus->on_kernel) && !how && (km->flags & KDBUS_MSG_EXPECT_REPLY) &&
 				       !f->to_driver ? client_calls_limited(c) : 0;
-	if (calls_limit && c->n_calls_pending >= calls_limit)
+	if (calls_limit && c->kernel_calls.n >= calls_limit)
 		r = -EMLINK;	/* as the in-process core: the caller gets LimitsExceeded */
 	else if (how)
 		r = f->allowed || f->t.dst_id ? kclient_send(c->conn, km, KCLIENT_SEND_PLAIN, &return_flags) : 0;
@@ -786,7 +765,7 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 	if (_unlikely_(r == -ENOBUFS) && c->bus->on_kernel && forward_take_receiver_queue(c, f))
 		r = kclient_send(c->conn, km, 0, &return_flags);
 	if (calls_limit && r == 0)
-		client_call_sent(c, km->cookie);
+		kernel_calls_sent(&c->kernel_calls, km->cookie);
 	if (_unlikely_(r == -ESRCH) && forward_rescan(c, f)) {
 		if (adopt_at)
 			(void) kdbus_payload_offer(c->conn, NULL, NULL);	/* offered again */

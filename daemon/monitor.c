@@ -13,6 +13,7 @@
 #include "daemon/driver.h"
 #include "daemon/log.h"
 #include "daemon/monitor.h"
+#include "daemon/monitor-sink.h"
 #include "util/format.h"
 #include "util/macro.h"
 
@@ -110,35 +111,10 @@ int monitor_become(Bus *bus, Client *c, MatchRule **rules, size_t n) {
 	for (char **nm = names; *nm; nm++)
 		monitor_lose_name(c, c->unique_name, *nm, captured);
 	strv_free(names);
+	monitor_forget_client(c->bus, c);	/* no eavesdropper any more */
 	client_matches_clear(c);	/* it is a monitor now */
 	log_info("Connection %s (%s) became a monitor.", c->unique_name, client_loginfo(c));
 	return 0;
-}
-
-/* ---- the sink for refused messages ------------------------------------------- */
-
-static int sink_drop(KdbusConn *conn, struct kdbus_msg *m, void *userdata) {
-	KclientMsgParts parts;
-
-	kclient_msg_read(conn, m, &parts);
-	for (unsigned i = 0; i < parts.n_fds; i++)
-		safe_close(parts.fds[i]);
-	return 0;
-}
-
-static void sink_wakeup(KdbusConn *conn, void *userdata) {
-	(void) kclient_recv_each(conn, sink_drop, NULL);
-}
-
-uint64_t monitor_sink_id(Bus *bus) {
-	if (!bus->sink) {
-		if (kclient_hello(bus->kbus, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_HIDDEN_ID, 16 * 1024 * 1024, NULL,
-				  &bus->sink, NULL) < 0)
-			return 0;
-		kdbus_conn_set_wakeup(bus->sink, sink_wakeup, bus);
-		(void) client_registry_internal_add(&bus->registry, bus->sink);
-	}
-	return kdbus_conn_get_id(bus->sink);
 }
 
 /* ---- eavesdropping ---------------------------------------------------------- */

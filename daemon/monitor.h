@@ -27,10 +27,6 @@ void monitor_eavesdropper_unref(Bus *bus, Client *c);
 void monitor_forget_client(Bus *bus, Client *c);
 void monitor_free(Bus *bus);
 
-/* the connection refused messages are sent to so that monitors see them
- * (created on first use), 0 if it cannot be made */
-uint64_t monitor_sink_id(Bus *bus);
-
 /* a message from client @sender_id to the driver that the driver took
  * (@data: as the bus forwards it): copies for the eavesdroppers it is for */
 void monitor_eavesdrop_driver_message(Bus *bus, Client *sender, const uint8_t *data, size_t len);

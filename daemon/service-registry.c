@@ -58,6 +58,7 @@
 #include "compat/protocol.h"
 #include "compat/service-file.h"
 #include "compat/wire.h"
+#include "daemon/answered-calls.h"
 #include "daemon/bus.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
@@ -73,7 +74,6 @@
 #define ACTIVATOR_POOL_SIZE (16ULL * 1024 * 1024)
 #define WATCHER_POOL_SIZE (4ULL * 1024 * 1024)
 #define WATCHER_REMOVALS_COOKIE 2	/* the ID_REMOVE match; the name matches have 1 */
-#define ANSWERED_MAX_AGE_NS (120ULL * 1000000000ULL)
 /* how long a new instance waits for the previous one to go (see
  * activatable_trigger()) */
 #define PREVIOUS_OWNER_GRACE_USEC (1000 * 1000)
@@ -118,15 +118,6 @@ struct Launch {
 	LauncherChild *child;
 };
 
-/* a call the bus answered with an activation error, whose tracker the core
- * is about to report dead (see service_registry_consume_reply_dead()) */
-typedef struct Answered {
-	List link;
-	uint64_t requester_id;
-	uint64_t cookie;
-	uint64_t when_ns;
-} Answered;
-
 struct ServiceRegistry {
 	Bus *bus;
 	Activatable **names;	/* sorted by name, for lookups */
@@ -138,8 +129,6 @@ struct ServiceRegistry {
 	struct event *ev_process;
 	List launches;
 	Launcher *launcher;
-	List answered;
-	size_t n_answered;
 	unsigned n_pending;	/* max_pending_service_starts */
 	uint64_t next_launch_id;
 	bool process_pending;
@@ -150,12 +139,6 @@ static void launch_fail(Launch *l, const char *error_name, const char *text);
 static int registry_new(Bus *bus, ServiceRegistry **ret);
 static bool activatable_check_file(Activatable *a);
 static void activatable_set_previous(Activatable *a, uint64_t id);
-
-static uint64_t now_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* ---- lookups ---------------------------------------------------------------- */
 
@@ -229,48 +212,6 @@ int service_registry_set_address(Bus *bus, const char *address) {
 
 /* ---- answering what an activator holds ------------------------------------- */
 
-static void registry_prune_answered(ServiceRegistry *reg, uint64_t now) {
-	while (!list_is_empty(&reg->answered)) {
-		Answered *x = list_first_entry(&reg->answered, Answered, link);
-		if (reg->n_answered < 4096 && now - x->when_ns < ANSWERED_MAX_AGE_NS)
-			break;
-		list_unlink(&x->link);
-		reg->n_answered--;
-		free(x);
-	}
-}
-
-static void registry_add_answered(ServiceRegistry *reg, uint64_t requester_id, uint64_t cookie) {
-	uint64_t now = now_ns();
-	Answered *x;
-
-	registry_prune_answered(reg, now);
-	x = calloc(1, sizeof(*x));
-	if (!x)
-		return;
-	x->requester_id = requester_id;
-	x->cookie = cookie;
-	x->when_ns = now;
-	list_link_tail(&reg->answered, &x->link);
-	reg->n_answered++;
-}
-
-bool service_registry_consume_reply_dead(Bus *bus, uint64_t requester_id, uint64_t cookie) {
-	ServiceRegistry *reg = bus->services;
-	Answered *x;
-
-	if (!reg)
-		return false;
-	list_for_each_entry(x, &reg->answered, link)
-		if (x->requester_id == requester_id && x->cookie == cookie) {
-			list_unlink(&x->link);
-			reg->n_answered--;
-			free(x);
-			return true;
-		}
-	return false;
-}
-
 /*
  * answer every message queued on @a's activator with @error_name, as
  * dbus-daemon answers every entry of a failed pending activation (method
@@ -304,7 +245,7 @@ static void activatable_fail_queued(Activatable *a, const char *error_name, cons
 		if (c && have_header) {
 			(void) driver_send_error(bus->driver, c, h.serial, error_name, "%s", text);
 			if (expect_reply)
-				registry_add_answered(a->reg, src_id, cookie);
+				answered_calls_add(&bus->answered, src_id, cookie);
 		}
 
 		if (kclient_recv_drop(a->conn) < 0)
@@ -944,7 +885,6 @@ static int registry_new(Bus *bus, ServiceRegistry **ret) {
 	reg->bus = bus;
 	list_init(&reg->all);
 	list_init(&reg->launches);
-	list_init(&reg->answered);
 	bus->services = reg;
 	r = hash_order_new(&reg->listed_order);
 	if (r < 0) {
@@ -1253,11 +1193,6 @@ void service_registry_free(Bus *bus) {
 		activatable_free(list_first_entry(&reg->all, Activatable, link));
 	/* the services we started keep running: just forget them */
 	reg->launcher = launcher_free(reg->launcher);
-	while (!list_is_empty(&reg->answered)) {
-		Answered *x = list_first_entry(&reg->answered, Answered, link);
-		list_unlink(&x->link);
-		free(x);
-	}
 	client_registry_internal_remove(&bus->registry, reg->watcher);
 	reg->watcher = kdbus_conn_close(reg->watcher);
 	if (reg->ev_process)

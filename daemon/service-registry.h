@@ -160,19 +160,3 @@ bool service_registry_is_activatable(Bus *bus, const char *name);
  * (AssumedAppArmorLabel=), or NULL */
 const char *service_registry_assumed_apparmor_label(Bus *bus, const char *name);
 
-/**
- * service_registry_consume_reply_dead() - hook for the client's handling of
- * the core's REPLY_DEAD notification (KCLIENT_REPLY_DEAD)
- * @bus:	the bus
- * @requester_id: the kdbus id of the client the notification is for
- * @cookie:	its cookie_reply (the serial of the call)
- *
- * A failed activation answers each queued call with its Spawn/TimedOut
- * error and then drops the call from the activator, which makes the core
- * report the call's reply tracker dead.  That notification must not turn
- * into a second (NoReply) error.
- *
- * Return: true if the bus already answered this call and the notification
- * is to be ignored.
- */
-bool service_registry_consume_reply_dead(Bus *bus, uint64_t requester_id, uint64_t cookie);

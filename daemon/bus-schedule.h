@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * bus-schedule.h - what runs after the loop's readable sockets were
+ * served, a part of Bus (Bus.schedule): the clients with output to write
+ * (the ready list), the clients whose input waits for the next poll (the
+ * yielded list), and whether the driver's queue needs a dispatch.  The
+ * modules below bus.c ask for a turn here; bus.c's two events take the
+ * turns (bus_on_ready(), bus_on_yield()).  Also the bus's clock.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/list.h"
+
+struct Bus;
+struct Client;
+struct event;
+struct event_base;
+
+typedef struct BusSchedule {
+	List ready;		/* clients with output to write (Client.ready_link) */
+	List yielded;		/* clients whose input waits for the next poll (Client.yield_link) */
+	struct event *ev_ready;	/* runs the driver, then flushes the ready clients */
+	struct event *ev_yield;	/* a zero timeout: resumes the yielded clients */
+	bool driver_pending;	/* the driver's queue needs a dispatch */
+} BusSchedule;
+
+/* bus_schedule_init() - the two events, calling @on_ready and @on_yield
+ * with @userdata */
+int bus_schedule_init(BusSchedule *s, struct event_base *base, void (*on_ready)(int, short, void *),
+		      void (*on_yield)(int, short, void *), void *userdata);
+void bus_schedule_done(BusSchedule *s);
+
+/* @c has output to write: flushed after this round of events */
+void bus_schedule_ready(struct Bus *bus, struct Client *c);
+/* the driver's queue needs a dispatch, after this round of events */
+void bus_schedule_driver(struct Bus *bus);
+/* @c's input waits until the loop has polled again */
+void bus_schedule_yield(struct Bus *bus, struct Client *c);
+/* @c is gone: off both lists */
+void bus_schedule_forget(struct Client *c);
+
+/* for bus.c's events: the next ready client (off the list), or NULL;
+ * whether the driver was asked for (and no longer); the yielded clients,
+ * moved to @into */
+struct Client *bus_schedule_next_ready(BusSchedule *s);
+bool bus_schedule_take_driver(BusSchedule *s);
+void bus_schedule_take_yielded(BusSchedule *s, List *into);
+
+/* the monotonic coarse clock, in ns (from the vDSO: no syscall) */
+uint64_t bus_now_ns(void);
+/* when a call sent now times out (reply_timeout), UINT64_MAX for never */
+uint64_t bus_reply_deadline(struct Bus *bus);
