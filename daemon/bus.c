@@ -26,6 +26,7 @@
 
 #include "daemon/address.h"
 #include "daemon/bus.h"
+#include "daemon/bus-hooks.h"
 #include "daemon/bus-schedule.h"
 #include "daemon/call-overflow.h"
 #include "daemon/dir-watch.h"
@@ -121,7 +122,7 @@ static void bus_on_trim(evutil_socket_t fd, short what, void *userdata) {
 	}
 }
 
-void bus_client_gone(Bus *bus) {
+static void bus_trim_soon(Bus *bus) {
 	struct timeval tv = { .tv_sec = 1 };
 
 	if (!bus->ev_trim)
@@ -142,7 +143,7 @@ static void bus_pause_listeners(Bus *bus) {
 		}
 }
 
-void bus_resume_listeners(Bus *bus) {
+static void bus_resume_listeners(Bus *bus) {
 	for (size_t i = 0; i < bus->n_listeners; i++)
 		if (bus->listeners[i]->paused) {
 			event_add(bus->listeners[i]->ev, NULL);
@@ -563,6 +564,37 @@ static void bus_read_machine_id(Bus *bus) {
 	snprintf(bus->machine_id, sizeof(bus->machine_id), "%s", bus->guid);
 }
 
+/* ---- the ways up (bus-hooks.h) ---------------------------------------------- */
+
+static void bus_client_forget(Client *c) {
+	Bus *bus = c->bus;
+
+	if (bus->driver)
+		driver_forget_client(bus->driver, c);
+	monitor_forget_client(bus, c);
+	if (c->id)
+		call_overflow_peer_gone(bus->call_overflow, c->id);
+	client_forward_done(c);
+}
+
+static void bus_client_gone(Bus *bus) {
+	bus_resume_listeners(bus);
+	bus_trim_soon(bus);
+}
+
+static const BusHooks bus_hooks = {
+	.nonce_accepted = client_nonce_accepted,
+	.auth_step = client_auth_step,
+	.dispatch = client_dispatch,
+	.deliver = deliver_slice,
+	.close = client_close,
+	.client_forget = bus_client_forget,
+	.client_registered = bus_resume_listeners,
+	.client_gone = bus_client_gone,
+	.apply_core_limits = bus_apply_limits,
+	.reload = bus_reload,
+};
+
 int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *config_file) {
 	_cleanup_(bus_freep) Bus *bus = NULL;
 	int r;
@@ -574,6 +606,7 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	}
 	/* the configuration is the bus's from here on, whatever happens */
 	bus->config = config;
+	bus->hooks = &bus_hooks;
 	bus->reserve_fd = -1;
 	bus->base = base;
 	client_registry_init(&bus->registry);
@@ -757,10 +790,6 @@ int bus_reload(Bus *bus, char **ret_error) {
 		driver_broadcast_activatable_services_changed(bus->driver);
 	log_info("Reloaded configuration");
 	return 0;
-}
-
-int bus_apply_core_limits(Bus *bus) {
-	return bus_apply_limits(bus);
 }
 
 static int bus_id_cmp(const void *a, const void *b) {

@@ -62,6 +62,7 @@ typedef struct Listener {
 
 typedef struct Bus {
 	struct event_base *base;
+	const struct BusHooks *hooks;	/* the ways up the layers (bus-hooks.h) */
 	BusConfig *config;
 	char *config_file;
 	BusLimits limits;
@@ -151,16 +152,9 @@ int bus_run(Bus *bus);
  */
 void bus_disconnect_all(Bus *bus);
 
-/* the core's limits again, after activator_reserve grew */
-int bus_apply_core_limits(Bus *bus);
-
-void bus_resume_listeners(Bus *bus);
-
 /* as dbus-daemon at startup (after listening, the pidfile and a fork, before
  * the switch to <user>): RLIMIT_NOFILE raised (fd_limit_raise()), the fd
  * reserve moved */
 void bus_raise_fd_limit(Bus *bus);
-/* a client was freed: give memory back to the system soon (bus_on_trim) */
-void bus_client_gone(Bus *bus);
 
 DEFINE_CLEANUP(Bus *, bus_free);

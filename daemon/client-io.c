@@ -21,6 +21,7 @@
 #include "compat/auth.h"
 #include "compat/kdbus-client.h"
 #include "daemon/bus.h"
+#include "daemon/bus-hooks.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
 #include "daemon/log.h"
@@ -483,7 +484,7 @@ static inline __attribute__((always_inline)) int client_pull(Client *c) {
 		if (n < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
-			int r = deliver_slice(c, offs[i]);
+			int r = c->bus->hooks->deliver(c, offs[i]);
 			if (r < 0) {
 				/* the rest is not taken: give it back */
 				if (c->conn && i + 1 < n)
@@ -527,7 +528,7 @@ void client_take_queued(Client *c) {
 void client_drain(Client *c) {
 	while (c->conn) {
 		uint64_t off;
-		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || deliver_slice(c, off) < 0)
+		if (kdbus_recv_batch(c->conn, &off, 1) < 0 || c->bus->hooks->deliver(c, off) < 0)
 			break;
 	}
 	/* slices must not outlive the connection they belong to */
@@ -574,7 +575,7 @@ void client_flush(Client *c) {
 	client_update_events(c);
 	return;
 fail:
-	client_close(c, r == -EPIPE || r == -ECONNRESET ? "peer closed" : "write failed");
+	c->bus->hooks->close(c, r == -EPIPE || r == -ECONNRESET ? "peer closed" : "write failed");
 }
 
 /* ---- input -------------------------------------------------------------- */
@@ -791,7 +792,7 @@ static _noinline_ int client_read_nonce(Client *c) {
 	(void) recv(c->fd, buf, 16, MSG_DONTWAIT);
 	if (memcmp(buf, c->nonce, 16) != 0)
 		return -EBADMSG;
-	client_nonce_accepted(c);
+	c->bus->hooks->nonce_accepted(c);
 	return 1;
 }
 
@@ -801,7 +802,7 @@ static _noinline_ void client_close_read_failed(Client *c, int r) {
 	char why[64];
 
 	snprintf(why, sizeof(why), "read failed: %s", strerror(-r));
-	client_close(c, why);
+	c->bus->hooks->close(c, why);
 }
 
 static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
@@ -811,9 +812,9 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 
 	if (what & EV_WRITE) {
 		if (c->auth) {
-			r = client_auth_step(c);
+			r = c->bus->hooks->auth_step(c);
 			if (r < 0)
-				return client_close(c, "authentication failed");
+				return c->bus->hooks->close(c, "authentication failed");
 		} else {
 			client_flush(c);
 			return;	/* c may be gone; reading resumes on the next EV_READ */
@@ -841,7 +842,7 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 		if (c->state == CLIENT_NONCE) {
 			r = client_read_nonce(c);
 			if (r < 0)
-				return client_close(c, r == -EBADMSG ? "wrong nonce" : "nonce missing");
+				return c->bus->hooks->close(c, r == -EBADMSG ? "wrong nonce" : "nonce missing");
 			if (r == 0)
 				return;
 			continue;
@@ -851,15 +852,15 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 		if (k == -EAGAIN)
 			break;
 		if (k == 0 || k == -ECONNRESET)
-			return client_close(c, "peer closed");
+			return c->bus->hooks->close(c, "peer closed");
 		if (k < 0)
 			return client_close_read_failed(c, (int) k);
 		budget = budget > (size_t) k ? budget - k : 0;
 
 		if (c->state == CLIENT_AUTH) {
-			r = client_auth_step(c);
+			r = c->bus->hooks->auth_step(c);
 			if (r < 0)
-				return client_close(c, "authentication failed");
+				return c->bus->hooks->close(c, "authentication failed");
 			if (c->state == CLIENT_AUTH)
 				continue;
 		}
@@ -909,7 +910,7 @@ int client_process_input(Client *c) {
 		size_t total;
 		r = wire_frame_size(c->rbuf + pos, c->rlen - pos, c->bus->limits.max_message_size, &total);
 		if (r < 0) {
-			client_close(c, r == -EMSGSIZE ? "message too large" : "invalid message framing");
+			c->bus->hooks->close(c, r == -EMSGSIZE ? "message too large" : "invalid message framing");
 			return r;
 		}
 		if (total == 0 || total > c->rlen - pos) {
@@ -920,7 +921,7 @@ int client_process_input(Client *c) {
 				pos = 0;
 				r = client_reserve(c, total - c->rlen);
 				if (r < 0) {
-					client_close(c, "out of memory");
+					c->bus->hooks->close(c, "out of memory");
 					return r;
 				}
 			}
@@ -930,7 +931,7 @@ int client_process_input(Client *c) {
 			client_yield_input(c);
 			break;
 		}
-		if (client_dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)
+		if (c->bus->hooks->dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)
 			return -ECONNRESET;
 		pos += total;
 		if (c->rbuf_given) {
@@ -940,7 +941,7 @@ int client_process_input(Client *c) {
 			c->rbuf_given = false;
 			r = client_rbuf_move(c, c->rcap, pos, true);
 			if (r < 0) {
-				client_close(c, "out of memory");
+				c->bus->hooks->close(c, "out of memory");
 				return r;
 			}
 			pos = 0;
@@ -1044,7 +1045,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 				 (double) (ts.tv_nsec - c->connect_time.tv_nsec) / 1e6;
 		log_warning("Connection has not authenticated soon enough, closing it (auth_timeout=%" PRIu64
 			    "ms, elapsed: %.0fms)", c->bus->limits.auth_timeout, elapsed);
-		client_close(c, "authentication timed out");
+		c->bus->hooks->close(c, "authentication timed out");
 		return;
 	}
 	if (c->fd_deadline && c->fd_deadline <= now) {
@@ -1053,7 +1054,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
 			    "(pending_fd_timeout=%" PRIu64 " ms)", c->unique_name_len ? c->unique_name : "(null)",
 			    client_loginfo(c), c->bus->limits.pending_fd_timeout);
-		client_close(c, "file descriptors pending for too long");
+		c->bus->hooks->close(c, "file descriptors pending for too long");
 		return;
 	}
 	if (c->stall_deadline && c->stall_deadline <= now) {
@@ -1061,7 +1062,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
 			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
 			  client_loginfo(c), c->rlen, c->bus->limits.pending_fd_timeout);
-		client_close(c, "partial message pending for too long");
+		c->bus->hooks->close(c, "partial message pending for too long");
 		return;
 	}
 	client_arm_timer(c, now);

@@ -42,6 +42,7 @@
 #include "compat/message.h"
 #include "daemon/apparmor.h"
 #include "daemon/bus.h"
+#include "daemon/bus-hooks.h"
 #include "daemon/call-overflow.h"
 #include "daemon/client-internal.h"
 #include "daemon/client.h"
@@ -116,18 +117,13 @@ Client *client_free(Client *c) {
 	client_registry_uncount(&bus->registry, c);
 	bus_stats_wk_names(&bus->stats, c->stats_wk_names, 0);
 
-	if (bus->driver)
-		driver_forget_client(bus->driver, c);
-	monitor_forget_client(bus, c);
-	if (c->id)
-		call_overflow_peer_gone(bus->call_overflow, c->id);
+	bus->hooks->client_forget(c);
 	client_registry_remove(&bus->registry, c);
 	bus_schedule_forget(c);
 
 	client_drop_output(c);
 	out_ring_free(&c->out);
 	client_input_done(c);
-	client_forward_done(c);
 	kernel_calls_done(&c->kernel_calls);
 
 	client_matches_clear(c);
@@ -146,8 +142,7 @@ Client *client_free(Client *c) {
 	free(c->loginfo);
 	free(c);
 
-	bus_resume_listeners(bus);
-	bus_client_gone(bus);
+	bus->hooks->client_gone(bus);
 	return NULL;
 }
 
@@ -301,6 +296,7 @@ int client_register(Client *c) {
 	if (r < 0)
 		return r;
 	c->state = CLIENT_ACTIVE;
+	bus->hooks->client_registered(bus);
 	return 0;
 }
 

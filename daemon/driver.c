@@ -34,6 +34,7 @@
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
 #include "daemon/bus.h"
+#include "daemon/bus-hooks.h"
 #include "daemon/client.h"
 #include "daemon/driver-call.h"
 #include "daemon/driver.h"
@@ -75,7 +76,7 @@ static int method_update_activation_environment(DriverCall *call) {
 
 static int method_reload_config(DriverCall *call) {
 	_cleanup_free_ char *error = NULL;
-	int r = bus_reload(call->driver->bus, &error);
+	int r = call->driver->bus->hooks->reload(call->driver->bus, &error);
 	/* as dbus-daemon, whose reload sends ActivatableServicesChanged
 	 * from a transaction of its own, before the call's */
 	call_capture(call);

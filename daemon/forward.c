@@ -438,7 +438,6 @@ static Dispatch forward_hello(Client *c, Forward *f) {
 	driver_stats_names(bus->driver, c, true);
 	driver_names_hello(bus->driver, c);
 	kdbus_conn_set_wakeup(c->conn, client_wakeup, c);
-	bus_resume_listeners(bus);
 	/* answered here, or else by the driver through the core */
 	r = driver_hello_direct(bus->driver, c, &f->h);
 	if (r < 0)

@@ -60,6 +60,7 @@
 #include "compat/wire.h"
 #include "daemon/answered-calls.h"
 #include "daemon/bus.h"
+#include "daemon/bus-hooks.h"
 #include "daemon/client.h"
 #include "daemon/driver.h"
 #include "daemon/launcher.h"
@@ -1136,7 +1137,7 @@ static int registry_load(Bus *bus, bool rescan) {
 	 * take the places of clients of that uid (max_connections_per_user) */
 	if (n_files + 1 > bus->activator_reserve) {
 		bus->activator_reserve = n_files + 1;
-		(void) bus_apply_core_limits(bus);
+		(void) bus->hooks->apply_core_limits(bus);
 	}
 
 	if (!rescan)

@@ -34,6 +34,9 @@ EXTRA_DIST += tests/activation-stress/run.sh tests/native-stress/run.sh tests/in
 # check program)
 TESTS += tests/daemon-check.sh
 EXTRA_DIST += tests/daemon-check.sh
+# the files of daemon/ form layers without a circle (tools/daemon-graph.py)
+TESTS += tests/daemon-layers.sh
+EXTRA_DIST += tests/daemon-layers.sh
 # the hardening of the installed binaries (hardening-check, devscripts)
 TESTS += tests/hardening.sh
 EXTRA_DIST += tests/hardening.sh

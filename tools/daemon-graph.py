@@ -3,15 +3,20 @@
 """daemon-graph.py: the call graph between the files of a directory (daemon/
 by default), and its circles.
 
-An arrow A -> B means: A.c calls a function that B.c defines (non-static,
-at file level).  Files are grouped by their name without the extension; the
+An arrow A -> B means: A.c names a function that B.c defines (non-static,
+at file level): it calls it, or takes its address (a callback, a table of
+hooks).  Files are grouped by their name without the extension; the
 driver's files (driver-*.c) can be taken as one with --group driver.  A
 circle is a strongly connected component of more than one file: every file
 in it reaches every other one.
 
 Usage: tools/daemon-graph.py [--dir daemon] [--group PREFIX ...] [--arrows]
-Prints the files, the number of arrows, each circle with its files, and
-with --arrows every arrow (caller -> callee: the functions called).
+                             [--layers] [--check]
+Prints the files, the number of arrows, each circle with its files; with
+--arrows every arrow (caller -> callee: the functions named); with
+--layers, when there is no circle, each file's layer (0: it names no other
+file's function; else one above the highest file it names); with --check
+the exit status is 1 if there is a circle.
 """
 
 import argparse
@@ -67,6 +72,8 @@ def main():
     ap.add_argument("--dir", default="daemon")
     ap.add_argument("--group", action="append", default=[])
     ap.add_argument("--arrows", action="store_true")
+    ap.add_argument("--layers", action="store_true")
+    ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
 
     def node(fn):
@@ -88,9 +95,7 @@ def main():
         for w in WORD.finditer(src[f]):
             o = owner.get(w.group(0))
             if o and o != me:
-                rest = src[f][w.end():w.end() + 40].lstrip()
-                if rest.startswith("("):
-                    arrows.setdefault((me, o), set()).add(w.group(0))
+                arrows.setdefault((me, o), set()).add(w.group(0))
     nodes = sorted({node(f) for f in files})
     succ = {v: sorted({b for (x, b) in arrows if x == v}) for v in nodes}
 
@@ -125,9 +130,23 @@ def main():
     print(f"{len(nodes)} files, {len(arrows)} arrows, {len(circles)} circle(s)")
     for c in circles:
         print(f"circle of {len(c)}: {' '.join(c)}")
+    if a.layers and not circles:
+        layer = {}
+
+        def height(v):
+            if v not in layer:
+                layer[v] = 1 + max((height(w) for w in succ[v]), default=-1)
+            return layer[v]
+
+        for v in nodes:
+            height(v)
+        for n in range(max(layer.values(), default=-1) + 1):
+            print(f"layer {n}: {' '.join(v for v in nodes if layer[v] == n)}")
     if a.arrows:
         for (x, b), fns in sorted(arrows.items()):
             print(f"{x} -> {b}: {' '.join(sorted(fns))}")
+    if a.check and circles:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
