@@ -99,9 +99,9 @@ int bus_policy_check_own(Bus *bus, Client *c, const char *name) {
 	const BusConfigRule *rule = NULL;
 	int r;
 
-	if (!c->policy)
+	if (!c->policy.snapshot)
 		return 0;
-	r = policy_snapshot_check_own(c->policy, name, &rule);
+	r = policy_snapshot_check_own(c->policy.snapshot, name, &rule);
 	if (r == 0 && rule && rule->log)
 		/* dbus-daemon does not log refused names */
 		log_debug("Connection %s (%s) is not allowed to own the service \"%s\" (%s:%u)", c->unique_name,

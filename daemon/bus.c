@@ -761,7 +761,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 		return -ENOMEM;
 	}
 	list_for_each_entry(cl, &bus->registry.all, link) {
-		if (cl->policy && (r = client_policy_snapshot(cl, p, &snaps[i])) < 0) {
+		if (cl->policy.snapshot && (r = client_policy_snapshot(cl, p, &snaps[i])) < 0) {
 			for (size_t k = 0; k < i; k++)
 				policy_snapshot_free(snaps[k]);
 			bus_config_free(c);
@@ -771,7 +771,7 @@ int bus_reload(Bus *bus, char **ret_error) {
 	}
 	i = 0;
 	list_for_each_entry(cl, &bus->registry.all, link) {
-		if (cl->policy)
+		if (cl->policy.snapshot)
 			client_set_policy(cl, snaps[i]);
 		i++;
 	}

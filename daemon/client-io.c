@@ -319,7 +319,6 @@ static void client_write_done(Client *c, size_t k) {
 		 * is: out_ring_reserve() fills it anew */
 		if (o->owned || o->n_fds || o->slice)
 			out_slot_release(o, c->conn);
-		c->stats_out_messages++;
 	}
 	if (n_done)
 		(void) kdbus_free_batch(c->conn, done, n_done);
@@ -978,29 +977,29 @@ _noinline_ static uint64_t client_now(void) {
 	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
-/* ev_timeout for @deadline (out of line: its timeval would cost every
+/* the timer for @deadline (out of line: its timeval would cost every
  * client_arm_timer() a stack canary, and the deadline rarely changes) */
 static _noinline_ void client_arm_timer_at(Client *c, uint64_t deadline, uint64_t now) {
 	if (!now)
 		now = client_now();
 	uint64_t d = deadline > now ? deadline - now : 0;
 	struct timeval tv = { .tv_sec = (time_t) (d / 1000000), .tv_usec = (suseconds_t) (d % 1000000) };
-	evtimer_add(c->ev_timeout, &tv);
+	evtimer_add(c->timers.ev, &tv);
 }
 
-/* arm ev_timeout for the earliest deadline, or disarm it */
+/* arm the timer for the earliest deadline, or disarm it */
 static void client_arm_timer(Client *c, uint64_t now) {
-	uint64_t d = c->hello_deadline;
+	uint64_t d = c->timers.hello;
 
-	if (c->fd_deadline && (!d || c->fd_deadline < d))
-		d = c->fd_deadline;
-	if (c->stall_deadline && (!d || c->stall_deadline < d))
-		d = c->stall_deadline;
-	if (d == c->timer_at || !c->ev_timeout)
+	if (c->timers.fds && (!d || c->timers.fds < d))
+		d = c->timers.fds;
+	if (c->timers.stall && (!d || c->timers.stall < d))
+		d = c->timers.stall;
+	if (d == c->timers.armed_at || !c->timers.ev)
 		return;
-	c->timer_at = d;
+	c->timers.armed_at = d;
 	if (!d) {
-		event_del(c->ev_timeout);
+		event_del(c->timers.ev);
 		return;
 	}
 	client_arm_timer_at(c, d, now);
@@ -1011,23 +1010,23 @@ int client_events_new(Client *c) {
 
 	c->ev = event_new(bus->base, c->fd, EV_READ | EV_PERSIST, client_on_event, c);
 	c->want_read = true;
-	c->ev_timeout = evtimer_new(bus->base, client_on_timeout, c);
-	if (!c->ev || !c->ev_timeout)
+	c->timers.ev = evtimer_new(bus->base, client_on_timeout, c);
+	if (!c->ev || !c->timers.ev)
 		return -ENOMEM;
 	event_add(c->ev, NULL);
 	/* dbus-daemon closes a connection that has not said Hello
 	 * auth_timeout after it was accepted */
-	c->hello_deadline = client_now() + client_ms_to_us(bus->limits.auth_timeout);
-	if (!c->hello_deadline)
-		c->hello_deadline = 1;
+	c->timers.hello = client_now() + client_ms_to_us(bus->limits.auth_timeout);
+	if (!c->timers.hello)
+		c->timers.hello = 1;
 	client_arm_timer(c, 0);
 	return 0;
 }
 
 void client_events_free(Client *c) {
-	if (c->ev_timeout)
-		event_free(c->ev_timeout);
-	c->ev_timeout = NULL;
+	if (c->timers.ev)
+		event_free(c->timers.ev);
+	c->timers.ev = NULL;
 	if (c->ev)
 		event_free(c->ev);
 	c->ev = NULL;
@@ -1037,8 +1036,8 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 	Client *c = userdata;
 	uint64_t now = client_now();
 
-	c->timer_at = 0;
-	if (c->hello_deadline && c->hello_deadline <= now) {
+	c->timers.armed_at = 0;
+	if (c->timers.hello && c->timers.hello <= now) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		double elapsed = (double) (ts.tv_sec - c->connect_time.tv_sec) * 1000 +
@@ -1048,7 +1047,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		c->bus->hooks->close(c, "authentication timed out");
 		return;
 	}
-	if (c->fd_deadline && c->fd_deadline <= now) {
+	if (c->timers.fds && c->timers.fds <= now) {
 		/* dbus-daemon: a connection that keeps fds without the rest
 		 * of their message for pending_fd_timeout is dropped */
 		log_warning("Connection \"%s\" (%s) has had Unix fds pending for too long, closing it "
@@ -1057,7 +1056,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		c->bus->hooks->close(c, "file descriptors pending for too long");
 		return;
 	}
-	if (c->stall_deadline && c->stall_deadline <= now) {
+	if (c->timers.stall && c->timers.stall <= now) {
 		/* not a dbus-daemon message: debug only */
 		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
 			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
@@ -1083,21 +1082,21 @@ static void client_update_fd_timer(Client *c) {
 	bool held = c->input == CLIENT_INPUT_HELD;
 	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0) && !held;
 	bool partial = c->rlen > 0 && !held;
-	bool progress = partial && (c->rlen != c->stall_rlen || c->stats_in_messages != c->stall_msgs);
+	bool progress = partial && (c->rlen != c->timers.stall_rlen || c->stats.in_messages != c->timers.stall_msgs);
 	uint64_t now = 0;
 
-	if (c->hello_deadline && c->state != CLIENT_AWAIT_HELLO)
-		c->hello_deadline = 0;
-	if (fds && !c->fd_deadline)
-		c->fd_deadline = (now = client_now()) + client_ms_to_us(c->bus->limits.pending_fd_timeout);
+	if (c->timers.hello && c->state != CLIENT_AWAIT_HELLO)
+		c->timers.hello = 0;
+	if (fds && !c->timers.fds)
+		c->timers.fds = (now = client_now()) + client_ms_to_us(c->bus->limits.pending_fd_timeout);
 	else if (!fds)
-		c->fd_deadline = 0;
+		c->timers.fds = 0;
 	if (progress)
-		c->stall_deadline = (now ? now : (now = client_now())) +
+		c->timers.stall = (now ? now : (now = client_now())) +
 				   client_ms_to_us(c->bus->limits.pending_fd_timeout);
 	else if (!partial)
-		c->stall_deadline = 0;
-	c->stall_rlen = c->rlen;
-	c->stall_msgs = c->stats_in_messages;
+		c->timers.stall = 0;
+	c->timers.stall_rlen = c->rlen;
+	c->timers.stall_msgs = c->stats.in_messages;
 	client_arm_timer(c, now);
 }

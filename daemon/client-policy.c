@@ -32,7 +32,7 @@ bool client_policy_receives_from_driver(Client *c, const uint8_t *msg, size_t le
 
 	/* a policy that lets everything in needs no look at the header
 	 * (the driver's replies are requested and its signals are no replies) */
-	if (c->state != CLIENT_ACTIVE || policy_snapshot_receives_all(c->policy))
+	if (c->state != CLIENT_ACTIVE || policy_snapshot_receives_all(c->policy.snapshot))
 		return true;
 	return wire_header_parse(msg, len, &h) < 0 || client_policy_deliver(c, &h, 0, false);
 }
@@ -52,7 +52,7 @@ int client_driver_refusal_error(Client *owner, Client *serial_from, const uint8_
 	bool receive;
 	WireHeader h;
 
-	if (!owner || owner->state != CLIENT_ACTIVE || !owner->policy || wire_header_parse(msg, len, &h) < 0 ||
+	if (!owner || owner->state != CLIENT_ACTIVE || !owner->policy.snapshot || wire_header_parse(msg, len, &h) < 0 ||
 	    client_policy_decide(owner, &h, 0, false, &d, &receive))
 		return 0;
 	/* as dbus-daemon: the driver's message has no sender yet; its
@@ -102,13 +102,13 @@ int client_policy_snapshot(Client *c, Policy *p, PolicySnapshot **ret) {
 }
 
 void client_set_policy(Client *c, PolicySnapshot *s) {
-	bus_policy_swap_snapshot(c->bus, &c->policy, s);
+	bus_policy_swap_snapshot(c->bus, &c->policy.snapshot, s);
 }
 
 void client_policy_done(Client *c) {
 	client_set_policy(c, NULL);
-	strv_free(c->policy_names);
-	c->policy_names = NULL;
+	strv_free(c->policy.names);
+	c->policy.names = NULL;
 }
 
 static void client_policy_message(const WireHeader *h, const char *sender, PolicyMessage *m) {
@@ -166,12 +166,12 @@ static ClientNames client_policy_names(Client *via, uint64_t id) {
 	t = client_registry_find(&bus->registry, id);
 	if (!t || !gen)
 		return (ClientNames) { client_policy_names_query(via, id), true };
-	if (t->policy_names && t->policy_names_gen == gen)
-		return (ClientNames) { t->policy_names, false };
-	strv_free(t->policy_names);
-	t->policy_names = client_policy_names_query(via, id);
-	t->policy_names_gen = t->policy_names ? gen : 0;
-	return (ClientNames) { t->policy_names, false };
+	if (t->policy.names && t->policy.names_gen == gen)
+		return (ClientNames) { t->policy.names, false };
+	strv_free(t->policy.names);
+	t->policy.names = client_policy_names_query(via, id);
+	t->policy.names_gen = t->policy.names ? gen : 0;
+	return (ClientNames) { t->policy.names, false };
 }
 
 
@@ -272,7 +272,7 @@ static int client_log_owned_name_lost(const char *name, uint64_t flags, void *us
  * do for a policy that lets everything in.
  */
 void client_log_names_lost(Client *c) {
-	if (c->state != CLIENT_ACTIVE || !c->policy || policy_snapshot_receives_all(c->policy))
+	if (c->state != CLIENT_ACTIVE || !c->policy.snapshot || policy_snapshot_receives_all(c->policy.snapshot))
 		return;
 	if (c->own_names_watched && c->conn)
 		(void) kclient_conn_names(c->conn, c->id, KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE,
@@ -297,13 +297,13 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 
 	*d = (PolicyDecision) {};
 	*ret_receive = false;
-	if (!c->policy || c->state != CLIENT_ACTIVE)
+	if (!c->policy.snapshot || c->state != CLIENT_ACTIVE)
 		return true;	/* monitors are not subject to policy */
 	client_policy_message(h, NULL, &pm);
 
 	/* a native peer's broadcast: its send rules, as a client's */
 	const KernelPeer *kp = broadcast && !s && !from_driver ? kernel_peer_get(bus, c->conn, sender_id) : NULL;
-	PolicySnapshot *sp = s ? s->policy : kp ? kp->policy : NULL;
+	PolicySnapshot *sp = s ? s->policy.snapshot : kp ? kp->policy : NULL;
 	if (broadcast && sp) {
 		_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
 		if (policy_snapshot_check_send(sp, &pm, (const char *const *) rn.v, false, d) == 0)
@@ -318,7 +318,7 @@ static bool client_policy_decide(Client *c, const WireHeader *h, uint64_t sender
 	_cleanup_names_ ClientNames sn = from_driver ? (ClientNames) {} : client_policy_names(c, sender_id);
 	*d = (PolicyDecision) {};
 	*ret_receive = true;
-	return policy_snapshot_check_receive(c->policy, &pm, from_driver ? driver_names : (const char *const *) sn.v,
+	return policy_snapshot_check_receive(c->policy.snapshot, &pm, from_driver ? driver_names : (const char *const *) sn.v,
 					     reply, false, d) != 0;
 }
 
@@ -359,7 +359,7 @@ void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8
 	Bus *bus = c->bus;
 	Client *rc;
 
-	if (!bus->registry.n_monitors || !c->policy || h->type != WIRE_TYPE_SIGNAL)
+	if (!bus->registry.n_monitors || !c->policy.snapshot || h->type != WIRE_TYPE_SIGNAL)
 		return;
 	list_for_each_entry(rc, &bus->registry.all, link) {
 		PolicyDecision d;
@@ -370,7 +370,7 @@ void client_policy_broadcast_capture(Client *c, const WireHeader *h, const uint8
 
 		const char *error = DBUS_ERR("AccessDenied");
 
-		if (rc == c || rc->state != CLIENT_ACTIVE || !rc->policy || !rc->conn ||
+		if (rc == c || rc->state != CLIENT_ACTIVE || !rc->policy.snapshot || !rc->conn ||
 		    !client_match_any(rc, h, body, c->id, KDBUS_DST_ID_BROADCAST, false))
 			continue;
 		if (!client_policy_decide(rc, h, c->id, true, &d, &receive))
@@ -432,17 +432,17 @@ bool client_policy_eavesdrop(Client *c, const WireHeader *h, Client *s) {
 	PolicyMessage pm;
 	bool receive = false;
 
-	if (!c->policy || !s || !s->policy)
+	if (!c->policy.snapshot || !s || !s->policy.snapshot)
 		return false;
 	if (_unlikely_(bus_security_enabled()) && !client_policy_security_delivery(c, h, s))
 		return false;
 	client_policy_message(h, NULL, &pm);
 	_cleanup_names_ ClientNames rn = client_policy_names(c, c->id);
-	if (policy_snapshot_check_send(s->policy, &pm, (const char *const *) rn.v, false, &d) != 0) {
+	if (policy_snapshot_check_send(s->policy.snapshot, &pm, (const char *const *) rn.v, false, &d) != 0) {
 		_cleanup_names_ ClientNames sn = client_policy_names(c, sender_id);
 		d = (PolicyDecision) {};
 		receive = true;
-		if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, true, &d) != 0)
+		if (policy_snapshot_check_receive(c->policy.snapshot, &pm, (const char *const *) sn.v, false, true, &d) != 0)
 			return true;
 	}
 	/* monitors see the refusal as an AccessDenied error to the sender */
@@ -497,7 +497,7 @@ static bool client_policy_receive_side_of(Client *c, const PolicySnapshot *rp, c
 
 static bool client_policy_receive_side(Client *c, Client *dc, const PolicyMessage *pm, bool reply,
 				       PolicyRefusal *f) {
-	return client_policy_receive_side_of(c, dc ? dc->policy : NULL, pm, reply, f);
+	return client_policy_receive_side_of(c, dc ? dc->policy.snapshot : NULL, pm, reply, f);
 }
 
 /*
@@ -513,11 +513,11 @@ bool client_policy_unrequested(Client *c, const WireHeader *h, uint64_t dst, Pol
 	PolicyMessage pm;
 
 	*f = (PolicyRefusal) { .recipient = dc, .reply = true };
-	if (!c->policy)
+	if (!c->policy.snapshot)
 		return false;
 	client_policy_message(h, c->unique_name, &pm);
 	_cleanup_names_ ClientNames rn = dc ? client_policy_names(c, dst) : (ClientNames) {};
-	if (policy_snapshot_check_send(c->policy, &pm, dc ? (const char *const *) rn.v : NULL, false, &f->d) == 0)
+	if (policy_snapshot_check_send(c->policy.snapshot, &pm, dc ? (const char *const *) rn.v : NULL, false, &f->d) == 0)
 		return false;
 	return client_policy_receive_side(c, dc, &pm, false, f);
 }
@@ -560,13 +560,13 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 	Client *dc = NULL;
 
 	*f = (PolicyRefusal) {};
-	if (!c->policy)
+	if (!c->policy.snapshot)
 		return false;
 	if (t->dst_id == KDBUS_DST_ID_BROADCAST)
 		return true;	/* as dbus-daemon: decided per receiver, at delivery */
 	/* nothing to decide when we may send anything and everybody may
 	 * receive anything (session.conf) */
-	if (policy_snapshot_sends_all(c->policy) && bus->policy.n_strict_receivers == 0 &&
+	if (policy_snapshot_sends_all(c->policy.snapshot) && bus->policy.n_strict_receivers == 0 &&
 	    (!bus->on_kernel || bus->policy.everyone_receives))
 		return true;
 	client_policy_message(h, c->unique_name, &pm);
@@ -574,7 +574,7 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 		/* a reply to the driver never answers a call of it: refused,
 		 * it is answered as an unrequested reply (dbus-daemon) */
 		f->reply = reply;
-		if (policy_snapshot_check_send(c->policy, &pm, NULL, false, &f->d) == 0)
+		if (policy_snapshot_check_send(c->policy.snapshot, &pm, NULL, false, &f->d) == 0)
 			return false;
 		client_policy_log_would_reject(c, h, &f->d, NULL);
 		return true;
@@ -603,11 +603,12 @@ bool client_policy_send(Client *c, const WireHeader *h, const MessageTarget *t, 
 	/* a call or signal to a client whose names' TALK entries provably
 	 * answer as the send rules (policy/compile.h): the core's TALK check
 	 * on sending is the sender side; the receive side stays ours */
-	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial && !policy_snapshot_logs_sends(c->policy) &&
+	bool talk_decided = dc && rn.v && !reply && !pm.has_reply_serial && !policy_snapshot_logs_sends(c->policy.snapshot) &&
 			    (h->type == WIRE_TYPE_METHOD_CALL || h->type == WIRE_TYPE_SIGNAL) &&
 			    policy_compiled_talk_is_exact(bus->policy.compiled, (const char *const *) rn.v, NULL);
 	if (!talk_decided &&
-	    policy_snapshot_check_send(c->policy, &pm, dc || kp ? (const char *const *) rn.v : NULL, reply, &f->d) == 0)
+	    policy_snapshot_check_send(c->policy.snapshot, &pm, dc || kp ? (const char *const *) rn.v : NULL, reply,
+				       &f->d) == 0)
 		return false;
 	client_policy_log_would_reject(c, h, &f->d, dc);
 	if (kp)
@@ -632,7 +633,7 @@ bool client_policy_kernel_peer_unicast(Client *c, const struct kdbus_msg *m, con
 	bool requested = reply && m->cookie_reply;
 	bool receive = false;
 
-	if (!c->policy || c->state != CLIENT_ACTIVE)
+	if (!c->policy.snapshot || c->state != CLIENT_ACTIVE)
 		return true;
 	client_policy_message(h, NULL, &pm);
 	{
@@ -644,7 +645,7 @@ bool client_policy_kernel_peer_unicast(Client *c, const struct kdbus_msg *m, con
 		_cleanup_names_ ClientNames sn = client_policy_names(c, kp->id);
 		d = (PolicyDecision) {};
 		receive = true;
-		if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, requested, false, &d) != 0)
+		if (policy_snapshot_check_receive(c->policy.snapshot, &pm, (const char *const *) sn.v, requested, false, &d) != 0)
 			return true;
 	}
 refused:;
@@ -695,7 +696,7 @@ bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const Clie
 	PolicyDecision d = {};
 	WireHeader h;
 
-	if (!c->policy || c->state != CLIENT_ACTIVE)
+	if (!c->policy.snapshot || c->state != CLIENT_ACTIVE)
 		return true;
 	if (o->n_iov != 1 || client_header_parse_shared(bus, o->iov[0].iov_base, o->len, &h) < 0)
 		return true;	/* the core holds only messages the sender's client validated */
@@ -705,7 +706,7 @@ bool client_handed_over_allowed(Client *c, const struct kdbus_msg *m, const Clie
 		return false;
 	client_policy_message(&h, NULL, &pm);
 	_cleanup_names_ ClientNames sn = client_policy_names(c, m->src_id);
-	if (policy_snapshot_check_receive(c->policy, &pm, (const char *const *) sn.v, false, false, &d) != 0)
+	if (policy_snapshot_check_receive(c->policy.snapshot, &pm, (const char *const *) sn.v, false, false, &d) != 0)
 		return true;
 	Client *s = client_registry_find(&bus->registry, m->src_id);
 	if (s)
@@ -729,23 +730,23 @@ bool client_policy_deliver_memo(Client *c, const WireHeader *h, uint64_t header_
 	uint64_t names_gen = bus->policy.needs_names ? kdbus_bus_names_generation(bus->kbus) : 0;
 	bool memo = broadcast && header_id && (!bus->policy.needs_names || names_gen);
 
-	if (memo && c->policy_memo.header_id == header_id && c->policy_memo.sender_id == sender_id &&
-	    c->policy_memo.generation == bus->policy.generation && c->policy_memo.policy == c->policy &&
-	    c->policy_memo.names_generation == names_gen)
+	if (memo && c->policy.memo.header_id == header_id && c->policy.memo.sender_id == sender_id &&
+	    c->policy.memo.generation == bus->policy.generation && c->policy.memo.policy == c->policy.snapshot &&
+	    c->policy.memo.names_generation == names_gen)
 		return true;
 	if (!client_policy_deliver(c, h, sender_id, broadcast))
 		return false;
 	/* a sender whose sends are logged is logged each time */
 	if (memo) {
 		Client *s = client_registry_find(&bus->registry, sender_id);
-		memo = !s || !policy_snapshot_logs_sends(s->policy);
+		memo = !s || !policy_snapshot_logs_sends(s->policy.snapshot);
 	}
 	if (memo) {
-		c->policy_memo.header_id = header_id;
-		c->policy_memo.sender_id = sender_id;
-		c->policy_memo.generation = bus->policy.generation;
-		c->policy_memo.policy = c->policy;
-		c->policy_memo.names_generation = names_gen;
+		c->policy.memo.header_id = header_id;
+		c->policy.memo.sender_id = sender_id;
+		c->policy.memo.generation = bus->policy.generation;
+		c->policy.memo.policy = c->policy.snapshot;
+		c->policy.memo.names_generation = names_gen;
 	}
 	return true;
 }

@@ -60,9 +60,9 @@ void client_mark_hello_done(Client *c) {
 void client_set_wk_names_count(Client *c, uint32_t n) {
 	Bus *bus = c->bus;
 
-	bus_stats_wk_names(&bus->stats, c->stats_wk_names, n);
-	c->stats_wk_names = n;
-	stats_peak(&c->peak_bus_names, 1 + (uint64_t) n);
+	bus_stats_wk_names(&bus->stats, c->stats.wk_names, n);
+	c->stats.wk_names = n;
+	stats_peak(&c->stats.peak_bus_names, 1 + (uint64_t) n);
 }
 
 /* give back one of our names (client_drop_conn()) */
@@ -115,7 +115,7 @@ Client *client_free(Client *c) {
 	client_log_names_lost(c);
 
 	client_registry_uncount(&bus->registry, c);
-	bus_stats_wk_names(&bus->stats, c->stats_wk_names, 0);
+	bus_stats_wk_names(&bus->stats, c->stats.wk_names, 0);
 
 	bus->hooks->client_forget(c);
 	client_registry_remove(&bus->registry, c);

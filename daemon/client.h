@@ -74,6 +74,42 @@ typedef struct ClientMatches {
 	uint32_t peak;		/* the most it had (Debug.Stats) */
 } ClientMatches;
 
+/* the policy as it applies to a client: daemon/client-policy.c alone
+ * writes it */
+typedef struct ClientPolicy {
+	struct PolicySnapshot *snapshot;	/* the bus policy for this identity */
+	struct {		/* the last broadcast the policy let through to us */
+		uint64_t header_id, sender_id, generation, names_generation;
+		const struct PolicySnapshot *policy;
+	} memo;
+	/* our names as the policy sees them (client_policy_names()), while
+	 * kdbus_bus_names_generation() stays @names_gen */
+	char **names;
+	uint64_t names_gen;
+} ClientPolicy;
+
+/* a client's deadlines and the one timer that fires at the earliest:
+ * daemon/client-io.c alone writes them */
+typedef struct ClientTimers {
+	struct event *ev;	/* fires at the earliest deadline below */
+	/* CLOCK_MONOTONIC µs, 0: none */
+	uint64_t hello;		/* auth_timeout from accept, until Hello */
+	uint64_t fds;		/* pending_fd_timeout from when fds arrived */
+	uint64_t stall;		/* a partial message that makes no progress */
+	uint64_t armed_at;	/* when ev is armed for, 0: not armed */
+	size_t stall_rlen;	/* rlen and the messages read when the timer */
+	uint64_t stall_msgs;	/* was last looked at: progress restarts it */
+} ClientTimers;
+
+/* a client's figures, written only through client_stats_message_in()
+ * (forward.c) and client_set_wk_names_count() (client.c) */
+typedef struct ClientStats {
+	uint64_t in_messages;	/* read from it (the stall deadline's progress) */
+	uint32_t wk_names;	/* well-known names owned or queued for */
+	uint32_t peak_bus_names;	/* the most names it had, its unique one too
+					 * (GetConnectionStats' PeakBusNames) */
+} ClientStats;
+
 struct Client {
 	Bus *bus;
 	List link;		/* Bus.clients */
@@ -84,14 +120,7 @@ struct Client {
 	bool is_unix;
 	bool unix_fd;		/* NEGOTIATE_UNIX_FD agreed */
 	struct event *ev;	/* EV_READ (| EV_WRITE while output is blocked) */
-	struct event *ev_timeout;	/* fires at the earliest deadline below */
-	/* CLOCK_MONOTONIC µs, 0: none */
-	uint64_t hello_deadline;	/* auth_timeout from accept, until Hello */
-	uint64_t fd_deadline;		/* pending_fd_timeout from when fds arrived */
-	uint64_t stall_deadline;	/* a partial message that makes no progress */
-	uint64_t timer_at;		/* when ev_timeout is armed for, 0: not armed */
-	size_t stall_rlen;	/* rlen and stats_in_messages when the timer was */
-	uint64_t stall_msgs;	/* last looked at: progress restarts it */
+	ClientTimers timers;	/* its deadlines (client-io.c) */
 	bool want_write;
 	const uint8_t *nonce;	/* nonce-tcp */
 
@@ -104,7 +133,7 @@ struct Client {
 	char comm[PEER_COMMAND_MAX];
 	struct timespec connect_time;	/* CLOCK_MONOTONIC, for the auth_timeout log */
 	Auth *auth;
-	struct PolicySnapshot *policy;	/* the bus policy for this identity */
+	ClientPolicy policy;	/* the policy for it (client-policy.c) */
 
 	KdbusConn *conn;
 	uint64_t id;
@@ -142,14 +171,6 @@ struct Client {
 	bool own_names_watched;	/* client_watch_own_names() */
 
 	struct ClientBloomCache *bloom_cache;	/* the last broadcast's bloom filter */
-	struct {		/* the last broadcast the policy let through to us */
-		uint64_t header_id, sender_id, generation, names_generation;
-		const struct PolicySnapshot *policy;
-	} policy_memo;
-	/* our names as the policy sees them (client_policy_names()), while
-	 * kdbus_bus_names_generation() stays @policy_names_gen */
-	char **policy_names;
-	uint64_t policy_names_gen;
 	KernelCalls kernel_calls;	/* our calls in kdbus.ko's trackers (call-overflow.h) */
 	OwedReplies owed_replies;	/* on kdbus.ko: the calls we were handed */
 	bool handover_unchecked;	/* client_expect_handover() */
@@ -158,10 +179,13 @@ struct Client {
 	MatchRule **monitor_rules;	/* BecomeMonitor */
 	size_t n_monitor_rules;
 
-	uint64_t stats_in_messages, stats_out_messages;
-	uint32_t stats_wk_names;	/* well-known names owned or queued for */
-	uint32_t peak_bus_names;
+	ClientStats stats;	/* its figures */
 };
+
+/* a message was read from @c */
+static inline void client_stats_message_in(Client *c) {
+	c->stats.in_messages++;
+}
 
 /* @guid: the GUID of the listener it came in on, sent with SASL's OK */
 int client_new(Client **ret, Bus *bus, int fd, bool is_unix, const uint8_t *nonce, const char *guid);

@@ -189,7 +189,7 @@ static bool deliver_wanted(Client *c, const struct kdbus_msg *m, const ClientOut
 	/* the driver's unicasts need only the receive rules: none to apply
 	 * when they let everything in */
 	if (from_driver && m->dst_id != KDBUS_DST_ID_BROADCAST && c->state == CLIENT_ACTIVE &&
-	    policy_snapshot_receives_all(c->policy))
+	    policy_snapshot_receives_all(c->policy.snapshot))
 		return true;
 	if (m->dst_id == KDBUS_DST_ID_BROADCAST || c->state == CLIENT_MONITOR || from_driver)
 		return deliver_passes_rules(c, m, o, payload_off, from_driver);

@@ -32,7 +32,7 @@ uint32_t stats_count_names(Driver *d, Client *c) {
 	uint32_t n = 0;
 
 	if (kclient_conn_names(d->conn, c->id, KDBUS_NAME_ACTIVATOR, stats_count_name, &n) < 0)
-		return c->stats_wk_names;
+		return c->stats.wk_names;
 	return n;
 }
 
@@ -113,7 +113,7 @@ int method_get_connection_stats(DriverCall *call) {
 	 * it holds for the peer now, and the peaks of those; it has read and
 	 * routed whatever the peer sent, so nothing is held incoming */
 	const char *unique = peer->unique_name;
-	uint32_t serial = stats_serial++, zero = 0, rules = peer->matches.n, names = 1 + peer->stats_wk_names;
+	uint32_t serial = stats_serial++, zero = 0, rules = peer->matches.n, names = 1 + peer->stats.wk_names;
 	uint32_t out = peer->out.n, out_bytes = peer->out.bytes, out_fds = out_ring_fds(&peer->out);
 	uint32_t peak = peer->out.peak_bytes;
 	r = call_reply_init(call, &reply);
@@ -124,7 +124,7 @@ int method_get_connection_stats(DriverCall *call) {
 	asv_add_u32(&reply, "MatchRules", rules);
 	asv_add_u32(&reply, "PeakMatchRules", peer->matches.peak);
 	asv_add_u32(&reply, "BusNames", names);
-	asv_add_u32(&reply, "PeakBusNames", peer->peak_bus_names);
+	asv_add_u32(&reply, "PeakBusNames", peer->stats.peak_bus_names);
 	asv_add_basic(&reply, "UniqueName", 's', unique);
 	asv_add_u32(&reply, "IncomingMessages", zero);
 	asv_add_u32(&reply, "IncomingBytes", zero);

@@ -353,7 +353,7 @@ static Dispatch forward_take(Client *c, Forward *f) {
 	if (f->fds.n) {
 		client_input_take_fds(c, f->fds.v, f->fds.n);
 	}
-	c->stats_in_messages++;
+	client_stats_message_in(c);
 	return DISPATCH_NEXT;
 }
 
