@@ -11,13 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/wire.h"
 #include "daemon/answered-calls.h"
 #include "daemon/bus-policy.h"
 #include "daemon/bus-schedule.h"
 #include "daemon/bus-stats.h"
 #include "daemon/client-registry.h"
-#include "kdbus/bus.h"
 #include "util/idmap.h"
 #include "util/list.h"
 

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
 #include "daemon/call-overflow.h"
@@ -22,7 +23,6 @@
 #include "daemon/out-ring.h"
 #include "daemon/owed-replies.h"
 #include "daemon/peer-creds.h"
-#include "kdbus/bus.h"
 #include "util/list.h"
 
 typedef struct Auth Auth;

@@ -16,11 +16,11 @@
 #include <stdint.h>
 
 #include "compat/hash-order.h"
+#include "compat/kdbus-client.h"
 #include "compat/wire.h"
 #include "daemon/apparmor.h"
 #include "daemon/driver.h"
 #include "daemon/kernel-peers.h"
-#include "kdbus/bus.h"
 #include "util/macro.h"
 
 struct Driver {

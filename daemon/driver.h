@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "compat/kdbus-client.h"
 #include "compat/protocol.h"
 #include "compat/wire.h"
-#include "kdbus/bus.h"
 #include "util/macro.h"
 
 typedef struct Bus Bus;

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "compat/kdbus-client.h"
 #include "daemon/client.h"
-#include "kdbus/bus.h"
 
 typedef struct Bus Bus;
 typedef struct PolicySnapshot PolicySnapshot;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kdbus/bus.h"
+#include "compat/kdbus-client.h"
 #include "util/idmap.h"
 
 typedef struct Bus Bus;
