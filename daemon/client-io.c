@@ -124,16 +124,16 @@ static int client_rbuf_move(Client *c, size_t cap, size_t from, bool given) {
 
 	if (!n)
 		return -ENOMEM;
-	if (c->rlen > from)
-		memcpy(n, c->rbuf + from, c->rlen - from);
+	if (c->in.len > from)
+		memcpy(n, c->in.buf + from, c->in.len - from);
 	if (given)
-		client_rbuf_give(c->bus, c->rbuf, c->rbuf_handle, c->rcap);
-	else if (c->rbuf)
-		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
-	c->rbuf = n;
-	c->rbuf_handle = handle;
-	c->rcap = cap;
-	c->rlen = c->rlen > from ? c->rlen - from : 0;
+		client_rbuf_give(c->bus, c->in.buf, c->in.handle, c->in.cap);
+	else if (c->in.buf)
+		client_rbuf_free(c->bus, c->in.buf, c->in.handle);
+	c->in.buf = n;
+	c->in.handle = handle;
+	c->in.cap = cap;
+	c->in.len = c->in.len > from ? c->in.len - from : 0;
 	return 0;
 }
 
@@ -144,39 +144,39 @@ void client_drop_output(Client *c) {
 }
 
 void client_input_take_fds(Client *c, int *dst, size_t n) {
-	assert(n <= c->n_in_fds);
-	memcpy(dst, c->in_fds, n * sizeof(int));
-	memmove(c->in_fds, c->in_fds + n, (c->n_in_fds - n) * sizeof(int));
-	c->n_in_fds -= n;
+	assert(n <= c->in.n_fds);
+	memcpy(dst, c->in.fds, n * sizeof(int));
+	memmove(c->in.fds, c->in.fds + n, (c->in.n_fds - n) * sizeof(int));
+	c->in.n_fds -= n;
 }
 
 void client_input_given(Client *c) {
-	c->rbuf_given = true;	/* client_process_input() moves on to a new buffer */
+	c->in.given = true;	/* client_process_input() moves on to a new buffer */
 }
 
 void client_input_hold(Client *c) {
-	c->input = CLIENT_INPUT_HELD;
+	c->in.state = CLIENT_INPUT_HELD;
 }
 
 void client_input_consumed(Client *c, size_t n) {
-	memmove(c->rbuf, c->rbuf + n, c->rlen - n);
-	c->rlen -= n;
+	memmove(c->in.buf, c->in.buf + n, c->in.len - n);
+	c->in.len -= n;
 }
 
 void client_input_done(Client *c) {
 	client_drop_input_fds(c);
-	free(c->in_fds);
-	c->in_fds = NULL;
-	client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
-	c->rbuf = NULL;
-	c->rbuf_handle = NULL;
-	c->rlen = c->rcap = 0;
+	free(c->in.fds);
+	c->in.fds = NULL;
+	client_rbuf_free(c->bus, c->in.buf, c->in.handle);
+	c->in.buf = NULL;
+	c->in.handle = NULL;
+	c->in.len = c->in.cap = 0;
 }
 
 static void client_drop_input_fds(Client *c) {
-	for (size_t i = 0; i < c->n_in_fds; i++)
-		safe_close(c->in_fds[i]);
-	c->n_in_fds = 0;
+	for (size_t i = 0; i < c->in.n_fds; i++)
+		safe_close(c->in.fds[i]);
+	c->in.n_fds = 0;
 }
 /* ---- output ------------------------------------------------------------- */
 
@@ -594,14 +594,14 @@ static __attribute__((noinline)) void client_set_events(Client *c, bool want_rea
 static __attribute__((noinline)) void client_update_held_events(Client *c, bool want_write) {
 	/* held input resumes once the core says the client's messages in
 	 * flight dropped below the limits (it wakes the client then) */
-	if (c->input == CLIENT_INPUT_HELD && !kdbus_conn_inflight_full(c->conn))
-		c->input = CLIENT_INPUT_RESUMED;
-	bool want_read = c->input != CLIENT_INPUT_HELD && c->input != CLIENT_INPUT_YIELDED;
+	if (c->in.state == CLIENT_INPUT_HELD && !kdbus_conn_inflight_full(c->conn))
+		c->in.state = CLIENT_INPUT_RESUMED;
+	bool want_read = c->in.state != CLIENT_INPUT_HELD && c->in.state != CLIENT_INPUT_YIELDED;
 	if (want_write != c->want_write || want_read != c->want_read)
 		client_set_events(c, want_read, want_write);
 	/* what was read while held is dispatched first, whether or not more
 	 * comes (client_on_event(), which may have been busy writing) */
-	if (c->input == CLIENT_INPUT_RESUMED)
+	if (c->in.state == CLIENT_INPUT_RESUMED)
 		event_active(c->ev, EV_READ, 0);
 }
 
@@ -612,7 +612,7 @@ void client_update_events(Client *c) {
 	/* a client on the ready list is flushed before the loop polls again
 	 * (bus_on_ready()), which comes back here: no EV_WRITE for that */
 	bool want_write = (c->out.n > 0 && !list_is_linked(&c->ready_link)) || pending > 0 || c->out_held;
-	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
+	if (_unlikely_(c->in.state != CLIENT_INPUT_READ)) {
 		client_update_held_events(c, want_write);
 		return;
 	}
@@ -622,16 +622,16 @@ void client_update_events(Client *c) {
 }
 
 static int client_reserve(Client *c, size_t need) {
-	if (c->rcap - c->rlen >= need)
+	if (c->in.cap - c->in.len >= need)
 		return 0;
-	if (!c->rbuf && need <= CLIENT_READ_MIN && c->bus->rbuf_pool->spare) {
-		c->rbuf = TAKE_PTR(c->bus->rbuf_pool->spare);
-		c->rbuf_handle = TAKE_PTR(c->bus->rbuf_pool->spare_handle);
-		c->rcap = CLIENT_READ_MIN;
+	if (!c->in.buf && need <= CLIENT_READ_MIN && c->bus->rbuf_pool->spare) {
+		c->in.buf = TAKE_PTR(c->bus->rbuf_pool->spare);
+		c->in.handle = TAKE_PTR(c->bus->rbuf_pool->spare_handle);
+		c->in.cap = CLIENT_READ_MIN;
 		return 0;
 	}
-	size_t cap = c->rcap ? c->rcap : CLIENT_READ_MIN;
-	while (cap - c->rlen < need)
+	size_t cap = c->in.cap ? c->in.cap : CLIENT_READ_MIN;
+	while (cap - c->in.len < need)
 		cap *= 2;
 	return client_rbuf_move(c, cap, 0, false);
 }
@@ -647,17 +647,17 @@ static void client_release_rbuf(Client *c) {
 	/* a larger buffer stays: the client sends large messages, which
 	 * would otherwise be copied into a grown buffer every time
 	 * (client_process_input() shrinks it past CLIENT_RBUF_KEEP) */
-	if (!c->rbuf || c->rlen || c->rcap != CLIENT_READ_MIN)
+	if (!c->in.buf || c->in.len || c->in.cap != CLIENT_READ_MIN)
 		return;
 	if (!c->bus->rbuf_pool->spare) {
-		c->bus->rbuf_pool->spare = c->rbuf;
-		c->bus->rbuf_pool->spare_handle = c->rbuf_handle;
+		c->bus->rbuf_pool->spare = c->in.buf;
+		c->bus->rbuf_pool->spare_handle = c->in.handle;
 	} else {
-		client_rbuf_free(c->bus, c->rbuf, c->rbuf_handle);
+		client_rbuf_free(c->bus, c->in.buf, c->in.handle);
 	}
-	c->rbuf = NULL;
-	c->rbuf_handle = NULL;
-	c->rcap = 0;
+	c->in.buf = NULL;
+	c->in.handle = NULL;
+	c->in.cap = 0;
 }
 
 static void client_close_fds(int *fds, size_t n) {
@@ -678,19 +678,19 @@ static void client_close_fds(int *fds, size_t n) {
  */
 /* how much the next read may take, and whether fds may come with it */
 static size_t client_read_room(Client *c, bool *ret_take_fds) {
-	size_t room = c->rcap - c->rlen;
+	size_t room = c->in.cap - c->in.len;
 	bool take_fds = c->unix_fd && (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE ||
 				       c->state == CLIENT_MONITOR);
 
-	if (take_fds && c->n_in_fds && c->rlen) {
+	if (take_fds && c->in.n_fds && c->in.len) {
 		size_t total = 0;
 
-		if (c->rlen < WIRE_FIXED_HEADER_SIZE)
+		if (c->in.len < WIRE_FIXED_HEADER_SIZE)
 			total = WIRE_FIXED_HEADER_SIZE;
-		else if (wire_frame_size(c->rbuf, c->rlen, c->bus->limits.max_message_size, &total) < 0)
+		else if (wire_frame_size(c->in.buf, c->in.len, c->bus->limits.max_message_size, &total) < 0)
 			total = 0;	/* invalid: the connection goes anyway */
-		if (total > c->rlen) {
-			room = MIN(room, total - c->rlen);
+		if (total > c->in.len) {
+			room = MIN(room, total - c->in.len);
 			take_fds = false;
 		}
 	}
@@ -726,14 +726,14 @@ static int client_read_fds(Client *c, struct msghdr *mh) {
 				client_close_fds(fds, n);
 				return -EMFILE;
 			}
-		nf = realloc(c->in_fds, (c->n_in_fds + n) * sizeof(int));
+		nf = realloc(c->in.fds, (c->in.n_fds + n) * sizeof(int));
 		if (!nf) {
 			client_close_fds(fds, n);
 			return -ENOMEM;
 		}
-		c->in_fds = nf;
-		memcpy(c->in_fds + c->n_in_fds, fds, n * sizeof(int));
-		c->n_in_fds += n;
+		c->in.fds = nf;
+		memcpy(c->in.fds + c->in.n_fds, fds, n * sizeof(int));
+		c->in.n_fds += n;
 	}
 	return mh->msg_flags & MSG_CTRUNC ? -ENOSPC : 0;
 }
@@ -752,13 +752,13 @@ static ssize_t client_read_once(Client *c, size_t want) {
 	r = client_reserve(c, want);
 	if (r < 0)
 		return r;
-	iov.iov_base = c->rbuf + c->rlen;
+	iov.iov_base = c->in.buf + c->in.len;
 	iov.iov_len = client_read_room(c, &take_fds);
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	if (take_fds) {
 		uint64_t max = c->bus->limits.max_message_unix_fds;
-		size_t space = max > c->n_in_fds ? MIN(max - c->n_in_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
+		size_t space = max > c->in.n_fds ? MIN(max - c->in.n_fds, (uint64_t) CLIENT_MAX_FDS_PER_READ) : 0;
 
 		mh.msg_control = control.buf;
 		mh.msg_controllen = CMSG_SPACE(sizeof(int) * space);
@@ -772,7 +772,7 @@ static ssize_t client_read_once(Client *c, size_t want) {
 		if (r < 0)
 			return r;
 	}
-	c->rlen += k;
+	c->in.len += k;
 	return k;
 }
 
@@ -822,15 +822,15 @@ static void client_on_event(evutil_socket_t fd, short what, void *userdata) {
 	if (!(what & EV_READ))
 		return;
 	bool resumed = false;
-	if (_unlikely_(c->input != CLIENT_INPUT_READ)) {
-		if (c->input == CLIENT_INPUT_HELD || c->input == CLIENT_INPUT_YIELDED)
+	if (_unlikely_(c->in.state != CLIENT_INPUT_READ)) {
+		if (c->in.state == CLIENT_INPUT_HELD || c->in.state == CLIENT_INPUT_YIELDED)
 			return;
 		/* what was read while held first */
-		c->input = CLIENT_INPUT_READ;
-		resumed = c->rlen > 0;
+		c->in.state = CLIENT_INPUT_READ;
+		resumed = c->in.len > 0;
 	}
 
-	while (budget > 0 && c->input == CLIENT_INPUT_READ) {
+	while (budget > 0 && c->in.state == CLIENT_INPUT_READ) {
 		ssize_t k = 0;
 
 		if (_unlikely_(resumed)) {
@@ -867,7 +867,7 @@ process:
 		r = client_process_input(c);
 		if (r < 0)
 			return; /* closed */
-		if ((size_t) k < c->rcap - (c->rlen - k) && c->state != CLIENT_AUTH)
+		if ((size_t) k < c->in.cap - (c->in.len - k) && c->state != CLIENT_AUTH)
 			break;	/* short read: drained for now */
 	}
 	client_release_rbuf(c);
@@ -887,15 +887,15 @@ void client_start(Client *c) {
  * after the poll's events): the receivers' kdbus fds are served first.
  */
 static _noinline_ void client_yield_input(Client *c) {
-	c->input = CLIENT_INPUT_YIELDED;
+	c->in.state = CLIENT_INPUT_YIELDED;
 	bus_schedule_yield(c->bus, c);
 }
 
 void client_resume_yielded(Client *c) {
 	list_unlink(&c->yield_link);
-	if (c->input != CLIENT_INPUT_YIELDED)
+	if (c->in.state != CLIENT_INPUT_YIELDED)
 		return;
-	c->input = CLIENT_INPUT_RESUMED;
+	c->in.state = CLIENT_INPUT_RESUMED;
 	client_on_event(c->fd, EV_READ, c);
 }
 
@@ -904,21 +904,21 @@ int client_process_input(Client *c) {
 	unsigned batch = 0;
 	int r;
 
-	while (c->input != CLIENT_INPUT_HELD &&
+	while (c->in.state != CLIENT_INPUT_HELD &&
 	       (c->state == CLIENT_AWAIT_HELLO || c->state == CLIENT_ACTIVE || c->state == CLIENT_MONITOR)) {
 		size_t total;
-		r = wire_frame_size(c->rbuf + pos, c->rlen - pos, c->bus->limits.max_message_size, &total);
+		r = wire_frame_size(c->in.buf + pos, c->in.len - pos, c->bus->limits.max_message_size, &total);
 		if (r < 0) {
 			c->bus->hooks->close(c, r == -EMSGSIZE ? "message too large" : "invalid message framing");
 			return r;
 		}
-		if (total == 0 || total > c->rlen - pos) {
-			if (total > c->rcap - pos) {
+		if (total == 0 || total > c->in.len - pos) {
+			if (total > c->in.cap - pos) {
 				/* make room for the whole message at once */
-				memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
-				c->rlen -= pos;
+				memmove(c->in.buf, c->in.buf + pos, c->in.len - pos);
+				c->in.len -= pos;
 				pos = 0;
-				r = client_reserve(c, total - c->rlen);
+				r = client_reserve(c, total - c->in.len);
 				if (r < 0) {
 					c->bus->hooks->close(c, "out of memory");
 					return r;
@@ -930,15 +930,15 @@ int client_process_input(Client *c) {
 			client_yield_input(c);
 			break;
 		}
-		if (c->bus->hooks->dispatch(c, c->rbuf + pos, total) == DISPATCH_CLOSED)
+		if (c->bus->hooks->dispatch(c, c->in.buf + pos, total) == DISPATCH_CLOSED)
 			return -ECONNRESET;
 		pos += total;
-		if (c->rbuf_given) {
+		if (c->in.given) {
 			/* the core has the buffer now: what follows the message
 			 * moves to a new one, as large (the next message is
 			 * likely as large) */
-			c->rbuf_given = false;
-			r = client_rbuf_move(c, c->rcap, pos, true);
+			c->in.given = false;
+			r = client_rbuf_move(c, c->in.cap, pos, true);
 			if (r < 0) {
 				c->bus->hooks->close(c, "out of memory");
 				return r;
@@ -947,13 +947,13 @@ int client_process_input(Client *c) {
 		}
 	}
 	if (pos) {
-		memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
-		c->rlen -= pos;
+		memmove(c->in.buf, c->in.buf + pos, c->in.len - pos);
+		c->in.len -= pos;
 	}
 	if (c->state == CLIENT_ACTIVE || c->state == CLIENT_AWAIT_HELLO)
 		client_update_fd_timer(c);
 	/* a grown buffer shrinks back once it holds little (or stays) */
-	if (c->rcap > CLIENT_RBUF_KEEP && c->rlen < CLIENT_READ_MIN)
+	if (c->in.cap > CLIENT_RBUF_KEEP && c->in.len < CLIENT_READ_MIN)
 		(void) client_rbuf_move(c, CLIENT_READ_MIN, 0, false);
 	return 0;
 }
@@ -1060,7 +1060,7 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 		/* not a dbus-daemon message: debug only */
 		log_debug("Connection \"%s\" (%s) has sent %zu bytes of a message and nothing "
 			  "more for too long, closing it (pending_fd_timeout=%" PRIu64 " ms)", client_name(c),
-			  client_loginfo(c), c->rlen, c->bus->limits.pending_fd_timeout);
+			  client_loginfo(c), c->in.len, c->bus->limits.pending_fd_timeout);
 		c->bus->hooks->close(c, "partial message pending for too long");
 		return;
 	}
@@ -1079,10 +1079,10 @@ static void client_on_timeout(evutil_socket_t fd, short what, void *userdata) {
 static void client_update_fd_timer(Client *c) {
 	/* (not while held: the bus does not read, so the fds and bytes wait
 	 * for it, not for the client; they start again when it reads) */
-	bool held = c->input == CLIENT_INPUT_HELD;
-	bool fds = c->n_in_fds > 0 && !(c->is_unix && c->creds.uid == 0) && !held;
-	bool partial = c->rlen > 0 && !held;
-	bool progress = partial && (c->rlen != c->timers.stall_rlen || c->stats.in_messages != c->timers.stall_msgs);
+	bool held = c->in.state == CLIENT_INPUT_HELD;
+	bool fds = c->in.n_fds > 0 && !(c->is_unix && c->creds.uid == 0) && !held;
+	bool partial = c->in.len > 0 && !held;
+	bool progress = partial && (c->in.len != c->timers.stall_rlen || c->stats.in_messages != c->timers.stall_msgs);
 	uint64_t now = 0;
 
 	if (c->timers.hello && c->state != CLIENT_AWAIT_HELLO)
@@ -1096,7 +1096,7 @@ static void client_update_fd_timer(Client *c) {
 				   client_ms_to_us(c->bus->limits.pending_fd_timeout);
 	else if (!partial)
 		c->timers.stall = 0;
-	c->timers.stall_rlen = c->rlen;
+	c->timers.stall_rlen = c->in.len;
 	c->timers.stall_msgs = c->stats.in_messages;
 	client_arm_timer(c, now);
 }

@@ -159,7 +159,7 @@ void client_close(Client *c, const char *reason) {
 
 int client_auth_step(Client *c) {
 	size_t consumed = 0;
-	int r = auth_feed(c->auth, c->rbuf, c->rlen, &consumed);
+	int r = auth_feed(c->auth, c->in.buf, c->in.len, &consumed);
 
 	client_input_consumed(c, consumed);
 

@@ -55,11 +55,29 @@ typedef struct ClientCreds {
 	bool have_pid;
 } ClientCreds;
 
-typedef enum ClientInput {
+typedef enum ClientInputState {
 	CLIENT_INPUT_READ,
 	CLIENT_INPUT_HELD,
 	CLIENT_INPUT_RESUMED,
 	CLIENT_INPUT_YIELDED,	/* on kdbus.ko, after a batch: client_yield_input() */
+} ClientInputState;
+
+/* what the bus read from a client and has not dispatched yet:
+ * daemon/client-io.c alone writes it (forward.c and SASL take from it
+ * through client_input_*()) */
+typedef struct ClientInput {
+	uint8_t *buf;
+	size_t len, cap;
+	void *handle;		/* buf is a core payload buffer (client_rbuf_new()) */
+	bool given;		/* client_dispatch() gave buf to the core */
+	int *fds;		/* the fds read with it, oldest first */
+	size_t n_fds;
+	/* CLIENT_INPUT_HELD: what the client sent and the bus still holds
+	 * is at max_incoming_bytes / max_incoming_unix_fds; its socket is
+	 * not read (nor the messages already read dispatched) until the core
+	 * says it dropped below (kdbus_conn_set_inflight_limit()), and then
+	 * (CLIENT_INPUT_RESUMED) what was read comes first */
+	ClientInputState state;
 } ClientInput;
 
 /* a client's match rules: daemon/client-match.c alone writes them */
@@ -97,7 +115,7 @@ typedef struct ClientTimers {
 	uint64_t fds;		/* pending_fd_timeout from when fds arrived */
 	uint64_t stall;		/* a partial message that makes no progress */
 	uint64_t armed_at;	/* when ev is armed for, 0: not armed */
-	size_t stall_rlen;	/* rlen and the messages read when the timer */
+	size_t stall_rlen;	/* in.len and the messages read when the timer */
 	uint64_t stall_msgs;	/* was last looked at: progress restarts it */
 } ClientTimers;
 
@@ -142,19 +160,7 @@ struct Client {
 	uint64_t serial;	/* of messages the bus originates to this client:
 				 * client_next_serial() */
 
-	/* input */
-	uint8_t *rbuf;
-	size_t rlen, rcap;
-	void *rbuf_handle;	/* rbuf is a core payload buffer (client_rbuf_new()) */
-	bool rbuf_given;	/* client_dispatch() gave it to the core */
-	int *in_fds;
-	size_t n_in_fds;
-	/* CLIENT_INPUT_HELD: what the client sent and the bus still holds
-	 * is at max_incoming_bytes / max_incoming_unix_fds; its socket is
-	 * not read (nor the messages already read dispatched) until the core
-	 * says it dropped below (kdbus_conn_set_inflight_limit()), and then
-	 * (CLIENT_INPUT_RESUMED) what was read comes first */
-	ClientInput input;
+	ClientInput in;		/* what it sent, read (client-io.c) */
 	bool want_read;		/* ev has EV_READ */
 
 	/* output */

@@ -346,7 +346,7 @@ static Dispatch forward_take(Client *c, Forward *f) {
 		return forward_close(f, "invalid message header");
 	if (wire_body_validate(h, f->msg + h->header_len, h->body_len) < 0)
 		return forward_close(f, "invalid message body");
-	if (h->unix_fds > c->n_in_fds || h->unix_fds > bus->limits.max_message_unix_fds ||
+	if (h->unix_fds > c->in.n_fds || h->unix_fds > bus->limits.max_message_unix_fds ||
 	    h->unix_fds > CLIENT_MAX_FDS_PER_READ)
 		return forward_close(f, "message announces more fds than were passed");
 	f->fds.n = h->unix_fds;
@@ -608,11 +608,11 @@ static uint8_t *forward_adopt(Client *c, Forward *f, Dispatch *ret) {
 	WireHeader h2;
 
 	*ret = DISPATCH_NEXT;
-	if (!f->allowed || f->to_driver || f->t.dst_id == KDBUS_DST_ID_BROADCAST || !c->rbuf_handle ||
-	    f->h.body_len < CLIENT_ADOPT_MIN || f->msg < c->rbuf || f->msg + f->len > c->rbuf + c->rlen)
+	if (!f->allowed || f->to_driver || f->t.dst_id == KDBUS_DST_ID_BROADCAST || !c->in.handle ||
+	    f->h.body_len < CLIENT_ADOPT_MIN || f->msg < c->in.buf || f->msg + f->len > c->in.buf + c->in.len)
 		return NULL;
 	q = f->msg + f->h.header_len - f->hlen;
-	if (((uintptr_t) q & 7) != 0 || q < c->rbuf - CLIENT_RBUF_SLACK + 8)
+	if (((uintptr_t) q & 7) != 0 || q < c->in.buf - CLIENT_RBUF_SLACK + 8)
 		return NULL;
 	memmove(q, f->hbuf, f->hlen);
 	if (wire_header_parse(q, f->hlen + f->h.body_len, &h2) < 0) {
@@ -752,7 +752,7 @@ static int forward_send(Client *c, Forward *f, uint8_t *adopt_at, bool *ret_full
 		forward_before_send(c, f);
 	/* (a refused message goes to the monitors' sink, if there is one) */
 	if (adopt_at)
-		(void) kdbus_payload_offer(c->conn, c->rbuf_handle, adopt_at);
+		(void) kdbus_payload_offer(c->conn, c->in.handle, adopt_at);
 	uint32_t calls_limit = _unlikely_(c->bus->on_kernel) && !how && (km->flags & KDBUS_MSG_EXPECT_REPLY) &&
 				       !f->to_driver ? client_calls_limited(c) : 0;
 	if (calls_limit && c->kernel_calls.n >= calls_limit)
