@@ -17,6 +17,7 @@ int bus_schedule_init(BusSchedule *s, struct event_base *base, void (*on_ready)(
 	*s = (BusSchedule) {};
 	list_init(&s->ready);
 	list_init(&s->yielded);
+	list_init(&s->closed);
 	s->ev_ready = event_new(base, -1, 0, on_ready, userdata);
 	s->ev_yield = evtimer_new(base, on_yield, userdata);
 	return s->ev_ready && s->ev_yield ? 0 : -ENOMEM;
@@ -51,6 +52,11 @@ void bus_schedule_yield(Bus *bus, Client *c) {
 		evtimer_add(bus->schedule.ev_yield, &zero);
 }
 
+void bus_schedule_release(Bus *bus, Client *c) {
+	list_link_tail(&bus->schedule.closed, &c->ready_link);
+	event_active(bus->schedule.ev_ready, EV_TIMEOUT, 0);
+}
+
 void bus_schedule_forget(Client *c) {
 	list_unlink(&c->ready_link);
 	list_unlink(&c->yield_link);
@@ -62,6 +68,16 @@ Client *bus_schedule_next_ready(BusSchedule *s) {
 	if (list_is_empty(&s->ready))
 		return NULL;
 	c = list_first_entry(&s->ready, Client, ready_link);
+	list_unlink(&c->ready_link);
+	return c;
+}
+
+Client *bus_schedule_next_closed(BusSchedule *s) {
+	Client *c;
+
+	if (list_is_empty(&s->closed))
+		return NULL;
+	c = list_first_entry(&s->closed, Client, ready_link);
 	list_unlink(&c->ready_link);
 	return c;
 }

@@ -23,6 +23,7 @@ struct event_base;
 typedef struct BusSchedule {
 	List ready;		/* clients with output to write (Client.ready_link) */
 	List yielded;		/* clients whose input waits for the next poll (Client.yield_link) */
+	List closed;		/* closed clients to release (Client.ready_link) */
 	struct event *ev_ready;	/* runs the driver, then flushes the ready clients */
 	struct event *ev_yield;	/* a zero timeout: resumes the yielded clients */
 	bool driver_pending;	/* the driver's queue needs a dispatch */
@@ -40,13 +41,16 @@ void bus_schedule_ready(struct Bus *bus, struct Client *c);
 void bus_schedule_driver(struct Bus *bus);
 /* @c's input waits until the loop has polled again */
 void bus_schedule_yield(struct Bus *bus, struct Client *c);
-/* @c is gone: off both lists */
+/* @c was closed: its struct is released after this round of events */
+void bus_schedule_release(struct Bus *bus, struct Client *c);
+/* @c is gone: off every list */
 void bus_schedule_forget(struct Client *c);
 
-/* for bus.c's events: the next ready client (off the list), or NULL;
- * whether the driver was asked for (and no longer); the yielded clients,
- * moved to @into */
+/* for bus.c's events: the next ready (or closed) client, off its list,
+ * or NULL; whether the driver was asked for (and no longer); the yielded
+ * clients, moved to @into */
 struct Client *bus_schedule_next_ready(BusSchedule *s);
+struct Client *bus_schedule_next_closed(BusSchedule *s);
 bool bus_schedule_take_driver(BusSchedule *s);
 void bus_schedule_take_yielded(BusSchedule *s, List *into);
 

@@ -72,6 +72,8 @@ static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
 	/* client_flush() may close clients and wake others: always take the head */
 	for (unsigned n = 0; n < 100000 && (c = bus_schedule_next_ready(&bus->schedule)); n++)
 		client_flush(c);
+	while ((c = bus_schedule_next_closed(&bus->schedule)))
+		client_release(c);
 }
 
 static void bus_on_timeout(evutil_socket_t fd, short what, void *userdata) {
@@ -685,6 +687,8 @@ Bus *bus_free(Bus *bus) {
 		return NULL;
 	while (!list_is_empty(&bus->registry.all))
 		client_free(list_first_entry(&bus->registry.all, Client, link));
+	for (Client *c; (c = bus_schedule_next_closed(&bus->schedule));)
+		client_release(c);
 	bus->call_overflow = call_overflow_free(bus->call_overflow);
 	bus->kernel_peers = kernel_peers_free(bus->kernel_peers);
 	client_rbuf_pool_free(bus);

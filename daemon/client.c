@@ -107,9 +107,13 @@ static void client_creds_done(ClientCreds *cr) {
 	*cr = (ClientCreds) {};
 }
 
-Client *client_free(Client *c) {
-	if (!c)
-		return NULL;
+/*
+ * client_teardown() - everything of @c goes but the struct itself: its
+ * names, matches and calls (what its departure causes is sent now, as
+ * dbus-daemon sends it when it notices the disconnection), its buffers,
+ * its core connection, its socket.  @c is CLIENT_CLOSED after.
+ */
+static void client_teardown(Client *c) {
 	Bus *bus = c->bus;
 
 	client_log_names_lost(c);
@@ -130,20 +134,38 @@ Client *client_free(Client *c) {
 	for (size_t i = 0; i < c->n_monitor_rules; i++)
 		match_rule_free(c->monitor_rules[i]);
 	free(c->monitor_rules);
+	c->monitor_rules = NULL;
+	c->n_monitor_rules = 0;
 
 	c->conn = kdbus_conn_close(c->conn);
 	client_policy_done(c);
 	owed_replies_done(&c->owed_replies);
-	auth_free(c->auth);
+	c->auth = auth_free(c->auth);
 	client_events_free(c);
-	safe_close(c->fd);
+	c->fd = safe_close(c->fd);
 	client_creds_done(&c->creds);
 	bus_apparmor_client_done(c);
 	free(c->loginfo);
-	free(c);
+	c->loginfo = NULL;
+	c->state = CLIENT_CLOSED;
 
 	bus->hooks->client_gone(bus);
+}
+
+Client *client_free(Client *c) {
+	if (!c)
+		return NULL;
+	if (c->state != CLIENT_CLOSED)
+		client_teardown(c);
+	else
+		bus_schedule_forget(c);	/* off the list of those to release */
+	client_release(c);
 	return NULL;
+}
+
+void client_release(Client *c) {
+	free(c->loginfo);	/* (described once more after the teardown) */
+	free(c);
 }
 
 /* client_close() - disconnect, logging the reason once */
@@ -154,7 +176,10 @@ void client_close(Client *c, const char *reason) {
 	/* as dbus-daemon, while it runs (not when it exits) */
 	if (c->state == CLIENT_MONITOR)
 		log_info("Monitoring connection %s closed.", c->unique_name);
-	client_free(c);
+	client_teardown(c);
+	/* the struct goes after this round of events: who called up to here
+	 * may still look at it (it is CLIENT_CLOSED) */
+	bus_schedule_release(c->bus, c);
 }
 
 int client_auth_step(Client *c) {

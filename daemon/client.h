@@ -201,8 +201,16 @@ void client_start(Client *c);
 /* client_resume_yielded() - the input client_yield_input() stopped goes on
  * (bus_on_yield(), after the loop polled) */
 void client_resume_yielded(Client *c);
+/* client_free() - @c goes at once, with what its departure causes (the
+ * bus's exit and a client_new() that failed; a closed client too) */
 Client *client_free(Client *c);
+/* client_close() - @c is disconnected now (what its departure causes is
+ * sent, its socket closed) and is CLIENT_CLOSED; the struct is released
+ * from the loop after this round of events (client_release()), so that
+ * whoever called up to here may still look at it */
 void client_close(Client *c, const char *reason);
+/* the struct of a closed client goes (bus.c, from the loop) */
+void client_release(Client *c);
 
 /*
  * client_watch_own_names() - install the core matches that bring the
