@@ -53,8 +53,9 @@ void bus_schedule_yield(Bus *bus, Client *c) {
 }
 
 void bus_schedule_release(Bus *bus, Client *c) {
+	/* no event of its own: the next ready round releases it, or the
+	 * trim a client's departure arms (bus.c) */
 	list_link_tail(&bus->schedule.closed, &c->ready_link);
-	event_active(bus->schedule.ev_ready, EV_TIMEOUT, 0);
 }
 
 void bus_schedule_forget(Client *c) {

@@ -41,7 +41,8 @@ void bus_schedule_ready(struct Bus *bus, struct Client *c);
 void bus_schedule_driver(struct Bus *bus);
 /* @c's input waits until the loop has polled again */
 void bus_schedule_yield(struct Bus *bus, struct Client *c);
-/* @c was closed: its struct is released after this round of events */
+/* @c was closed: its struct is released from the loop, at the end of the
+ * next ready round or at the trim a departure arms, whichever comes first */
 void bus_schedule_release(struct Bus *bus, struct Client *c);
 /* @c is gone: off every list */
 void bus_schedule_forget(struct Client *c);

@@ -46,6 +46,14 @@
 #include "policy/policy.h"
 #include "util/macro.h"
 
+/* the structs of the clients closed since (client_close()) go */
+static void bus_release_closed(Bus *bus) {
+	Client *c;
+
+	while ((c = bus_schedule_next_closed(&bus->schedule)))
+		client_release(c);
+}
+
 static void bus_on_ready(evutil_socket_t fd, short what, void *userdata);
 
 /* the clients that yielded their input (client_yield_input()) go on after
@@ -72,8 +80,7 @@ static void bus_on_ready(evutil_socket_t fd, short what, void *userdata) {
 	/* client_flush() may close clients and wake others: always take the head */
 	for (unsigned n = 0; n < 100000 && (c = bus_schedule_next_ready(&bus->schedule)); n++)
 		client_flush(c);
-	while ((c = bus_schedule_next_closed(&bus->schedule)))
-		client_release(c);
+	bus_release_closed(bus);
 }
 
 static void bus_on_timeout(evutil_socket_t fd, short what, void *userdata) {
@@ -115,6 +122,7 @@ static void bus_on_trim(evutil_socket_t fd, short what, void *userdata) {
 	Bus *bus = userdata;
 	struct timeval tv = { .tv_sec = 1 };
 
+	bus_release_closed(bus);
 	kdbus_bus_trim(bus->kbus);
 	(void) malloc_trim(0);
 	/* what went away since refilled the caches: once more, later */
@@ -687,8 +695,7 @@ Bus *bus_free(Bus *bus) {
 		return NULL;
 	while (!list_is_empty(&bus->registry.all))
 		client_free(list_first_entry(&bus->registry.all, Client, link));
-	for (Client *c; (c = bus_schedule_next_closed(&bus->schedule));)
-		client_release(c);
+	bus_release_closed(bus);
 	bus->call_overflow = call_overflow_free(bus->call_overflow);
 	bus->kernel_peers = kernel_peers_free(bus->kernel_peers);
 	client_rbuf_pool_free(bus);

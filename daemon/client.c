@@ -177,8 +177,8 @@ void client_close(Client *c, const char *reason) {
 	if (c->state == CLIENT_MONITOR)
 		log_info("Monitoring connection %s closed.", c->unique_name);
 	client_teardown(c);
-	/* the struct goes after this round of events: who called up to here
-	 * may still look at it (it is CLIENT_CLOSED) */
+	/* the struct goes later, from the loop: who called up to here may
+	 * still look at it (it is CLIENT_CLOSED) */
 	bus_schedule_release(c->bus, c);
 }
 

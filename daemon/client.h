@@ -206,7 +206,7 @@ void client_resume_yielded(Client *c);
 Client *client_free(Client *c);
 /* client_close() - @c is disconnected now (what its departure causes is
  * sent, its socket closed) and is CLIENT_CLOSED; the struct is released
- * from the loop after this round of events (client_release()), so that
+ * later from the loop (client_release(), bus_schedule_release()), so that
  * whoever called up to here may still look at it */
 void client_close(Client *c, const char *reason);
 /* the struct of a closed client goes (bus.c, from the loop) */
