@@ -3,7 +3,7 @@ include daemon/listen.mk
 
 noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
-	daemon/bus.c daemon/bus.h daemon/bus-schedule.c daemon/bus-schedule.h daemon/bus-policy.c daemon/bus-policy.h daemon/bus-stats.h daemon/client-registry.c daemon/client-registry.h \
+	daemon/bus.c daemon/bus.h daemon/bus-hooks.h daemon/bus-schedule.c daemon/bus-schedule.h daemon/bus-policy.c daemon/bus-policy.h daemon/bus-stats.h daemon/client-registry.c daemon/client-registry.h \
 	daemon/client.c daemon/client.h daemon/client-internal.h daemon/client-describe.c daemon/client-describe.h \
 	daemon/client-io.c daemon/out-ring.c daemon/out-ring.h daemon/deliver.c daemon/client-header.c daemon/forward.c daemon/client-policy.c daemon/client-match.c \
 	daemon/client-notify.c daemon/answered-calls.c daemon/answered-calls.h daemon/call-overflow.c daemon/call-overflow.h daemon/owed-replies.c daemon/owed-replies.h \
