@@ -63,33 +63,6 @@ void bus_schedule_forget(Client *c) {
 	list_unlink(&c->yield_link);
 }
 
-Client *bus_schedule_next_ready(BusSchedule *s) {
-	Client *c;
-
-	if (list_is_empty(&s->ready))
-		return NULL;
-	c = list_first_entry(&s->ready, Client, ready_link);
-	list_unlink(&c->ready_link);
-	return c;
-}
-
-Client *bus_schedule_next_closed(BusSchedule *s) {
-	Client *c;
-
-	if (list_is_empty(&s->closed))
-		return NULL;
-	c = list_first_entry(&s->closed, Client, ready_link);
-	list_unlink(&c->ready_link);
-	return c;
-}
-
-bool bus_schedule_take_driver(BusSchedule *s) {
-	bool pending = s->driver_pending;
-
-	s->driver_pending = false;
-	return pending;
-}
-
 void bus_schedule_take_yielded(BusSchedule *s, List *into) {
 	list_splice_tail(into, &s->yielded);
 }

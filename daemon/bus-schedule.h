@@ -13,10 +13,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon/client.h"
 #include "util/list.h"
+#include "util/macro.h"
 
 struct Bus;
-struct Client;
 struct event;
 struct event_base;
 
@@ -36,23 +37,45 @@ int bus_schedule_init(BusSchedule *s, struct event_base *base, void (*on_ready)(
 void bus_schedule_done(BusSchedule *s);
 
 /* @c has output to write: flushed after this round of events */
-void bus_schedule_ready(struct Bus *bus, struct Client *c);
+void bus_schedule_ready(struct Bus *bus, Client *c);
 /* the driver's queue needs a dispatch, after this round of events */
 void bus_schedule_driver(struct Bus *bus);
 /* @c's input waits until the loop has polled again */
-void bus_schedule_yield(struct Bus *bus, struct Client *c);
+void bus_schedule_yield(struct Bus *bus, Client *c);
 /* @c was closed: its struct is released from the loop, at the end of the
  * next ready round or at the trim a departure arms, whichever comes first */
-void bus_schedule_release(struct Bus *bus, struct Client *c);
+void bus_schedule_release(struct Bus *bus, Client *c);
 /* @c is gone: off every list */
-void bus_schedule_forget(struct Client *c);
+void bus_schedule_forget(Client *c);
 
 /* for bus.c's events: the next ready (or closed) client, off its list,
  * or NULL; whether the driver was asked for (and no longer); the yielded
  * clients, moved to @into */
-struct Client *bus_schedule_next_ready(BusSchedule *s);
-struct Client *bus_schedule_next_closed(BusSchedule *s);
-bool bus_schedule_take_driver(BusSchedule *s);
+static inline Client *bus_schedule_next_of(List *list) {
+	Client *c;
+
+	if (list_is_empty(list))
+		return NULL;
+	c = list_first_entry(list, Client, ready_link);
+	list_unlink(&c->ready_link);
+	return c;
+}
+
+static inline Client *bus_schedule_next_ready(BusSchedule *s) {
+	return bus_schedule_next_of(&s->ready);
+}
+
+static inline Client *bus_schedule_next_closed(BusSchedule *s) {
+	return bus_schedule_next_of(&s->closed);
+}
+
+static inline bool bus_schedule_take_driver(BusSchedule *s) {
+	bool pending = s->driver_pending;
+
+	s->driver_pending = false;
+	return pending;
+}
+
 void bus_schedule_take_yielded(BusSchedule *s, List *into);
 
 /* the monotonic coarse clock, in ns (from the vDSO: no syscall) */
