@@ -12,6 +12,7 @@
 #include "kdbus/item.h"
 #include "kdbus/match.h"
 #include "kdbus/names.h"
+#include "kshared/match.h"
 #include "util/macro.h"
 
 static bool kdbus_match_rule_is_kernel(uint64_t type) {
@@ -439,26 +440,6 @@ bool kdbus_match_db_match_user(KdbusBus *bus, KdbusConn *conn, const KdbusMatchM
 	return false;
 }
 
-static bool kdbus_match_rule_kernel(const KdbusMatchRule *r, const struct kdbus_item *n) {
-	if (n->type != r->type)
-		return false;
-
-	switch (r->type) {
-	case KDBUS_ITEM_ID_ADD:
-		return r->new_id == KDBUS_MATCH_ID_ANY || r->new_id == n->id_change.id;
-	case KDBUS_ITEM_ID_REMOVE:
-		return r->old_id == KDBUS_MATCH_ID_ANY || r->old_id == n->id_change.id;
-	case KDBUS_ITEM_NAME_ADD:
-	case KDBUS_ITEM_NAME_CHANGE:
-	case KDBUS_ITEM_NAME_REMOVE:
-		return (r->old_id == KDBUS_MATCH_ID_ANY || r->old_id == n->name_change.old_id.id) &&
-		       (r->new_id == KDBUS_MATCH_ID_ANY || r->new_id == n->name_change.new_id.id) &&
-		       (!r->name || strcmp(r->name, n->name_change.name) == 0);
-	default:
-		return false;
-	}
-}
-
 bool kdbus_match_db_match_kernel(KdbusConn *conn, const struct kdbus_item *n) {
 	KdbusMatch *m;
 
@@ -466,7 +447,8 @@ bool kdbus_match_db_match_kernel(KdbusConn *conn, const struct kdbus_item *n) {
 		size_t i;
 
 		for (i = 0; i < m->n_rules; i++)
-			if (!kdbus_match_rule_kernel(&m->rules[i], n))
+			if (!kdbus_match_notification(m->rules[i].type, m->rules[i].old_id, m->rules[i].new_id,
+						      m->rules[i].name, n))
 				break;
 		if (i == m->n_rules)
 			return true;

@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "kshared/bloom.h"
+#include "kshared/match.h"
 
 #define KDBUS_CONN_MAX_MATCHES 256
 
@@ -270,22 +271,6 @@ bool kdbus_match_user(struct kdbus_conn *conn, const struct kdbus_match_msg *msg
 	return false;
 }
 
-static bool kdbus_match_rule_kernel(const struct kdbus_match_rule *r, const struct kdbus_item *n)
-{
-	if (n->type != r->type)
-		return false;
-	switch (r->type) {
-	case KDBUS_ITEM_ID_ADD:
-		return r->new_id == KDBUS_MATCH_ID_ANY || r->new_id == n->id_change.id;
-	case KDBUS_ITEM_ID_REMOVE:
-		return r->old_id == KDBUS_MATCH_ID_ANY || r->old_id == n->id_change.id;
-	default:
-		return (r->old_id == KDBUS_MATCH_ID_ANY || r->old_id == n->name_change.old_id.id) &&
-		       (r->new_id == KDBUS_MATCH_ID_ANY || r->new_id == n->name_change.new_id.id) &&
-		       (!r->name || strcmp(r->name, kdbus_item_name_change_str(n)) == 0);
-	}
-}
-
 /* with conn->lock held */
 bool kdbus_match_kernel(struct kdbus_conn *conn, const struct kdbus_item *notify)
 {
@@ -296,7 +281,8 @@ bool kdbus_match_kernel(struct kdbus_conn *conn, const struct kdbus_item *notify
 		if (!m->kernel)
 			continue;
 		for (i = 0; i < m->n_rules; i++)
-			if (!kdbus_match_rule_kernel(&m->rules[i], notify))
+			if (!kdbus_match_notification(m->rules[i].type, m->rules[i].old_id, m->rules[i].new_id,
+						      m->rules[i].name, notify))
 				break;
 		if (i == m->n_rules)
 			return true;

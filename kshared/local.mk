@@ -5,7 +5,8 @@ kdbus_libkdbus_a_SOURCES += \
 	kshared/platform.h \
 	kshared/name.h kshared/name.c \
 	kshared/policy.h \
-	kshared/bloom.h
+	kshared/bloom.h \
+	kshared/match.h
 EXTRA_DIST += kshared/README.md
 
 check_PROGRAMS += tests/unit/test-kshared

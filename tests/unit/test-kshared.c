@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kshared/bloom.h"
+#include "kshared/match.h"
 #include "kshared/name.h"
 #include "kshared/policy.h"
 #include "tests/unit/test.h"
@@ -187,6 +188,61 @@ TEST(bloom_generations) {
 	check(!kdbus_bloom_match(NULL, 2, mask, 3));
 }
 
+/* a notification item as the bus writes one: header, payload, the name */
+static struct kdbus_item *notification(void *buf, uint64_t type, uint64_t old_id, uint64_t new_id, const char *name) {
+	struct kdbus_item *n = buf;
+
+	memset(buf, 0, 256);
+	n->type = type;
+	if (type == KDBUS_ITEM_ID_ADD || type == KDBUS_ITEM_ID_REMOVE) {
+		n->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+		n->id_change.id = type == KDBUS_ITEM_ID_ADD ? new_id : old_id;
+	} else {
+		n->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change) + strlen(name) + 1;
+		n->name_change.old_id.id = old_id;
+		n->name_change.new_id.id = new_id;
+		/* (through buf: name[0] has no size of its own) */
+		memcpy((uint8_t *) buf + KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change), name,
+		       strlen(name) + 1);
+	}
+	return n;
+}
+
+TEST(match_notification) {
+	_Alignas(8) uint8_t buf[256];
+	const uint64_t any = KDBUS_MATCH_ID_ANY;
+	struct kdbus_item *n;
+
+	n = notification(buf, KDBUS_ITEM_ID_ADD, 0, 5, NULL);
+	check(kdbus_match_notification(KDBUS_ITEM_ID_ADD, any, any, NULL, n));
+	check(kdbus_match_notification(KDBUS_ITEM_ID_ADD, any, 5, NULL, n));
+	check(!kdbus_match_notification(KDBUS_ITEM_ID_ADD, any, 6, NULL, n));
+	check(!kdbus_match_notification(KDBUS_ITEM_ID_REMOVE, any, any, NULL, n));	/* another type */
+
+	n = notification(buf, KDBUS_ITEM_ID_REMOVE, 7, 0, NULL);
+	check(kdbus_match_notification(KDBUS_ITEM_ID_REMOVE, 7, any, NULL, n));
+	check(!kdbus_match_notification(KDBUS_ITEM_ID_REMOVE, 8, any, NULL, n));
+
+	n = notification(buf, KDBUS_ITEM_NAME_CHANGE, 3, 4, "org.example.A");
+	check(kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, any, any, NULL, n));
+	check(kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, 3, 4, "org.example.A", n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, 4, any, NULL, n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, any, 3, NULL, n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, any, any, "org.example.B", n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_CHANGE, any, any, "org.example", n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_ADD, any, any, NULL, n));
+
+	n = notification(buf, KDBUS_ITEM_NAME_ADD, 0, 9, "a.b");
+	check(kdbus_match_notification(KDBUS_ITEM_NAME_ADD, 0, 9, "a.b", n));
+	check(kdbus_match_notification(KDBUS_ITEM_NAME_ADD, any, 9, NULL, n));
+	n = notification(buf, KDBUS_ITEM_NAME_REMOVE, 9, 0, "a.b");
+	check(kdbus_match_notification(KDBUS_ITEM_NAME_REMOVE, 9, 0, "a.b", n));
+	check(!kdbus_match_notification(KDBUS_ITEM_NAME_REMOVE, 9, 1, NULL, n));
+	/* a rule of a type that is no notification matches nothing */
+	n->type = KDBUS_ITEM_BLOOM_MASK;
+	check(!kdbus_match_notification(KDBUS_ITEM_BLOOM_MASK, any, any, NULL, n));
+}
+
 int main(void) {
 	RUN(name_table);
 	RUN(name_length);
@@ -196,6 +252,7 @@ int main(void) {
 	RUN(policy_access);
 	RUN(bloom_mask_size);
 	RUN(bloom_generations);
+	RUN(match_notification);
 
 	return test_done();
 }
