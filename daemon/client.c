@@ -170,6 +170,8 @@ void client_release(Client *c) {
 
 /* client_close() - disconnect, logging the reason once */
 void client_close(Client *c, const char *reason) {
+	if (c->state == CLIENT_CLOSED)
+		return;	/* once */
 	/* dbus-daemon does not log why it closes a connection: debug only */
 	if (reason)
 		log_debug("Closing connection %s (%s): %s", client_name(c), client_loginfo(c), reason);
