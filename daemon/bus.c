@@ -621,6 +621,9 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	bus->base = base;
 	client_registry_init(&bus->registry);
 	answered_calls_init(&bus->answered);
+	r = bus_schedule_init(&bus->schedule, base, bus_on_ready, bus_on_yield, bus);
+	if (r < 0)
+		return r;
 	r = client_rbuf_pool_new(bus);
 	if (r < 0)
 		return r;
@@ -662,9 +665,6 @@ int bus_new(Bus **ret, struct event_base *base, BusConfig *config, const char *c
 	 * client_dispatch() then sends them without) */
 	(void) kdbus_bus_set_broadcast_fds(bus->kbus, true);
 
-	r = bus_schedule_init(&bus->schedule, base, bus_on_ready, bus_on_yield, bus);
-	if (r < 0)
-		return r;
 	bus->ev_timeout = evtimer_new(base, bus_on_timeout, bus);
 	bus->ev_trim = evtimer_new(base, bus_on_trim, bus);
 	bus->ev_sigterm = evsignal_new(base, SIGTERM, bus_on_signal, bus);
