@@ -4,6 +4,7 @@
 kdbus_libkdbus_a_SOURCES += \
 	kshared/platform.h \
 	kshared/name.h kshared/name.c \
+	kshared/item.h kshared/item.c \
 	kshared/policy.h \
 	kshared/bloom.h
 EXTRA_DIST += kshared/README.md
@@ -12,3 +13,4 @@ check_PROGRAMS += tests/unit/test-kshared
 tests_unit_test_kshared_SOURCES = tests/unit/test-kshared.c
 tests_unit_test_kshared_LDADD = kdbus/libkdbus.a
 TESTS += tests/unit/test-kshared
+
