@@ -1218,6 +1218,14 @@ int kdbus_us_match_add(KdbusConn *conn, struct kdbus_cmd_match *cmd) {
 
 	r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_match, items),
 			     KDBUS_MATCH_REPLACE, argv, ELEMENTSOF(argv));
+	if (r >= 0 && argv[10].item) {
+		/* the userspace core's extension, unknown to the shared rules */
+		const struct kdbus_item *item;
+
+		KDBUS_ITEM_FOREACH(item, cmd, items)
+			if (item->type == KDBUS_ITEM_MATCH_KEYS && kdbus_match_keys_validate(item) < 0)
+				return -EINVAL;
+	}
 	if (r != 0)
 		return r < 0 ? r : 0;
 

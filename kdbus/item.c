@@ -32,18 +32,6 @@ int kdbus_args_parse(void *cmdp, size_t min_size, size_t items_offset,
 			      cmd->size - items_offset, argv, argc);
 	if (r < 0)
 		return r;	/* any number of items: KDBUS_CMD_MAX_SIZE bounds it */
-	/* the userspace core's extension (MATCH_ADD): every one of them */
-	for (size_t i = 0; i < argc; i++) {
-		const struct kdbus_item *item;
-
-		if (argv[i].type != KDBUS_ITEM_MATCH_KEYS || !argv[i].item)
-			continue;
-		KDBUS_FOREACH(item, (struct kdbus_item *)((uint8_t *)cmd + items_offset),
-			      cmd->size - items_offset)
-			if (item->type == KDBUS_ITEM_MATCH_KEYS && kdbus_match_keys_validate(item) < 0)
-				return -EINVAL;
-	}
-
 	negotiate = cmd->flags & KDBUS_FLAG_NEGOTIATE;
 	for (size_t i = 0; i < argc && !negotiate; i++)
 		if (argv[i].mandatory && !argv[i].item)

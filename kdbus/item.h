@@ -54,8 +54,8 @@ static inline int kdbus_match_keys_validate(const struct kdbus_item *item) {
  * Checks alignment (-EFAULT), size (-EINVAL below @min_size, -EMSGSIZE
  * above KDBUS_CMD_MAX_SIZE), flags (-EINVAL), the items
  * (kdbus_items_parse(): framing, unexpected or duplicated items, per-type
- * payloads; then MATCH_KEYS, kdbus_match_keys_validate()) and mandatory
- * items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
+ * payloads; MATCH_KEYS is MATCH_ADD's to check, kdbus_match_keys_validate())
+ * and mandatory items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
  * overwritten with @allowed_flags and the NEGOTIATE item's unsupported
  * types are zeroed.  return_flags is reset to 0.
  *
