@@ -32,14 +32,16 @@ int kdbus_args_parse(void *cmdp, size_t min_size, size_t items_offset,
 			      cmd->size - items_offset, argv, argc);
 	if (r < 0)
 		return r;	/* any number of items: KDBUS_CMD_MAX_SIZE bounds it */
+	/* without the flag a NEGOTIATE item is not answered: the command goes on */
 	negotiate = cmd->flags & KDBUS_FLAG_NEGOTIATE;
-	for (size_t i = 0; i < argc && !negotiate; i++)
-		if (argv[i].mandatory && !argv[i].item)
-			return -EINVAL;
+	if (!negotiate) {
+		for (size_t i = 0; i < argc; i++)
+			if (argv[i].mandatory && !argv[i].item)
+				return -EINVAL;
+		return 0;
+	}
 
-	if (negotiate)
-		cmd->flags = allowed_flags & ~KDBUS_FLAG_NEGOTIATE;
-
+	cmd->flags = allowed_flags & ~KDBUS_FLAG_NEGOTIATE;
 	if (argc > 0 && argv[0].type == KDBUS_ITEM_NEGOTIATE && argv[0].item) {
 		struct kdbus_item *n = argv[0].item;
 		size_t num = KDBUS_ITEM_PAYLOAD_SIZE(n) / sizeof(uint64_t);
@@ -53,10 +55,8 @@ int kdbus_args_parse(void *cmdp, size_t min_size, size_t items_offset,
 			if (j >= argc)
 				n->data64[i] = 0;
 		}
-		negotiate = true;
 	}
-
-	return negotiate ? 1 : 0;
+	return 1;
 }
 
 int kdbus_sysname_is_valid(const char *name) {

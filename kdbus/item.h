@@ -57,7 +57,8 @@ static inline int kdbus_match_keys_validate(const struct kdbus_item *item) {
  * payloads; MATCH_KEYS is MATCH_ADD's to check, kdbus_match_keys_validate())
  * and mandatory items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
  * overwritten with @allowed_flags and the NEGOTIATE item's unsupported
- * types are zeroed.  return_flags is reset to 0.
+ * types are zeroed; without it a NEGOTIATE item is left alone (the
+ * commands skip it).  return_flags is reset to 0.
  *
  * Return: 0 to go on, 1 if the call was a negotiation (the command must
  * then do nothing and return 0), or a negative errno.

@@ -74,8 +74,7 @@ bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types)
  * @types:	the item types the command supports
  * @n_types:	number of @types
  *
- * Writes @valid_flags into flags (with KDBUS_FLAG_NEGOTIATE set) and zeroes
- * every unsupported type in the command's KDBUS_ITEM_NEGOTIATE items (already parsed:
+ * Writes @valid_flags into flags and zeroes every unsupported type in the command's KDBUS_ITEM_NEGOTIATE items (already parsed:
  * kdbus_args_parse()), then copies the command back.
  *
  * Return: 0 or -EFAULT.
@@ -96,8 +95,7 @@ int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_fl
 			if (!kdbus_item_allowed(it->data64[i], types, n_types))
 				it->data64[i] = 0;
 	}
-	if (hdr[1] & KDBUS_FLAG_NEGOTIATE)
-		hdr[1] = valid_flags;
+	hdr[1] = valid_flags;
 	if (copy_to_user(argp, cmd, hdr[0]))
 		return -EFAULT;
 	return 0;
@@ -132,14 +130,14 @@ static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
  * @types:	the item types the command takes (at most KDBUS_ARGS_MAX)
  * @n_types:	number of @types
  * @ret_items_size: where to store the bytes of items, or NULL for a command
- *		that takes no items but KDBUS_ITEM_NEGOTIATE
+ *		that takes no items but KDBUS_ITEM_NEGOTIATE (and skips it)
  *
  * Copies the command (kdbus_cmd_copy()), refuses flags outside @valid_flags
  * (KDBUS_FLAG_NEGOTIATE aside), checks the items (kdbus_items_parse():
  * framing, a type of @types, the payload rules of the type; at most
  * KDBUS_CMD_MAX_ITEMS of them) and answers
- * a negotiation (kdbus_negotiate(): KDBUS_FLAG_NEGOTIATE or a
- * KDBUS_ITEM_NEGOTIATE item), in that order.  Whether a
+ * KDBUS_FLAG_NEGOTIATE (kdbus_negotiate()), in that order.  Without the
+ * flag a NEGOTIATE item is left to the command, which skips it.  Whether a
  * type may come more than once, and what its items mean, are the
  * command's to check.
  *
@@ -172,11 +170,9 @@ void *kdbus_args_parse(void __user *argp, size_t min, size_t items_off, u64 vali
 		r = -E2BIG;
 		goto err;
 	}
-	/* the flag, or a NEGOTIATE item alone, makes the call a negotiation */
-	for (i = 0; i < n_types; i++)
-		if (argv[i].type == KDBUS_ITEM_NEGOTIATE && argv[i].item)
-			break;
-	if ((cmd[1] & KDBUS_FLAG_NEGOTIATE) || i < n_types) {
+	/* the flag makes the call a negotiation; a NEGOTIATE item without it
+	 * is not answered, and the command goes on */
+	if (cmd[1] & KDBUS_FLAG_NEGOTIATE) {
 		r = kdbus_negotiate(argp, cmd, items_off, valid_flags, types, n_types);
 		kfree(cmd);
 		return r < 0 ? ERR_PTR(r) : NULL;
