@@ -453,7 +453,7 @@ int kdbus_us_bus_creator_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	info->size = size;
 	info->id = 0;
 	info->flags = bus->make_flags;
-	p = kdbus_item_append(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, nlen);
+	p = kdbus_item_write(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, nlen);
 	kdbus_meta_write(p, &bus->creator_meta, NULL, mask, NULL);
 	r = kdbus_pool_data_publish(&conn->pool, s);
 	if (r < 0)

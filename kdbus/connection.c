@@ -305,12 +305,12 @@ static int kdbus_hello_items(KdbusConn *conn, struct kdbus_cmd_hello *cmd) {
 	if (r < 0)
 		return r;
 	p = kdbus_slice_data(s);
-	p = kdbus_item_append(p, KDBUS_ITEM_BLOOM_PARAMETER, &bp, sizeof(bp));
+	p = kdbus_item_write(p, KDBUS_ITEM_BLOOM_PARAMETER, &bp, sizeof(bp));
 	for (pos = 0; echo && pos < size; pos += KDBUS_ALIGN8(((const struct kdbus_item *)(start + pos))->size)) {
 		const struct kdbus_item *it = (const void *)(start + pos);
 
 		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
-			p = kdbus_item_append(p, it->type, it->data, KDBUS_ITEM_PAYLOAD_SIZE(it));
+			p = kdbus_item_write(p, it->type, it->data, KDBUS_ITEM_PAYLOAD_SIZE(it));
 	}
 	r = kdbus_pool_data_publish(&conn->pool, s);
 	if (r < 0)
@@ -1009,7 +1009,7 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 	if (mask & KDBUS_ATTACH_NAMES)
 		list_for_each_entry(o, &c->names, conn_link)
 			if (o->flags & KDBUS_NAME_IN_QUEUE)
-				size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + o->entry->len + 1);
+				size += kdbus_owned_name_item_size(o->entry->len);
 
 	r = kdbus_pool_data_new(&conn->pool, size, &s);
 	if (r < 0)
@@ -1023,11 +1023,10 @@ int kdbus_us_conn_info(KdbusConn *conn, struct kdbus_cmd_info *cmd) {
 		list_for_each_entry(o, &c->names, conn_link) {
 			if (!(o->flags & KDBUS_NAME_IN_QUEUE))
 				continue;
-			it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + o->entry->len + 1;
-			it->type = KDBUS_ITEM_OWNED_NAME;
 			it->name.flags = o->flags;
 			memcpy(it->name.name, o->entry->name, o->entry->len + 1);
-			it = KDBUS_ITEM_NEXT(it);
+			it = kdbus_item_init(it, KDBUS_ITEM_OWNED_NAME,
+					     sizeof(struct kdbus_name) + o->entry->len + 1);
 		}
 	r = kdbus_pool_data_publish(&conn->pool, s);
 	if (r < 0)
@@ -1043,7 +1042,7 @@ static size_t kdbus_list_write(uint8_t *p, const KdbusConn *c, const KdbusNameOw
 	size_t size = sizeof(struct kdbus_info);
 
 	if (o)
-		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + o->entry->len + 1);
+		size += kdbus_owned_name_item_size(o->entry->len);
 	if (p) {
 		struct kdbus_info *info = (struct kdbus_info *)p;
 
@@ -1053,10 +1052,9 @@ static size_t kdbus_list_write(uint8_t *p, const KdbusConn *c, const KdbusNameOw
 		if (o) {
 			struct kdbus_item *it = info->items;
 
-			it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + o->entry->len + 1;
-			it->type = KDBUS_ITEM_OWNED_NAME;
 			it->name.flags = o->flags;
 			memcpy(it->name.name, o->entry->name, o->entry->len + 1);
+			kdbus_item_init(it, KDBUS_ITEM_OWNED_NAME, sizeof(struct kdbus_name) + o->entry->len + 1);
 		}
 	}
 	return size;
@@ -1220,6 +1218,14 @@ int kdbus_us_match_add(KdbusConn *conn, struct kdbus_cmd_match *cmd) {
 
 	r = kdbus_args_parse(cmd, sizeof(*cmd), offsetof(struct kdbus_cmd_match, items),
 			     KDBUS_MATCH_REPLACE, argv, ELEMENTSOF(argv));
+	if (r >= 0 && argv[10].item) {
+		/* the userspace core's extension, unknown to the shared rules */
+		const struct kdbus_item *item;
+
+		KDBUS_ITEM_FOREACH(item, cmd, items)
+			if (item->type == KDBUS_ITEM_MATCH_KEYS && kdbus_match_keys_validate(item) < 0)
+				return -EINVAL;
+	}
 	if (r != 0)
 		return r < 0 ? r : 0;
 

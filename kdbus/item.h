@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kdbus/bus.h"
 #include "kdbus/kdbus.h"
+#include "kshared/item.h"
 #include "kshared/name.h"
 
 #define KDBUS_CMD_MAX_SIZE		(32 * 1024)
@@ -22,19 +24,23 @@
 #define KDBUS_BUS_BLOOM_MAX_SIZE	4096
 #define KDBUS_ITEM_PAYLOAD_SIZE(i)	((i)->size - KDBUS_ITEM_HEADER_SIZE)
 
+/* one accepted item type of a command (kshared/item.h) */
+typedef struct kdbus_arg KdbusArg;
+
 /**
- * struct KdbusArg - one accepted item type of a command
- * @type:	the item type
- * @item:	output: the (last) item of that type, NULL if absent
- * @multiple:	whether more than one item of @type is allowed
- * @mandatory:	whether the command fails with -EINVAL without one
+ * kdbus_match_keys_validate() - a KDBUS_ITEM_MATCH_KEYS (bus.h), the
+ * userspace core's extension the shared rules do not know
+ * @item:	the item
+ *
+ * Return: 0, or -EINVAL unless it has 1 to KDBUS_MATCH_KEYS_MAX keys.
  */
-typedef struct KdbusArg {
-	uint64_t type;
-	struct kdbus_item *item;
-	bool multiple;
-	bool mandatory;
-} KdbusArg;
+static inline int kdbus_match_keys_validate(const struct kdbus_item *item) {
+	size_t len = KDBUS_ITEM_PAYLOAD_SIZE(item);
+
+	if (len == 0 || len % sizeof(uint64_t) != 0 || len > KDBUS_MATCH_KEYS_MAX * sizeof(uint64_t))
+		return -EINVAL;
+	return 0;
+}
 
 /**
  * kdbus_args_parse() - validate a command structure in place
@@ -46,34 +52,19 @@ typedef struct KdbusArg {
  * @argc:		number of @argv entries
  *
  * Checks alignment (-EFAULT), size (-EINVAL below @min_size, -EMSGSIZE
- * above KDBUS_CMD_MAX_SIZE), flags (-EINVAL), item framing and per-type
- * payloads (-EINVAL), unexpected or duplicated items (-EINVAL) and
- * mandatory items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
+ * above KDBUS_CMD_MAX_SIZE), flags (-EINVAL), the items
+ * (kdbus_items_parse(): framing, unexpected or duplicated items, per-type
+ * payloads; MATCH_KEYS is MATCH_ADD's to check, kdbus_match_keys_validate())
+ * and mandatory items (-EINVAL).  With KDBUS_FLAG_NEGOTIATE the flags field is
  * overwritten with @allowed_flags and the NEGOTIATE item's unsupported
- * types are zeroed.  return_flags is reset to 0.
+ * types are zeroed; without it a NEGOTIATE item is left alone (the
+ * commands skip it).  return_flags is reset to 0.
  *
  * Return: 0 to go on, 1 if the call was a negotiation (the command must
  * then do nothing and return 0), or a negative errno.
  */
 int kdbus_args_parse(void *cmd, size_t min_size, size_t items_offset,
 		     uint64_t allowed_flags, KdbusArg *argv, size_t argc);
-
-/**
- * kdbus_item_validate() - the kernel's per-type payload checks
- * @item:	an item whose size fits its container
- *
- * Return: 0 or -EINVAL.
- */
-int kdbus_item_validate(const struct kdbus_item *item);
-
-/**
- * kdbus_items_validate() - framing and per-type checks of an item list
- * @items:	first item
- * @size:	bytes of items (the container's size minus the fixed part)
- *
- * Return: 0 or -EINVAL.
- */
-int kdbus_items_validate(const struct kdbus_item *items, size_t size);
 
 /**
  * kdbus_sysname_is_valid() - bus name syntax: [A-Za-z0-9_], '-' and '.'
@@ -104,14 +95,3 @@ int kdbus_sanitize_attach_flags(uint64_t flags, uint64_t *ret);
  * Return: as kdbus_args_parse(); -EINVAL for unknown attach bits.
  */
 int kdbus_info_args_parse(struct kdbus_cmd_info *cmd, KdbusArg *argv, size_t argc, uint64_t *ret_mask);
-
-/**
- * kdbus_item_append() - write an item at @p
- * @p:		destination, 8-byte aligned
- * @type:	item type
- * @data:	payload (may be NULL with @size 0)
- * @size:	payload size
- *
- * Return: the address after the padded item.
- */
-void *kdbus_item_append(void *p, uint64_t type, const void *data, size_t size);

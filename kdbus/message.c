@@ -145,7 +145,7 @@ static KdbusQueueEntry *kdbus_entry_new(KdbusBus *bus, KdbusConn *dst, KdbusStag
 	p = (uint8_t *)m->items;
 
 	if (s->dst_name)
-		p = kdbus_item_append(p, KDBUS_ITEM_DST_NAME, s->dst_name, s->dst_name_size);
+		p = kdbus_item_write(p, KDBUS_ITEM_DST_NAME, s->dst_name, s->dst_name_size);
 	if (payload_size) {
 		struct kdbus_item *it = (struct kdbus_item *)p;
 
@@ -177,7 +177,7 @@ static KdbusQueueEntry *kdbus_entry_new(KdbusBus *bus, KdbusConn *dst, KdbusStag
 		if (mask)
 			p = kdbus_meta_write(p, &s->src->meta, s->src, mask, s->have_ts ? &s->ts : NULL);
 	} else if (mask & KDBUS_ATTACH_TIMESTAMP)
-		p = kdbus_item_append(p, KDBUS_ITEM_TIMESTAMP, &s->ts, sizeof(s->ts));
+		p = kdbus_item_write(p, KDBUS_ITEM_TIMESTAMP, &s->ts, sizeof(s->ts));
 
 	e->seqnum = s->seqnum;
 	e->priority = s->priority;
@@ -397,20 +397,17 @@ static int kdbus_msg_examine(KdbusBus *bus, const struct kdbus_msg *msg,
 			if (s->n_fds > bus->limits.max_fds_per_msg)
 				return -EMFILE;
 			break;
-		case KDBUS_ITEM_BLOOM_FILTER: {
-			uint64_t bsize;
-
+		case KDBUS_ITEM_BLOOM_FILTER:
 			if (s->bloom)
 				return -EEXIST;
-			bsize = KDBUS_ITEM_PAYLOAD_SIZE(item) - offsetof(struct kdbus_bloom_filter, data);
-			if (bsize % 8)
-				return -EFAULT;
-			if (bsize != bus->bloom.size)
-				return -EDOM;
+			r = kdbus_bloom_filter_check(item, bus->bloom.size);
+			if (r < 0)
+				return r;
 			s->bloom = &item->bloom_filter;
 			break;
-		}
 		case KDBUS_ITEM_MATCH_KEYS:
+			if (kdbus_match_keys_validate(item) < 0)
+				return -EINVAL;
 			if (s->keys)
 				return -EEXIST;
 			s->keys = (const uint64_t *)(const void *)item->data64;

@@ -55,7 +55,7 @@ static int kdbus_meta_assemble(KdbusMeta *m, const MetaPiece pieces[KDBUS_META_B
 			memset(p + pieces[b].size, 0, l - pieces[b].size);
 			q = p + l;
 		} else {
-			q = kdbus_item_append(p, _KDBUS_ITEM_ATTACH_BASE + b, pieces[b].data, pieces[b].size);
+			q = kdbus_item_write(p, _KDBUS_ITEM_ATTACH_BASE + b, pieces[b].data, pieces[b].size);
 		}
 		m->off[b] = p - m->items;
 		m->len[b] = q - p;
@@ -173,7 +173,7 @@ int kdbus_meta_init_proc(KdbusMeta *m) {
 		_cleanup_free_ char *lc = read_line("/proc/sys/kernel/cap_last_cap");
 		unsigned last = lc ? (unsigned)atoi(lc) : 40;
 		unsigned words = last / 32 + 1;
-		size_t sz = offsetof(struct kdbus_caps, caps) + 4 * words * sizeof(uint32_t);
+		size_t sz = kdbus_caps_payload_size(words);
 
 		if (words <= 2 && syscall(SYS_capget, &hdr, data) == 0 && (caps = calloc(1, sz))) {
 			caps->last_cap = last;
@@ -301,7 +301,7 @@ static size_t kdbus_meta_names_size(const KdbusConn *c) {
 
 	list_for_each_entry(o, &c->names, conn_link)
 		if (!(o->flags & KDBUS_NAME_IN_QUEUE))
-			s += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + o->entry->len + 1);
+			s += kdbus_owned_name_item_size(o->entry->len);
 	return s;
 }
 
@@ -336,7 +336,7 @@ void *kdbus_meta_write(void *p, const KdbusMeta *m, const KdbusConn *names,
 		mask &= mask - 1;
 		if (b == BIT_TIMESTAMP) {
 			if (ts)
-				q = kdbus_item_append(q, KDBUS_ITEM_TIMESTAMP, ts, sizeof(*ts));
+				q = kdbus_item_write(q, KDBUS_ITEM_TIMESTAMP, ts, sizeof(*ts));
 		} else if (b == BIT_NAMES) {
 			const KdbusNameOwner *o;
 
@@ -344,16 +344,13 @@ void *kdbus_meta_write(void *p, const KdbusMeta *m, const KdbusConn *names,
 				continue;
 			list_for_each_entry(o, &names->names, conn_link) {
 				struct kdbus_item *it = (struct kdbus_item *)q;
-				size_t sz = sizeof(struct kdbus_name) + o->entry->len + 1;
 
 				if (o->flags & KDBUS_NAME_IN_QUEUE)
 					continue;
-				it->size = KDBUS_ITEM_HEADER_SIZE + sz;
-				it->type = KDBUS_ITEM_OWNED_NAME;
 				it->name.flags = o->flags;
 				memcpy(it->name.name, o->entry->name, o->entry->len + 1);
-				memset(q + it->size, 0, KDBUS_ALIGN8(it->size) - it->size);
-				q += KDBUS_ALIGN8(it->size);
+				q = kdbus_item_init(q, KDBUS_ITEM_OWNED_NAME,
+						    sizeof(struct kdbus_name) + o->entry->len + 1);
 			}
 		} else if (m->have & (1ULL << b)) {
 			memcpy(q, m->items + m->off[b], m->len[b]);

@@ -23,15 +23,14 @@ typedef struct KdbusNotification {
 static KdbusNotification *kdbus_notify_new(KdbusBus *bus, uint64_t dst_id, uint64_t type,
 					   size_t payload) {
 	KdbusNotification *n;
-	size_t isize = KDBUS_ITEM_HEADER_SIZE + payload;
+	size_t isize = KDBUS_ITEM_SIZE(payload);
 
-	n = kdbus_cache_alloc(&bus->cache, offsetof(KdbusNotification, item) + KDBUS_ALIGN8(isize));
+	n = kdbus_cache_alloc(&bus->cache, offsetof(KdbusNotification, item) + isize);
 	if (!n)
 		return NULL;
-	memset(n, 0, offsetof(KdbusNotification, item) + KDBUS_ALIGN8(isize));
+	memset(n, 0, offsetof(KdbusNotification, item) + isize);
 	n->dst_id = dst_id;
-	n->item.size = isize;
-	n->item.type = type;
+	kdbus_item_init(&n->item, type, payload);
 	list_link_tail(&bus->notifications, &n->link);
 	return n;
 }
@@ -39,7 +38,7 @@ static KdbusNotification *kdbus_notify_new(KdbusBus *bus, uint64_t dst_id, uint6
 int kdbus_notify_id_change(KdbusBus *bus, uint64_t type, uint64_t id, uint64_t flags) {
 	KdbusNotification *n;
 
-	n = kdbus_notify_new(bus, KDBUS_DST_ID_BROADCAST, type, sizeof(struct kdbus_notify_id_change));
+	n = kdbus_notify_new(bus, KDBUS_DST_ID_BROADCAST, type, kdbus_notify_payload_size(type, 0));
 	if (!n)
 		return -ENOMEM;
 	n->item.id_change.id = id;
@@ -56,8 +55,7 @@ int kdbus_notify_name_change(KdbusBus *bus, uint64_t type,
 
 	/* every change of a primary owner is announced here */
 	bus->talk_gen++;
-	n = kdbus_notify_new(bus, KDBUS_DST_ID_BROADCAST, type,
-			     sizeof(struct kdbus_notify_name_change) + len);
+	n = kdbus_notify_new(bus, KDBUS_DST_ID_BROADCAST, type, kdbus_notify_payload_size(type, len - 1));
 	if (!n)
 		return -ENOMEM;
 	n->item.name_change.old_id.id = old_id;
@@ -71,7 +69,7 @@ int kdbus_notify_name_change(KdbusBus *bus, uint64_t type,
 int kdbus_notify_reply(KdbusBus *bus, uint64_t type, uint64_t id, uint64_t cookie) {
 	KdbusNotification *n;
 
-	n = kdbus_notify_new(bus, id, type, 0);
+	n = kdbus_notify_new(bus, id, type, kdbus_notify_payload_size(type, 0));
 	if (!n)
 		return -ENOMEM;
 	n->cookie_reply = cookie;

@@ -166,38 +166,31 @@ int kdbus_bus_make(struct kdbus_domain *domain, struct kdbus_cmd *cmd, size_t it
 	*ret = NULL;
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		const struct kdbus_item **slot;
-		size_t payload = it->size - KDBUS_ITEM_HEADER_SIZE;
 
-		r = -EINVAL;
+		/* kdbus_args_parse() checked the types and their payloads */
 		switch (it->type) {
 		case KDBUS_ITEM_MAKE_NAME:
 			slot = &name;
-			if (payload < 2 || !kdbus_item_is_string(it))
-				return r;
 			break;
 		case KDBUS_ITEM_BLOOM_PARAMETER:
 			slot = &bloom;
-			if (payload != sizeof(struct kdbus_bloom_parameter))
-				return r;
 			break;
 		case KDBUS_ITEM_ATTACH_FLAGS_SEND:
 			slot = &req;
-			if (payload != sizeof(u64))
-				return r;
 			break;
 		case KDBUS_ITEM_ATTACH_FLAGS_RECV:
 			slot = &recv;
-			if (payload != sizeof(u64))
-				return r;
 			break;
 		default:
-			return r;
+			continue;	/* NEGOTIATE */
 		}
 		if (*slot)
-			return -EEXIST;
+			return -EINVAL;	/* one of each */
 		*slot = it;
 	}
-	if (!name || !bloom)
+	if (!name)
+		return -EINVAL;	/* mandatory */
+	if (!bloom)
 		return -EBADMSG;
 	r = kdbus_sysname_check(domain, kdbus_item_str(name), strlen(kdbus_item_str(name)));
 	if (r < 0)

@@ -199,7 +199,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 	struct kdbus_conn *conn = NULL;
 	struct kdbus_slice *slice = NULL;
 	size_t n_names = 0, n_access = 0, out_size;
-	u64 send, recv;
+	u64 send, recv, fake_seen = 0;
 	void *out_items = NULL, *p;
 	int r;
 
@@ -209,16 +209,11 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 		r = -EINVAL;
 		switch (it->type) {
 		case KDBUS_ITEM_CONN_DESCRIPTION:
-			if (!kdbus_item_is_string(it))
-				goto out;
-			r = -EEXIST;
 			if (description)
-				goto out;
+				goto out;	/* one at most */
 			description = it;
 			break;
 		case KDBUS_ITEM_NAME:
-			if (!kdbus_item_is_string(it))
-				goto out;
 			n_names++;
 			break;
 		case KDBUS_ITEM_POLICY_ACCESS:
@@ -229,6 +224,10 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 		case KDBUS_ITEM_AUXGROUPS:
 		case KDBUS_ITEM_SECLABEL:
 		case KDBUS_ITEM_PID_COMM:
+			/* one of each (metadata types: their attach bit) */
+			if (fake_seen & BIT_ULL(it->type - _KDBUS_ITEM_ATTACH_BASE))
+				goto out;
+			fake_seen |= BIT_ULL(it->type - _KDBUS_ITEM_ATTACH_BASE);
 			/* who a proxy stands for: privileged proxies only */
 			r = -EPERM;
 			if (!privileged)
@@ -236,7 +235,7 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 			has_fake = true;
 			break;
 		default:
-			goto out;
+			break;	/* NEGOTIATE */
 		}
 	}
 	r = -EINVAL;
@@ -380,10 +379,10 @@ struct kdbus_conn *kdbus_hello_connect(struct kdbus_ep *ep, struct file *file,
 	out_items = kzalloc(out_size, GFP_KERNEL_ACCOUNT);
 	if (!out_items)
 		goto out;
-	p = kdbus_item_put(out_items, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
+	p = kdbus_item_write(out_items, KDBUS_ITEM_BLOOM_PARAMETER, &bus->bloom, sizeof(bus->bloom));
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size)
 		if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
-			p = kdbus_item_put(p, it->type, kdbus_item_str(it), it->size - KDBUS_ITEM_HEADER_SIZE);
+			p = kdbus_item_write(p, it->type, kdbus_item_str(it), it->size - KDBUS_ITEM_HEADER_SIZE);
 	mutex_lock(&conn->lock);
 	slice = kdbus_conn_slice_public(conn, out_items, out_size);
 	if (!IS_ERR(slice)) {
@@ -507,6 +506,7 @@ int kdbus_cmd_byebye(struct kdbus_conn *conn, void __user *argp)
 
 static const u64 update_items[] = {
 	KDBUS_ITEM_NEGOTIATE, KDBUS_ITEM_ATTACH_FLAGS_SEND, KDBUS_ITEM_ATTACH_FLAGS_RECV,
+	KDBUS_ITEM_NAME, KDBUS_ITEM_POLICY_ACCESS,
 };
 
 /* KDBUS_CMD_UPDATE: the attach masks (policy holders' policy: not yet) */
@@ -526,7 +526,6 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
 		const struct kdbus_item **slot;
 
-		r = -EINVAL;
 		if (it->type == KDBUS_ITEM_ATTACH_FLAGS_SEND)
 			slot = &send;
 		else if (it->type == KDBUS_ITEM_ATTACH_FLAGS_RECV)
@@ -534,22 +533,17 @@ int kdbus_cmd_update(struct kdbus_conn *conn, void __user *argp)
 		else if (it->type == KDBUS_ITEM_NAME || it->type == KDBUS_ITEM_POLICY_ACCESS)
 			slot = NULL;	/* a policy holder's new entries */
 		else
-			goto out;
+			continue;	/* NEGOTIATE */
 		if (!slot) {
 			r = -EOPNOTSUPP;
 			if (!(conn->flags & KDBUS_HELLO_POLICY_HOLDER))
 				goto out;
-			r = -EINVAL;
-			if (it->type == KDBUS_ITEM_NAME && !kdbus_item_is_string(it))
-				goto out;
 			policy = true;
 			continue;
 		}
-		if (it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(u64))
-			goto out;
-		r = -EEXIST;
+		r = -EINVAL;
 		if (*slot)
-			goto out;
+			goto out;	/* one of each */
 		*slot = it;
 	}
 	r = -EINVAL;
@@ -650,12 +644,11 @@ int kdbus_cmd_conn_info(struct kdbus_conn *conn, void __user *argp)
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		if (it->type != KDBUS_ITEM_NAME)
+			continue;	/* NEGOTIATE */
 		r = -EINVAL;
-		if (it->type != KDBUS_ITEM_NAME || !kdbus_item_is_string(it))
-			goto out;
-		r = -EEXIST;
 		if (name)
-			goto out;
+			goto out;	/* one at most */
 		name = it;
 	}
 	r = -ECONNRESET;
@@ -750,7 +743,7 @@ int kdbus_cmd_bus_creator_info(struct kdbus_conn *conn, void __user *argp)
 	info->size = size;
 	info->id = 0;
 	info->flags = bus->flags;
-	p = kdbus_item_put(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
+	p = kdbus_item_write(info->items, KDBUS_ITEM_MAKE_NAME, bus->name, name_len);
 	kdbus_meta_write(p, mask, &ms, conn);
 	r = kdbus_info_reply(conn, argp, info, size);
 out:

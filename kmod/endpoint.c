@@ -97,7 +97,7 @@ static bool kdbus_ep_may_make(struct kdbus_ep *on, struct file *file)
 }
 
 /* the items of ENDPOINT_MAKE (@make_name: its MAKE_NAME) or ENDPOINT_UPDATE
- * (@make_name NULL): NAME items are strings, one MAKE_NAME at most */
+ * (@make_name NULL), past kdbus_args_parse(): one MAKE_NAME, for MAKE */
 static int kdbus_ep_items_check(const struct kdbus_item *items, size_t items_size,
 				const struct kdbus_item **make_name)
 {
@@ -106,20 +106,12 @@ static int kdbus_ep_items_check(const struct kdbus_item *items, size_t items_siz
 	KDBUS_ITEMS_FOREACH(it, items, items_size) {
 		switch (it->type) {
 		case KDBUS_ITEM_MAKE_NAME:
-			if (!make_name || !kdbus_item_is_string(it))
+			if (!make_name || *make_name)
 				return -EINVAL;
-			if (*make_name)
-				return -EEXIST;
 			*make_name = it;
 			break;
-		case KDBUS_ITEM_NAME:
-			if (!kdbus_item_is_string(it))
-				return -EINVAL;
-			break;
-		case KDBUS_ITEM_POLICY_ACCESS:
-			break;	/* kdbus_policy_set() checks them */
 		default:
-			return -EINVAL;
+			break;	/* NAME, POLICY_ACCESS: kdbus_policy_set(); NEGOTIATE */
 		}
 	}
 	if (make_name && !*make_name)

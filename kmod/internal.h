@@ -37,6 +37,7 @@
 #include <linux/xarray.h>
 
 #include "kdbus/kdbus.h"
+#include "kshared/item.h"
 #include "kshared/name.h"
 
 #define KDBUS_SUPER_MAGIC		0x44427573
@@ -451,8 +452,6 @@ bool kdbus_name_has_activator(struct kdbus_bus *bus, const char *name);
 void kdbus_conn_move_messages(struct kdbus_conn *to, struct kdbus_conn *from, u64 name_id);
 size_t kdbus_names_meta_size(struct kdbus_conn *conn, const struct kdbus_conn *reader);
 void *kdbus_names_meta_write(void *p, struct kdbus_conn *conn, const struct kdbus_conn *reader);
-void *kdbus_item_put(void *p, u64 type, const void *data, size_t len);
-bool kdbus_item_is_string(const struct kdbus_item *it);
 
 /* pool.c: every call with the owning connection's lock held */
 struct kdbus_slice;
@@ -478,7 +477,6 @@ int kdbus_pool_mmap(struct kdbus_pool *pool, struct vm_area_struct *vma);
 
 /* item.c */
 void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max);
-int kdbus_items_validate(const struct kdbus_item *items, size_t size);
 int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_flags,
 		    const u64 *types, size_t n_types);
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * item.c - command copies, item list validation, flag negotiation, names
+ * item.c - command copies, their items checked (kshared/item.h), flag
+ * negotiation
  */
 #include <linux/ctype.h>
 #include <linux/err.h>
@@ -54,36 +55,6 @@ void *kdbus_cmd_copy(void __user *argp, size_t min, size_t max)
 	return copy;
 }
 
-/**
- * kdbus_items_validate() - check the framing of an item list
- * @items:	first item
- * @size:	bytes from @items to the end of the enclosing structure
- *
- * Every item has at least its header, lies inside the structure, and the
- * list ends exactly where the structure ends (the last item's padding may
- * be left out).
- *
- * Return: 0 or -EINVAL.
- */
-int kdbus_items_validate(const struct kdbus_item *items, size_t size)
-{
-	const u8 *p = (const u8 *)items, *end = p + size;
-	size_t n = 0;
-
-	while (p < end) {
-		const struct kdbus_item *it = (const void *)p;
-
-		if (end - p < KDBUS_ITEM_HEADER_SIZE)
-			return -EINVAL;
-		if (it->size < KDBUS_ITEM_HEADER_SIZE || it->size > (u64)(end - p))
-			return -EINVAL;
-		if (++n > 512)
-			return -E2BIG;
-		p += KDBUS_ALIGN8(it->size);
-	}
-	return 0;
-}
-
 bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types)
 {
 	size_t i;
@@ -103,21 +74,17 @@ bool kdbus_item_allowed(u64 type, const u64 *types, size_t n_types)
  * @types:	the item types the command supports
  * @n_types:	number of @types
  *
- * Writes @valid_flags into flags and zeroes every unsupported type in the
- * command's KDBUS_ITEM_NEGOTIATE item, then copies the command back.
+ * Writes @valid_flags into flags and zeroes every unsupported type in the command's KDBUS_ITEM_NEGOTIATE items (already parsed:
+ * kdbus_args_parse()), then copies the command back.
  *
- * Return: 0, -EINVAL, or -EFAULT.
+ * Return: 0 or -EFAULT.
  */
 int kdbus_negotiate(void __user *argp, void *cmd, size_t items_off, u64 valid_flags,
 		    const u64 *types, size_t n_types)
 {
 	u64 *hdr = cmd;		/* size, flags */
 	struct kdbus_item *it;
-	int ret;
 
-	ret = kdbus_items_validate((void *)((u8 *)cmd + items_off), hdr[0] - items_off);
-	if (ret < 0)
-		return ret;
 	KDBUS_ITEMS_FOREACH(it, (struct kdbus_item *)((u8 *)cmd + items_off), hdr[0] - items_off) {
 		size_t i, n;
 
@@ -144,31 +111,15 @@ int kdbus_attach_flags_check(u64 *flags)
 	return (*flags & ~(u64)_KDBUS_ATTACH_ALL) ? -EINVAL : 0;
 }
 
-/* ---- items and metadata ------------------------------------------------- */
-
-void *kdbus_item_put(void *p, u64 type, const void *data, size_t len)
-{
-	struct kdbus_item *it = p;
-
-	it->size = KDBUS_ITEM_HEADER_SIZE + len;
-	it->type = type;
-	if (len)
-		memcpy(kdbus_item_str(it), data, len);
-	return (u8 *)p + KDBUS_ITEM_SIZE(len);
-}
-
-/* a NUL-terminated string filling the item exactly */
-bool kdbus_item_is_string(const struct kdbus_item *it)
-{
-	size_t n = it->size - KDBUS_ITEM_HEADER_SIZE;
-
-	return n >= 1 && kdbus_item_str(it)[n - 1] == '\0' && strlen(kdbus_item_str(it)) == n - 1;
-}
-
-
 static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
 
 /* ---- command arguments ----------------------------------------------------- */
+
+/* the most item types a command takes (HELLO: 9) */
+#define KDBUS_ARGS_MAX	16
+/* the most items of a command: a bound on the work done under the locks
+ * for one call (policy entries: each name against the others) */
+#define KDBUS_CMD_MAX_ITEMS	512
 
 /**
  * kdbus_args_parse() - copy an ioctl's command and check what all commands check
@@ -176,46 +127,58 @@ static const u64 no_items[] = { KDBUS_ITEM_NEGOTIATE };
  * @min:	smallest valid size of the command
  * @items_off:	offset of the items in the command
  * @valid_flags: the flags the command supports
- * @types:	the item types the command supports (for a negotiation)
+ * @types:	the item types the command takes (at most KDBUS_ARGS_MAX)
  * @n_types:	number of @types
  * @ret_items_size: where to store the bytes of items, or NULL for a command
- *		that takes no items: its size must then be exactly @items_off
+ *		that takes no items but KDBUS_ITEM_NEGOTIATE (and skips it)
  *
- * Copies the command (kdbus_cmd_copy()), answers KDBUS_FLAG_NEGOTIATE
- * (kdbus_negotiate()), refuses flags outside @valid_flags and, for a command
- * with items, checks their framing (kdbus_items_validate()), in that order.
- * The item types themselves are the command's to check.
+ * Copies the command (kdbus_cmd_copy()), refuses flags outside @valid_flags
+ * (KDBUS_FLAG_NEGOTIATE aside), checks the items (kdbus_items_parse():
+ * framing, a type of @types, the payload rules of the type; at most
+ * KDBUS_CMD_MAX_ITEMS of them) and answers
+ * KDBUS_FLAG_NEGOTIATE (kdbus_negotiate()), in that order.  Without the
+ * flag a NEGOTIATE item is left to the command, which skips it.  Whether a
+ * type may come more than once, and what its items mean, are the
+ * command's to check.
  *
  * Return: the kmalloc()ed copy, NULL after a negotiation was answered, or an
- * ERR_PTR: those of kdbus_cmd_copy(), kdbus_negotiate() and
- * kdbus_items_validate(), -EINVAL for an unsupported flag or, without items,
- * a size other than @items_off.
+ * ERR_PTR: those of kdbus_cmd_copy(), kdbus_items_parse() and
+ * kdbus_negotiate(), -EINVAL for an unsupported flag, -E2BIG for more
+ * than KDBUS_CMD_MAX_ITEMS items.
  */
 void *kdbus_args_parse(void __user *argp, size_t min, size_t items_off, u64 valid_flags,
 		       const u64 *types, size_t n_types, size_t *ret_items_size)
 {
 	u64 *cmd = kdbus_cmd_copy(argp, min, KDBUS_CMD_MAX_SIZE);	/* size, flags */
+	struct kdbus_arg argv[KDBUS_ARGS_MAX];
+	size_t i;
 	int r;
 
 	if (IS_ERR(cmd))
 		return cmd;
+	r = -EINVAL;
+	if (cmd[1] & ~(valid_flags | KDBUS_FLAG_NEGOTIATE))
+		goto err;
+	if (WARN_ON(n_types > KDBUS_ARGS_MAX))
+		goto err;
+	for (i = 0; i < n_types; i++)
+		argv[i] = (struct kdbus_arg){ .type = types[i], .multiple = true };
+	r = kdbus_items_parse((void *)((u8 *)cmd + items_off), cmd[0] - items_off, argv, n_types);
+	if (r < 0)
+		goto err;
+	if (r > KDBUS_CMD_MAX_ITEMS) {
+		r = -E2BIG;
+		goto err;
+	}
+	/* the flag makes the call a negotiation; a NEGOTIATE item without it
+	 * is not answered, and the command goes on */
 	if (cmd[1] & KDBUS_FLAG_NEGOTIATE) {
 		r = kdbus_negotiate(argp, cmd, items_off, valid_flags, types, n_types);
 		kfree(cmd);
 		return r < 0 ? ERR_PTR(r) : NULL;
 	}
-	r = -EINVAL;
-	if (cmd[1] & ~valid_flags)
-		goto err;
-	if (!ret_items_size) {
-		if (cmd[0] != items_off)
-			goto err;	/* no item is expected */
-		return cmd;
-	}
-	r = kdbus_items_validate((void *)((u8 *)cmd + items_off), cmd[0] - items_off);
-	if (r < 0)
-		goto err;
-	*ret_items_size = cmd[0] - items_off;
+	if (ret_items_size)
+		*ret_items_size = cmd[0] - items_off;
 	return cmd;
 err:
 	kfree(cmd);

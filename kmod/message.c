@@ -71,7 +71,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	if (src)
 		hdr_size += kdbus_meta_size(mask, &s->meta, dst);
 	if (s->dst_name)
-		hdr_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
+		hdr_size += kdbus_string_item_size(strlen(s->dst_name));
 	if (s->notify)
 		hdr_size += KDBUS_ALIGN8(s->notify->size);
 	hdr_size += s->n_memfds * KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
@@ -121,7 +121,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 	m->src_id = src ? src->id : KDBUS_SRC_ID_KERNEL;
 	p = m->items;
 	if (s->dst_name)
-		p = kdbus_item_put(p, KDBUS_ITEM_DST_NAME, s->dst_name, strlen(s->dst_name) + 1);
+		p = kdbus_item_write(p, KDBUS_ITEM_DST_NAME, s->dst_name, strlen(s->dst_name) + 1);
 	data_off = kdbus_slice_offset(slice) + KDBUS_ALIGN8(hdr_size);
 	for (i = 0; i < s->n_vecs; i++) {
 		struct kdbus_vec v = { .size = s->vecs[i].size, .offset = ~0ULL };
@@ -133,7 +133,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 				goto out_slice;
 			data_off += KDBUS_ALIGN8(s->vecs[i].size);
 		}
-		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
+		p = kdbus_item_write(p, KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v));
 	}
 	for (i = 0; i < s->n_memfds; i++) {
 		struct kdbus_memfd mf = {
@@ -145,14 +145,11 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 		e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
 					KDBUS_ITEM_HEADER_SIZE + offsetof(struct kdbus_memfd, fd);
 		e->files[e->n_files++] = get_file(s->memfds[i].f);
-		p = kdbus_item_put(p, KDBUS_ITEM_PAYLOAD_MEMFD, &mf, sizeof(mf));
+		p = kdbus_item_write(p, KDBUS_ITEM_PAYLOAD_MEMFD, &mf, sizeof(mf));
 	}
 	if (s->n_fds) {
-		struct kdbus_item *it = p;
-		int *fds = (int *)kdbus_item_str(it);
+		int *fds = (int *)kdbus_item_payload(p);
 
-		it->size = KDBUS_ITEM_HEADER_SIZE + s->n_fds * sizeof(int);
-		it->type = KDBUS_ITEM_FDS;
 		for (i = 0; i < s->n_fds; i++) {
 			fds[i] = -1;	/* installed at RECV */
 			e->fd_pos[e->n_files] = kdbus_slice_offset(slice) + ((u8 *)p - (u8 *)m) +
@@ -160,7 +157,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 			e->files[e->n_files++] = get_file(s->fds[i]);
 		}
 		e->n_fds = s->n_fds;
-		p = (u8 *)p + KDBUS_ALIGN8(it->size);
+		p = kdbus_item_init(p, KDBUS_ITEM_FDS, s->n_fds * sizeof(int));
 	}
 	if (s->notify) {
 		memcpy(p, s->notify, s->notify->size);
@@ -173,7 +170,7 @@ int kdbus_conn_enqueue(struct kdbus_conn *dst, const struct kdbus_staging *s)
 			.realtime_ns = s->realtime_ns,
 		};
 
-		p = kdbus_item_put(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
+		p = kdbus_item_write(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
 	}
 	if (src) {
 		p = kdbus_meta_write(p, mask, &s->meta, dst);
@@ -623,10 +620,9 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	KDBUS_ITEMS_FOREACH(it, cmd->items, items_size) {
+		if (it->type != KDBUS_ITEM_CANCEL_FD)
+			continue;	/* NEGOTIATE */
 		r = -EINVAL;
-		if (it->type != KDBUS_ITEM_CANCEL_FD || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
-			goto out;
-		r = -EEXIST;
 		if (cancel)
 			goto out;
 		r = -EBADF;
@@ -661,31 +657,23 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 	if (!vecs)
 		goto out;
 	KDBUS_ITEMS_FOREACH(it, msg->items, items_size) {
-		size_t len = it->size - KDBUS_ITEM_HEADER_SIZE;
-
 		r = -E2BIG;
 		if (++n_items > KDBUS_MSG_MAX_ITEMS)
 			goto out;
 		r = -EINVAL;
 		switch (it->type) {
 		case KDBUS_ITEM_PAYLOAD_VEC:
-			if (len != sizeof(struct kdbus_vec))
-				goto out;
 			r = -EMSGSIZE;
 			if (it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE ||
 			    payload + it->vec.size > KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE)
 				goto out;
 			payload += it->vec.size;
-			if (it->vec.size == 0)
-				break;
 			vecs[n_vecs].size = it->vec.size;
 			/* a user address until kdbus_send_stage_payload() */
 			vecs[n_vecs].data = (const u8 *)u64_to_user_ptr(it->vec.address);
 			n_vecs++;
 			break;
 		case KDBUS_ITEM_DST_NAME:
-			if (!kdbus_item_is_string(it))
-				goto out;
 			r = -EEXIST;
 			if (dst_name)
 				goto out;
@@ -697,9 +685,8 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 			r = -EEXIST;
 			if (bloom)
 				goto out;
-			r = -EDOM;
-			if (len < sizeof(struct kdbus_bloom_filter) ||
-			    len - sizeof(struct kdbus_bloom_filter) != conn->bus->bloom.size)
+			r = kdbus_bloom_filter_check(it, conn->bus->bloom.size);
+			if (r < 0)
 				goto out;
 			bloom = it;
 			break;
@@ -712,8 +699,6 @@ int kdbus_cmd_send(struct kdbus_conn *conn, struct file *file, void __user *argp
 				goto out;
 			break;
 		case KDBUS_ITEM_PAYLOAD_MEMFD:
-			if (len != sizeof(struct kdbus_memfd))
-				goto out;
 			r = -E2BIG;
 			if (n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
 				goto out;

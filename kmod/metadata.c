@@ -62,7 +62,7 @@
 			   KDBUS_ATTACH_AUDIT)
 
 /* KDBUS_ITEM_CAPS: the last capability, then four sets of it */
-#define KDBUS_META_CAPS_SIZE (sizeof(u32) + 4 * _KERNEL_CAPABILITY_U32S * sizeof(u32))
+#define KDBUS_META_CAPS_SIZE kdbus_caps_payload_size(_KERNEL_CAPABILITY_U32S)
 
 /* ---- collecting, with no lock held ---------------------------------------- */
 
@@ -460,23 +460,23 @@ size_t kdbus_meta_size(u64 mask, const struct kdbus_meta_src *m, const struct kd
 	if (items & KDBUS_ATTACH_AUXGROUPS)
 		size += KDBUS_ITEM_SIZE(kdbus_meta_ngroups(m) * sizeof(u64));
 	if (items & KDBUS_ATTACH_TID_COMM)
-		size += KDBUS_ITEM_SIZE(strlen(mp->tid_comm) + 1);
+		size += kdbus_string_item_size(strlen(mp->tid_comm));
 	if (items & KDBUS_ATTACH_PID_COMM)
-		size += KDBUS_ITEM_SIZE(strlen(mp ? mp->pid_comm : m->fake->pid_comm) + 1);
+		size += kdbus_string_item_size(strlen(mp ? mp->pid_comm : m->fake->pid_comm));
 	if (items & KDBUS_ATTACH_EXE)
-		size += KDBUS_ITEM_SIZE(strlen(mp->exe) + 1);
+		size += kdbus_string_item_size(strlen(mp->exe));
 	if (items & KDBUS_ATTACH_CMDLINE)
 		size += KDBUS_ITEM_SIZE(mp->cmdline_len);
 	if (items & KDBUS_ATTACH_CGROUP)
-		size += KDBUS_ITEM_SIZE(strlen(kdbus_meta_cgroup_below(mp->cgroup, reader->cgroup_root)) + 1);
+		size += kdbus_string_item_size(strlen(kdbus_meta_cgroup_below(mp->cgroup, reader->cgroup_root)));
 	if (items & KDBUS_ATTACH_CAPS)
 		size += KDBUS_ITEM_SIZE(KDBUS_META_CAPS_SIZE);
 	if (items & KDBUS_ATTACH_SECLABEL)
-		size += KDBUS_ITEM_SIZE(strlen(mp ? mp->seclabel : m->fake->seclabel) + 1);
+		size += kdbus_string_item_size(strlen(mp ? mp->seclabel : m->fake->seclabel));
 	if (items & KDBUS_ATTACH_AUDIT)
 		size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
 	if (items & KDBUS_ATTACH_CONN_DESCRIPTION)
-		size += KDBUS_ITEM_SIZE(strlen(m->description) + 1);
+		size += kdbus_string_item_size(strlen(m->description));
 	return size;
 }
 
@@ -532,7 +532,7 @@ static void kdbus_meta_caps_write(u32 *out, const struct cred *c, struct user_na
 
 static void *kdbus_meta_put_str(void *p, u64 type, const char *s)
 {
-	return kdbus_item_put(p, type, s, strlen(s) + 1);
+	return kdbus_item_write(p, type, s, strlen(s) + 1);
 }
 
 /**
@@ -567,7 +567,7 @@ void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const 
 			.fsgid = kdbus_meta_gid(user_ns, cred->fsgid),
 		};
 
-		p = kdbus_item_put(p, KDBUS_ITEM_CREDS, &c, sizeof(c));
+		p = kdbus_item_write(p, KDBUS_ITEM_CREDS, &c, sizeof(c));
 	}
 	if (items & KDBUS_ATTACH_PIDS) {
 		struct kdbus_pids ps;
@@ -581,18 +581,15 @@ void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const 
 			ps.tid = kdbus_meta_fake_pid(f, f->pids_v.tid, f->pid, pid_ns);
 			ps.ppid = kdbus_meta_fake_pid(f, f->pids_v.ppid, f->ppid, pid_ns);
 		}
-		p = kdbus_item_put(p, KDBUS_ITEM_PIDS, &ps, sizeof(ps));
+		p = kdbus_item_write(p, KDBUS_ITEM_PIDS, &ps, sizeof(ps));
 	}
 	if (items & KDBUS_ATTACH_AUXGROUPS) {
 		size_t i, n = kdbus_meta_ngroups(m);
-		struct kdbus_item *it = p;
-		u64 *gids = (u64 *)kdbus_item_str(it);
+		u64 *gids = (u64 *)kdbus_item_payload(p);
 
-		it->size = KDBUS_ITEM_HEADER_SIZE + n * sizeof(u64);
-		it->type = KDBUS_ITEM_AUXGROUPS;
 		for (i = 0; i < n; i++)
 			gids[i] = kdbus_meta_gid(user_ns, cred->group_info->gid[i]);
-		p = (u8 *)p + KDBUS_ITEM_SIZE(n * sizeof(u64));
+		p = kdbus_item_init(p, KDBUS_ITEM_AUXGROUPS, n * sizeof(u64));
 	}
 	if (items & KDBUS_ATTACH_TID_COMM)
 		p = kdbus_meta_put_str(p, KDBUS_ITEM_TID_COMM, mp->tid_comm);
@@ -601,17 +598,13 @@ void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const 
 	if (items & KDBUS_ATTACH_EXE)
 		p = kdbus_meta_put_str(p, KDBUS_ITEM_EXE, mp->exe);
 	if (items & KDBUS_ATTACH_CMDLINE)
-		p = kdbus_item_put(p, KDBUS_ITEM_CMDLINE, mp->cmdline, mp->cmdline_len);
+		p = kdbus_item_write(p, KDBUS_ITEM_CMDLINE, mp->cmdline, mp->cmdline_len);
 	if (items & KDBUS_ATTACH_CGROUP)
 		p = kdbus_meta_put_str(p, KDBUS_ITEM_CGROUP,
 				       kdbus_meta_cgroup_below(mp->cgroup, reader->cgroup_root));
 	if (items & KDBUS_ATTACH_CAPS) {
-		struct kdbus_item *it = p;
-
-		it->size = KDBUS_ITEM_HEADER_SIZE + KDBUS_META_CAPS_SIZE;
-		it->type = KDBUS_ITEM_CAPS;
-		kdbus_meta_caps_write((u32 *)kdbus_item_str(it), cred, user_ns);
-		p = (u8 *)p + KDBUS_ITEM_SIZE(KDBUS_META_CAPS_SIZE);
+		kdbus_meta_caps_write((u32 *)kdbus_item_payload(p), cred, user_ns);
+		p = kdbus_item_init(p, KDBUS_ITEM_CAPS, KDBUS_META_CAPS_SIZE);
 	}
 	if (items & KDBUS_ATTACH_SECLABEL)
 		p = kdbus_meta_put_str(p, KDBUS_ITEM_SECLABEL, mp ? mp->seclabel : f->seclabel);
@@ -621,7 +614,7 @@ void *kdbus_meta_write(void *p, u64 mask, const struct kdbus_meta_src *m, const 
 			.loginuid = kdbus_meta_uid(user_ns, mp->loginuid),
 		};
 
-		p = kdbus_item_put(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
+		p = kdbus_item_write(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
 	}
 	if (items & KDBUS_ATTACH_CONN_DESCRIPTION)
 		p = kdbus_meta_put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, m->description);
@@ -672,16 +665,15 @@ struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size
 	if (!fake || !cred)
 		goto fail;
 	fake->pid_ns = task_active_pid_ns(current);
+	/* the items passed kdbus_args_parse() and HELLO's one-of-each check */
 	KDBUS_ITEMS_FOREACH(it, items, items_size) {
-		size_t len = it->size - KDBUS_ITEM_HEADER_SIZE;
+		size_t len = kdbus_item_payload_size(it);
 
 		r = -EINVAL;
 		switch (it->type) {
 		case KDBUS_ITEM_CREDS: {
 			const struct kdbus_creds *c = &it->creds;
 
-			if (len != sizeof(*c))
-				goto fail;
 			cred->uid = make_kuid(ns, c->uid);
 			cred->euid = make_kuid(ns, c->euid);
 			cred->suid = make_kuid(ns, c->suid);
@@ -698,8 +690,6 @@ struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size
 			break;
 		}
 		case KDBUS_ITEM_PIDS:
-			if (len != sizeof(struct kdbus_pids) || fake->pids)
-				goto fail;
 			fake->pids_v = it->pids;
 			fake->pids = true;
 			if (it->pids.pid <= PID_MAX_LIMIT)
@@ -714,7 +704,7 @@ struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size
 			const u64 *gids = (const u64 *)kdbus_item_str(it);
 			struct group_info *gi;
 
-			if (len % sizeof(u64) || n > NGROUPS_MAX)
+			if (n > NGROUPS_MAX)
 				goto fail;
 			r = -ENOMEM;
 			gi = groups_alloc(n);
@@ -738,8 +728,6 @@ struct kdbus_meta_fake *kdbus_meta_fake_new(const struct kdbus_item *items, size
 		case KDBUS_ITEM_SECLABEL: {
 			char **slot = it->type == KDBUS_ITEM_PID_COMM ? &fake->pid_comm : &fake->seclabel;
 
-			if (!kdbus_item_is_string(it) || *slot)
-				goto fail;
 			r = -ENOMEM;
 			*slot = kstrdup(kdbus_item_str(it), GFP_KERNEL_ACCOUNT);
 			if (!*slot)

@@ -18,15 +18,16 @@ struct kdbus_notification {
 	struct kdbus_item item;		/* its size says how much follows */
 };
 
-static struct kdbus_notification *kdbus_notification_new(u64 type, size_t payload)
+/* a notification item of @type (kdbus_notify_payload_size()), zeroed */
+static struct kdbus_notification *kdbus_notification_new(u64 type, size_t name_len)
 {
 	struct kdbus_notification *n;
 
-	n = kzalloc(offsetof(struct kdbus_notification, item) + KDBUS_ITEM_SIZE(payload), GFP_KERNEL);
+	n = kzalloc(offsetof(struct kdbus_notification, item) + kdbus_notify_item_size(type, name_len),
+		    GFP_KERNEL);
 	if (!n)
 		return NULL;
-	n->item.size = KDBUS_ITEM_HEADER_SIZE + payload;
-	n->item.type = type;
+	kdbus_item_init(&n->item, type, kdbus_notify_payload_size(type, name_len));
 	return n;
 }
 
@@ -41,7 +42,7 @@ void kdbus_notify_id_change(struct kdbus_bus *bus, u64 type, u64 id, u64 flags)
 {
 	struct kdbus_notification *n;
 
-	n = kdbus_notification_new(type, sizeof(struct kdbus_notify_id_change));
+	n = kdbus_notification_new(type, 0);
 	if (!n)
 		return;		/* lost for everybody, like an unqueueable broadcast */
 	n->item.id_change.id = id;
@@ -55,7 +56,7 @@ void kdbus_notify_name_change(struct kdbus_bus *bus, u64 type, u64 old_id, u64 n
 	size_t len = strlen(name) + 1;
 	struct kdbus_notification *n;
 
-	n = kdbus_notification_new(type, sizeof(struct kdbus_notify_name_change) + len);
+	n = kdbus_notification_new(type, len - 1);
 	if (!n)
 		return;
 	n->item.name_change.old_id.id = old_id;

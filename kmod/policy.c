@@ -163,8 +163,7 @@ int kdbus_policy_set(struct kdbus_bus *bus, struct kdbus_policy_db *db, const vo
 			struct kdbus_policy_rule rule, *v;
 
 			r = -EINVAL;
-			if (!cur || it->size != KDBUS_ITEM_HEADER_SIZE + sizeof(*a) ||
-			    !kdbus_policy_access_is_valid(a))
+			if (!cur || !kdbus_policy_access_is_valid(a))
 				goto fail;
 			r = kdbus_policy_rule_make(&rule, a, ns);
 			if (r < 0)

@@ -205,8 +205,7 @@ void kdbus_reply_notify(struct kdbus_reply *r, bool timeout, int sync_err)
 		if (timeout)
 			atomic_dec(&src->n_requests);
 	} else {
-		n->size = KDBUS_ITEM_HEADER_SIZE;
-		n->type = timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD;
+		kdbus_item_init(n, timeout ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD, 0);
 		kdbus_staging_stamp(&stamp, src->bus);
 		stamp.holds_request = true;
 		if (!timeout)

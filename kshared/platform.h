@@ -6,8 +6,9 @@
  * platform.h - what the shared kdbus semantics may use, in the kernel and
  * in userspace alike
  *
- * Fixed-width types (uint8_t ... uint64_t, size_t, bool), memcmp(),
- * memcpy(), strlen(), the errno constants and likely()/unlikely().
+ * Fixed-width types (uint8_t ... uint64_t, size_t, bool), memchr(),
+ * memcmp(), memcpy(), memset(), strlen(), the errno constants and
+ * likely()/unlikely().
  * Nothing else: code under kshared/ allocates nothing, takes no lock,
  * sleeps never and logs never; it decides, and its caller acts.
  */

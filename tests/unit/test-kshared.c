@@ -12,6 +12,7 @@
 
 #include "kshared/bloom.h"
 #include "kshared/match.h"
+#include "kshared/item.h"
 #include "kshared/name.h"
 #include "kshared/policy.h"
 #include "tests/unit/test.h"
@@ -243,6 +244,274 @@ TEST(match_notification) {
 	check(!kdbus_match_notification(KDBUS_ITEM_BLOOM_MASK, any, any, NULL, n));
 }
 
+/* ---- items (kshared/item.h) ------------------------------------------------ */
+
+/* room for a few items, 8-byte aligned */
+typedef union ItemBuf {
+	uint64_t u64[512];
+	uint8_t bytes[4096];
+} ItemBuf;
+
+/* an item of @type with @len payload bytes from @data at @p; returns the next */
+static uint8_t *put_item(uint8_t *p, uint64_t type, const void *data, size_t len) {
+	struct kdbus_item *it = (struct kdbus_item *)p;
+
+	it->size = KDBUS_ITEM_HEADER_SIZE + len;
+	it->type = type;
+	if (len)
+		memcpy(it->data, data, len);
+	return p + KDBUS_ALIGN8(it->size);
+}
+
+/* kdbus_item_validate() of one item of @type with @len bytes of @data */
+static int validate_one(uint64_t type, const void *data, size_t len) {
+	ItemBuf b = {};
+
+	put_item(b.bytes, type, data, len);
+	return kdbus_item_validate((const struct kdbus_item *)b.bytes);
+}
+
+TEST(item_is_string) {
+	check(kdbus_str_is_terminated("a", 2));
+	check(kdbus_str_is_terminated("", 1));
+	check(kdbus_str_is_terminated("foo.bar", 8));
+	check(!kdbus_str_is_terminated("", 0));
+	check(!kdbus_str_is_terminated("abc", 3));		/* no NUL */
+	check(!kdbus_str_is_terminated("a\0b", 4));		/* a NUL inside */
+	check(!kdbus_str_is_terminated("ab\0\0", 4));		/* two at the end */
+	check(validate_one(KDBUS_ITEM_NAME, "a.b", 4) == 0);
+	check(validate_one(KDBUS_ITEM_NAME, "a.b", 3) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_NAME, "", 0) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_DST_NAME, "a\0b", 4) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_MAKE_NAME, "0-x", 4) == 0);
+	check(validate_one(KDBUS_ITEM_CONN_DESCRIPTION, "d\0\0", 4) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_PID_COMM, "c", 2) == 0);
+	check(validate_one(KDBUS_ITEM_SECLABEL, "s", 1) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_CGROUP, "/", 2) == 0);
+}
+
+TEST(item_fixed_sizes) {
+	uint8_t zeros[256] = {};
+	static const struct {
+		uint64_t type;
+		size_t size;
+	} fixed[] = {
+		{ KDBUS_ITEM_CANCEL_FD, sizeof(int) },
+		{ KDBUS_ITEM_BLOOM_PARAMETER, sizeof(struct kdbus_bloom_parameter) },
+		{ KDBUS_ITEM_ATTACH_FLAGS_SEND, 8 },
+		{ KDBUS_ITEM_ATTACH_FLAGS_RECV, 8 },
+		{ KDBUS_ITEM_ID, 8 },
+		{ KDBUS_ITEM_DST_ID, 8 },
+		{ KDBUS_ITEM_TIMESTAMP, sizeof(struct kdbus_timestamp) },
+		{ KDBUS_ITEM_CREDS, sizeof(struct kdbus_creds) },
+		{ KDBUS_ITEM_PIDS, sizeof(struct kdbus_pids) },
+		{ KDBUS_ITEM_AUDIT, sizeof(struct kdbus_audit) },
+		{ KDBUS_ITEM_POLICY_ACCESS, sizeof(struct kdbus_policy_access) },
+		{ KDBUS_ITEM_ID_ADD, sizeof(struct kdbus_notify_id_change) },
+		{ KDBUS_ITEM_ID_REMOVE, sizeof(struct kdbus_notify_id_change) },
+		{ KDBUS_ITEM_REPLY_TIMEOUT, 0 },
+		{ KDBUS_ITEM_REPLY_DEAD, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		check(validate_one(fixed[i].type, zeros, fixed[i].size) == 0);
+		check(validate_one(fixed[i].type, zeros, fixed[i].size + 8) == -EINVAL);
+		check(validate_one(fixed[i].type, zeros, fixed[i].size + 1) == -EINVAL);
+		if (fixed[i].size)
+			check(validate_one(fixed[i].type, zeros, fixed[i].size - 1) == -EINVAL);
+	}
+	/* arrays of whole elements */
+	check(validate_one(KDBUS_ITEM_NEGOTIATE, zeros, 0) == 0);
+	check(validate_one(KDBUS_ITEM_NEGOTIATE, zeros, 24) == 0);
+	check(validate_one(KDBUS_ITEM_NEGOTIATE, zeros, 12) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_AUXGROUPS, zeros, 16) == 0);
+	check(validate_one(KDBUS_ITEM_AUXGROUPS, zeros, 4) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_FDS, zeros, 12) == 0);
+	check(validate_one(KDBUS_ITEM_FDS, zeros, 6) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_CAPS, zeros, 4) == 0);
+	check(validate_one(KDBUS_ITEM_CAPS, zeros, 3) == -EINVAL);
+	/* no rule here: the bus's size (BLOOM_MASK), the command (unknown) */
+	check(validate_one(KDBUS_ITEM_BLOOM_MASK, zeros, 3) == 0);
+	check(validate_one(0x7777, zeros, 5) == 0);
+}
+
+TEST(item_payloads) {
+	struct kdbus_vec v = { .size = 1 };
+	struct kdbus_memfd m = { .size = 1, .fd = 3 };
+	struct {
+		struct kdbus_notify_name_change nc;
+		char name[8];
+	} nc = { .name = "a.b" };
+
+	check(validate_one(KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v)) == 0);
+	check(validate_one(KDBUS_ITEM_PAYLOAD_OFF, &v, sizeof(v)) == 0);
+	check(validate_one(KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v) - 8) == -EINVAL);
+	v.size = 0;						/* an empty vec */
+	check(validate_one(KDBUS_ITEM_PAYLOAD_VEC, &v, sizeof(v)) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_PAYLOAD_MEMFD, &m, sizeof(m)) == 0);
+	check(validate_one(KDBUS_ITEM_PAYLOAD_MEMFD, &m, sizeof(m) - 8) == -EINVAL);
+	m.fd = -1;
+	check(validate_one(KDBUS_ITEM_PAYLOAD_MEMFD, &m, sizeof(m)) == -EBADF);
+	m.size = 0;						/* size first, then fd */
+	check(validate_one(KDBUS_ITEM_PAYLOAD_MEMFD, &m, sizeof(m)) == -EINVAL);
+
+	/* name changes: ids and an optional name */
+	check(validate_one(KDBUS_ITEM_NAME_ADD, &nc, sizeof(nc.nc)) == 0);
+	check(validate_one(KDBUS_ITEM_NAME_REMOVE, &nc, sizeof(nc.nc) + 4) == 0);
+	check(validate_one(KDBUS_ITEM_NAME_CHANGE, &nc, sizeof(nc.nc) + 3) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_NAME_CHANGE, &nc, sizeof(nc.nc) + 5) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_NAME_ADD, &nc, sizeof(nc.nc) - 8) == -EINVAL);
+}
+
+TEST(item_bloom_filter) {
+	uint64_t f[1 + 8] = {};
+	ItemBuf b = {};
+	const struct kdbus_item *it = (const struct kdbus_item *)b.bytes;
+
+	/* a generation and whole words, then the bus's size */
+	check(validate_one(KDBUS_ITEM_BLOOM_FILTER, f, 8 + 64) == 0);
+	check(validate_one(KDBUS_ITEM_BLOOM_FILTER, f, 8) == 0);
+	check(validate_one(KDBUS_ITEM_BLOOM_FILTER, f, 4) == -EINVAL);
+	check(validate_one(KDBUS_ITEM_BLOOM_FILTER, f, 8 + 12) == -EFAULT);
+	put_item(b.bytes, KDBUS_ITEM_BLOOM_FILTER, f, 8 + 64);
+	check(kdbus_bloom_filter_check(it, 64) == 0);
+	check(kdbus_bloom_filter_check(it, 32) == -EDOM);
+	check(kdbus_bloom_filter_check(it, 128) == -EDOM);
+	put_item(b.bytes, KDBUS_ITEM_BLOOM_FILTER, f, 8 + 60);
+	check(kdbus_bloom_filter_check(it, 64) == -EFAULT);
+	put_item(b.bytes, KDBUS_ITEM_BLOOM_FILTER, f, 7);
+	check(kdbus_bloom_filter_check(it, 64) == -EINVAL);
+}
+
+TEST(items_framing) {
+	uint64_t id = 1;
+	ItemBuf b = {};
+	struct kdbus_item *first = (struct kdbus_item *)b.bytes;
+	uint8_t *p;
+
+	check(kdbus_items_validate(first, 0) == 0);
+	p = put_item(b.bytes, KDBUS_ITEM_ID, &id, 8);
+	p = put_item(p, KDBUS_ITEM_NAME, "a.b", 4);	/* 20 bytes, padded to 24 */
+	check(kdbus_items_validate(first, p - b.bytes) == 0);
+	/* the last item's padding may be left out, not more */
+	check(kdbus_items_validate(first, p - b.bytes - 4) == 0);
+	check(kdbus_items_validate(first, p - b.bytes - 5) == -EINVAL);
+	/* trailing bytes shorter than a header */
+	check(kdbus_items_validate(first, p - b.bytes + 8) == -EINVAL);
+	/* trailing zeroes: an item of size 0 */
+	check(kdbus_items_validate(first, p - b.bytes + 16) == -EINVAL);
+	/* an item below its header, or beyond its container */
+	first->size = 8;
+	check(kdbus_items_validate(first, p - b.bytes) == -EINVAL);
+	first->size = 4096;
+	check(kdbus_items_validate(first, p - b.bytes) == -EINVAL);
+	first->size = ~0ULL;
+	check(kdbus_items_validate(first, p - b.bytes) == -EINVAL);
+	/* the payload rule's error comes through */
+	first->size = KDBUS_ITEM_HEADER_SIZE + 4;
+	check(kdbus_items_validate(first, 24 + 24) == -EINVAL);
+	{
+		struct kdbus_memfd m = { .size = 1, .fd = -5 };
+
+		p = put_item(b.bytes, KDBUS_ITEM_PAYLOAD_MEMFD, &m, sizeof(m));
+		check(kdbus_items_validate(first, p - b.bytes) == -EBADF);
+	}
+}
+
+TEST(items_parse) {
+	uint64_t id = 1;
+	ItemBuf b = {};
+	struct kdbus_item *first = (struct kdbus_item *)b.bytes;
+	struct kdbus_arg argv[] = {
+		{ .type = KDBUS_ITEM_NEGOTIATE },
+		{ .type = KDBUS_ITEM_ID },
+		{ .type = KDBUS_ITEM_NAME, .multiple = true },
+	};
+	uint8_t *p, *second;
+
+	argv[1].item = first;			/* reset by the parse */
+	check(kdbus_items_parse(first, 0, argv, 3) == 0);
+	check(argv[0].item == NULL && argv[1].item == NULL && argv[2].item == NULL);
+
+	p = put_item(b.bytes, KDBUS_ITEM_ID, &id, 8);
+	second = p;
+	p = put_item(p, KDBUS_ITEM_NAME, "a.b", 4);
+	p = put_item(p, KDBUS_ITEM_NAME, "c.d", 4);
+	check(kdbus_items_parse(first, p - b.bytes, argv, 3) == 3);	/* how many */
+	check(argv[1].item == first);
+	check(argv[2].item == (struct kdbus_item *)(second + 24));	/* the last one */
+	check(argv[0].item == NULL);
+
+	/* a second ID: only NAME is multiple */
+	put_item(p, KDBUS_ITEM_ID, &id, 8);
+	check(kdbus_items_parse(first, p - b.bytes + 24, argv, 3) == -EINVAL);
+	/* a type the command does not take */
+	put_item(p, KDBUS_ITEM_DST_ID, &id, 8);
+	check(kdbus_items_parse(first, p - b.bytes + 24, argv, 3) == -EINVAL);
+	check(kdbus_items_parse(first, p - b.bytes, argv, 2) == -EINVAL);
+	/* the payload rule of a type it takes */
+	put_item(p, KDBUS_ITEM_NEGOTIATE, &id, 4);
+	check(kdbus_items_parse(first, p - b.bytes + 24, argv, 3) == -EINVAL);
+	put_item(p, KDBUS_ITEM_NEGOTIATE, &id, 8);
+	check(kdbus_items_parse(first, p - b.bytes + 24, argv, 3) == 4);
+	check(argv[0].item == (struct kdbus_item *)p);
+	/* framing */
+	check(kdbus_items_parse(first, p - b.bytes + 8, argv, 3) == -EINVAL);
+}
+
+TEST(item_sizes) {
+	check(kdbus_notify_payload_size(KDBUS_ITEM_ID_ADD, 0) == 16);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_ID_REMOVE, 99) == 16);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_NAME_ADD, 3) == 32 + 4);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_NAME_REMOVE, 0) == 33);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_NAME_CHANGE, 7) == 40);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_REPLY_TIMEOUT, 5) == 0);
+	check(kdbus_notify_payload_size(KDBUS_ITEM_REPLY_DEAD, 0) == 0);
+	check(kdbus_notify_item_size(KDBUS_ITEM_ID_ADD, 0) == 32);
+	check(kdbus_notify_item_size(KDBUS_ITEM_NAME_CHANGE, 3) == 56);
+	check(kdbus_notify_item_size(KDBUS_ITEM_NAME_CHANGE, 7) == 56);
+	check(kdbus_notify_item_size(KDBUS_ITEM_NAME_CHANGE, 8) == 64);
+	check(kdbus_notify_item_size(KDBUS_ITEM_REPLY_DEAD, 0) == KDBUS_ITEM_HEADER_SIZE);
+	check(kdbus_string_item_size(0) == 24);
+	check(kdbus_string_item_size(7) == 24);
+	check(kdbus_string_item_size(8) == 32);
+	check(kdbus_owned_name_item_size(3) == 16 + 8 + 8);
+	check(kdbus_owned_name_item_size(8) == 16 + 8 + 16);
+	check(kdbus_caps_payload_size(2) == 4 + 4 * 2 * 4);
+	check(kdbus_caps_payload_size(1) == 20);
+}
+
+TEST(item_write) {
+	ItemBuf b;
+	struct kdbus_item *it = (struct kdbus_item *)b.bytes;
+	struct kdbus_timestamp ts = { .seqnum = 7 };
+	uint8_t *p;
+
+	memset(&b, 0xaa, sizeof(b));
+	p = kdbus_item_write(b.bytes, KDBUS_ITEM_DST_NAME, "a.b", 4);
+	check(p == b.bytes + 24);
+	check(it->size == 20 && it->type == KDBUS_ITEM_DST_NAME);
+	check(strcmp(it->str, "a.b") == 0);
+	check(b.bytes[20] == 0 && b.bytes[21] == 0 && b.bytes[22] == 0 && b.bytes[23] == 0);
+	check(b.bytes[24] == 0xaa);				/* nothing beyond */
+	check(kdbus_item_validate(it) == 0);
+
+	p = kdbus_item_write(p, KDBUS_ITEM_TIMESTAMP, &ts, sizeof(ts));
+	check(p == b.bytes + 24 + 16 + sizeof(ts));
+	check(((struct kdbus_item *)(b.bytes + 24))->timestamp.seqnum == 7);
+	check(kdbus_items_validate(it, p - b.bytes) == 0);
+
+	/* a header alone, and a payload written in place */
+	memset(&b, 0xaa, sizeof(b));
+	p = kdbus_item_init(b.bytes, KDBUS_ITEM_REPLY_DEAD, 0);
+	check(p == b.bytes + 16 && it->size == 16 && kdbus_item_validate(it) == 0);
+	p = kdbus_item_init(b.bytes, KDBUS_ITEM_FDS, 3 * sizeof(int));
+	check(p == b.bytes + 32 && it->size == 28);
+	check(b.bytes[28] == 0 && b.bytes[31] == 0 && b.bytes[16] == 0xaa);
+	check(kdbus_item_payload(it) == b.bytes + 16);
+	check(kdbus_item_payload_size(it) == 12);
+}
+
 int main(void) {
 	RUN(name_table);
 	RUN(name_length);
@@ -253,6 +522,14 @@ int main(void) {
 	RUN(bloom_mask_size);
 	RUN(bloom_generations);
 	RUN(match_notification);
+	RUN(item_is_string);
+	RUN(item_fixed_sizes);
+	RUN(item_payloads);
+	RUN(item_bloom_filter);
+	RUN(items_framing);
+	RUN(items_parse);
+	RUN(item_sizes);
+	RUN(item_write);
 
 	return test_done();
 }
