@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "kshared/bloom.h"
-#include "kshared/match.h"
 #include "kshared/item.h"
+#include "kshared/match.h"
 #include "kshared/name.h"
 #include "kshared/policy.h"
 #include "tests/unit/test.h"
