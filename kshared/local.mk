@@ -4,6 +4,7 @@
 kdbus_libkdbus_a_SOURCES += \
 	kshared/platform.h \
 	kshared/name.h kshared/name.c \
+	kshared/names.h \
 	kshared/policy.h \
 	kshared/bloom.h
 EXTRA_DIST += kshared/README.md
