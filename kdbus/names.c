@@ -11,9 +11,8 @@
 #include "kdbus/core.h"
 #include "kdbus/names.h"
 #include "kdbus/notify.h"
+#include "kshared/names.h"
 #include "util/macro.h"
-
-#define KDBUS_NAME_SAVED_MASK (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
 
 void kdbus_name_registry_init(KdbusNameRegistry *reg) {
 	reg->generation = 1;
@@ -129,109 +128,100 @@ static void kdbus_name_owner_free(KdbusNameOwner *o) {
 	free(o);
 }
 
-static int kdbus_name_become_activator(KdbusBus *bus, KdbusNameOwner *o, uint64_t *ret_flags) {
-	KdbusNameEntry *e = o->entry;
+/* the state of @e as @o sees it (@o NULL: a connection not on it) */
+static struct kdbus_name_state kdbus_name_state(KdbusNameEntry *e, KdbusNameOwner *o) {
+	KdbusNameOwner *primary = kdbus_name_entry_primary(e);
+	struct kdbus_name_state s = {
+		.role = KDBUS_NAME_ROLE_NONE,
+		.has_primary = primary,
+		.has_waiter = primary && primary->name_link.next != &e->queue,
+		.has_activator = e->activator,
+		.primary_flags = primary ? primary->flags : 0,
+	};
 
-	if (kdbus_name_owner_is_used(o))
-		return -EALREADY;
-	if (e->activator)
-		return -EEXIST;
-
-	e->activator = o;
-	o->conn->activator_of = o;
-	o->flags = KDBUS_NAME_ACTIVATOR;
-	if (kdbus_name_entry_primary(e)) {
-		o->flags |= KDBUS_NAME_IN_QUEUE;
-	} else {
-		o->flags |= KDBUS_NAME_PRIMARY;
-		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, o->conn->id,
-					 0, o->flags, e->name);
-	}
-	*ret_flags = o->flags | KDBUS_NAME_ACQUIRED;
-	return 0;
+	if (!o)
+		return s;
+	if (o == e->activator)
+		s.role = KDBUS_NAME_ROLE_ACTIVATOR;
+	else if (o == primary)
+		s.role = KDBUS_NAME_ROLE_PRIMARY;
+	else if (list_is_linked(&o->name_link))
+		s.role = KDBUS_NAME_ROLE_WAITER;
+	return s;
 }
 
-static int kdbus_name_update(KdbusBus *bus, KdbusNameOwner *o, uint64_t flags, uint64_t *ret_flags) {
+/* carry out the decision of kshared/names.h for @o: its place, the
+ * previous holder's, the messages of a handover, the notification */
+static void kdbus_name_apply(KdbusBus *bus, KdbusNameOwner *o, const struct kdbus_name_decision *d) {
 	KdbusNameEntry *e = o->entry;
 	KdbusNameOwner *primary = kdbus_name_entry_primary(e);
 	KdbusNameOwner *activator = e->activator;
-	uint64_t nflags = 0;
-	int r = 0;
 
-	if (o == activator)
-		return -EUCLEAN;
+	if (d->action == KDBUS_NAME_DO_REFUSE)
+		return;
+	o->flags = d->flags;
 
-	o->flags = flags & KDBUS_NAME_SAVED_MASK;
-
-	if (!primary) {
-		/* no owner, maybe an activator: take the name */
-		list_link_front(&e->queue, &o->name_link);
-		o->flags |= KDBUS_NAME_PRIMARY;
-		nflags |= KDBUS_NAME_ACQUIRED;
-
-		if (activator) {
-			/* the handover: queue and trackers move in one step */
-			if (o->conn->defer_handover && !o->conn->handover_from) {
-				/* moved by kdbus_conn_finish_handover() */
-				o->conn->handover_from = kdbus_conn_ref(activator->conn);
-				o->conn->handover_name_id = e->name_id;
-			} else {
-				kdbus_conn_move_messages(o->conn, activator->conn, e->name_id);
-			}
-			kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
-						 activator->conn->id, o->conn->id,
-						 activator->flags, o->flags, e->name);
-			activator->flags &= ~(uint64_t)KDBUS_NAME_PRIMARY;
-			activator->flags |= KDBUS_NAME_IN_QUEUE;
-		} else {
+	switch (d->action) {
+	case KDBUS_NAME_DO_ACTIVATE:
+	case KDBUS_NAME_DO_ACTIVATE_BEHIND:
+		e->activator = o;
+		o->conn->activator_of = o;
+		if (d->action == KDBUS_NAME_DO_ACTIVATE)
 			kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, o->conn->id,
 						 0, o->flags, e->name);
+		break;
+	case KDBUS_NAME_DO_TAKE:
+		list_link_front(&e->queue, &o->name_link);
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, o->conn->id,
+					 0, o->flags, e->name);
+		break;
+	case KDBUS_NAME_DO_HANDOVER:
+		/* the handover: queue and trackers move in one step */
+		list_link_front(&e->queue, &o->name_link);
+		if (o->conn->defer_handover && !o->conn->handover_from) {
+			/* moved by kdbus_conn_finish_handover() */
+			o->conn->handover_from = kdbus_conn_ref(activator->conn);
+			o->conn->handover_name_id = e->name_id;
+		} else {
+			kdbus_conn_move_messages(o->conn, activator->conn, e->name_id);
 		}
-	} else if (o == primary) {
-		/* already the owner: flags are updated, like dbus-daemon;
-		 * success without KDBUS_NAME_ACQUIRED (the final ABI) */
-		o->flags |= KDBUS_NAME_PRIMARY;
-	} else if ((primary->flags & KDBUS_NAME_ALLOW_REPLACEMENT) &&
-		   (flags & KDBUS_NAME_REPLACE_EXISTING)) {
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
+					 activator->conn->id, o->conn->id,
+					 activator->flags, o->flags, e->name);
+		activator->flags = d->prev_flags;
+		break;
+	case KDBUS_NAME_DO_REPLACE:
 		list_unlink(&o->name_link);
 		list_link_front(&e->queue, &o->name_link);
-		o->flags |= KDBUS_NAME_PRIMARY;
-		nflags |= KDBUS_NAME_ACQUIRED;
-
 		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
 					 primary->conn->id, o->conn->id,
 					 primary->flags, o->flags, e->name);
-
-		if (primary->flags & KDBUS_NAME_QUEUE) {
-			primary->flags &= ~(uint64_t)KDBUS_NAME_PRIMARY;
-			primary->flags |= KDBUS_NAME_IN_QUEUE;
-		} else {
+		if (d->prev_leaves)
 			kdbus_name_owner_free(primary);
-		}
-	} else if (flags & KDBUS_NAME_QUEUE) {
-		o->flags |= KDBUS_NAME_IN_QUEUE;
-		if (!list_is_linked(&o->name_link))
-			nflags |= KDBUS_NAME_ACQUIRED;
-		if (flags & KDBUS_NAME_REPLACE_EXISTING) {
-			/* as dbus-daemon: a waiter that wanted to replace the
-			 * owner is next in line */
-			list_unlink(&o->name_link);
-			list_link_before(primary->name_link.next, &o->name_link);
-		} else if (!list_is_linked(&o->name_link)) {
-			list_link_tail(&e->queue, &o->name_link);
-		}
-	} else {
-		/* taken, no queueing: a waiter that no longer queues leaves */
+		else
+			primary->flags = d->prev_flags;
+		break;
+	case KDBUS_NAME_DO_QUEUE:
+		list_link_tail(&e->queue, &o->name_link);
+		break;
+	case KDBUS_NAME_DO_QUEUE_NEXT:
 		list_unlink(&o->name_link);
-		r = -EEXIST;
+		list_link_before(primary->name_link.next, &o->name_link);
+		break;
+	case KDBUS_NAME_DO_LEAVE:
+		list_unlink(&o->name_link);
+		break;
+	case KDBUS_NAME_DO_UPDATE:
+	case KDBUS_NAME_DO_STAY:
+	case KDBUS_NAME_DO_REFUSE:
+		break;
 	}
-
-	*ret_flags = o->flags | nflags;
-	return r;
 }
 
 int kdbus_name_acquire(KdbusBus *bus, KdbusConn *conn, const char *name,
 		       uint64_t flags, uint64_t *ret_flags) {
+	struct kdbus_name_decision d;
+	struct kdbus_name_state s;
 	KdbusNameEntry *e;
 	KdbusNameOwner *o = NULL;
 	int r;
@@ -255,44 +245,43 @@ int kdbus_name_acquire(KdbusBus *bus, KdbusConn *conn, const char *name,
 	}
 
 	__atomic_add_fetch(&bus->names.generation, 1, __ATOMIC_RELEASE);
-	if (flags & KDBUS_NAME_ACTIVATOR)
-		r = kdbus_name_become_activator(bus, o, ret_flags);
-	else
-		r = kdbus_name_update(bus, o, flags, ret_flags);
+	s = kdbus_name_state(e, o);
+	d = kdbus_name_decide_acquire(&s, flags);
+	kdbus_name_apply(bus, o, &d);
+	*ret_flags = d.return_flags;
 
 	if (!kdbus_name_owner_is_used(o))
 		kdbus_name_owner_free(o);
 	kdbus_name_entry_maybe_free(&bus->names, e);
-	return r;
+	return d.error;
 }
 
-static void kdbus_name_release_owner(KdbusBus *bus, KdbusNameOwner *o) {
+/* @o leaves its name; @action: kdbus_name_decide_release()'s, not an error */
+static void kdbus_name_release_owner(KdbusBus *bus, KdbusNameOwner *o, int action) {
 	KdbusNameEntry *e = o->entry;
-	KdbusNameOwner *primary = kdbus_name_entry_primary(e), *next;
+	KdbusNameOwner *next = NULL;
 
 	__atomic_add_fetch(&bus->names.generation, 1, __ATOMIC_RELEASE);
+	if (action == KDBUS_NAME_RELEASE_TO_WAITER)
+		next = list_entry(o->name_link.next, KdbusNameOwner, name_link);
+	else if (action == KDBUS_NAME_RELEASE_TO_ACTIVATOR)
+		next = e->activator;
+
 	list_unlink(&o->name_link);
 	if (o == e->activator)
 		e->activator = NULL;
 
-	if (!primary || o == primary) {
-		next = kdbus_name_entry_primary(e);
-		if (!next)
-			next = e->activator;
-
-		if (next) {
-			next->flags &= ~(uint64_t)KDBUS_NAME_IN_QUEUE;
-			next->flags |= KDBUS_NAME_PRIMARY;
-			/* give-back: what was addressed to the name returns */
-			if (next == e->activator)
-				kdbus_conn_move_messages(next->conn, o->conn, e->name_id);
-			kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
-						 o->conn->id, next->conn->id,
-						 o->flags, next->flags, e->name);
-		} else {
-			kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_REMOVE,
-						 o->conn->id, 0, o->flags, 0, e->name);
-		}
+	if (next) {
+		next->flags = kdbus_name_flags_primary(next->flags);
+		/* give-back: what was addressed to the name returns */
+		if (action == KDBUS_NAME_RELEASE_TO_ACTIVATOR)
+			kdbus_conn_move_messages(next->conn, o->conn, e->name_id);
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE,
+					 o->conn->id, next->conn->id,
+					 o->flags, next->flags, e->name);
+	} else if (action == KDBUS_NAME_RELEASE_REMOVE) {
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_REMOVE,
+					 o->conn->id, 0, o->flags, 0, e->name);
 	}
 
 	kdbus_name_owner_free(o);
@@ -300,16 +289,20 @@ static void kdbus_name_release_owner(KdbusBus *bus, KdbusNameOwner *o) {
 }
 
 int kdbus_name_release(KdbusBus *bus, KdbusConn *conn, const char *name) {
+	struct kdbus_name_state s;
 	KdbusNameEntry *e;
 	KdbusNameOwner *o;
+	int r;
 
 	e = kdbus_name_lookup(&bus->names, name);
 	if (!e)
 		return -ESRCH;
 	o = kdbus_name_owner_find(e, conn);
-	if (!o)
-		return -EADDRINUSE;
-	kdbus_name_release_owner(bus, o);
+	s = kdbus_name_state(e, o);
+	r = kdbus_name_decide_release(&s);
+	if (r < 0)
+		return r;	/* -EADDRINUSE: not ours */
+	kdbus_name_release_owner(bus, o, r);
 	return 0;
 }
 
@@ -317,9 +310,13 @@ int kdbus_name_release(KdbusBus *bus, KdbusConn *conn, const char *name) {
  * first (dbus-daemon's order when a connection goes away), or the first
  * first (@oldest_first: its order when one becomes a monitor) */
 void kdbus_name_release_all(KdbusBus *bus, KdbusConn *conn, bool oldest_first) {
-	while (!list_is_empty(&conn->names))
-		kdbus_name_release_owner(bus, oldest_first ? list_first_entry(&conn->names, KdbusNameOwner, conn_link)
-							   : list_last_entry(&conn->names, KdbusNameOwner, conn_link));
+	while (!list_is_empty(&conn->names)) {
+		KdbusNameOwner *o = oldest_first ? list_first_entry(&conn->names, KdbusNameOwner, conn_link)
+						 : list_last_entry(&conn->names, KdbusNameOwner, conn_link);
+		struct kdbus_name_state s = kdbus_name_state(o->entry, o);
+
+		kdbus_name_release_owner(bus, o, kdbus_name_decide_release(&s));
+	}
 }
 
 bool kdbus_conn_has_name(KdbusBus *bus, const KdbusConn *conn, const char *name) {

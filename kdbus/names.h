@@ -74,14 +74,18 @@ KdbusConn *kdbus_name_entry_holder(KdbusNameEntry *e);
  * @flags:	KDBUS_NAME_* (ACTIVATOR for the HELLO of an activator)
  * @ret_flags:	return_flags (PRIMARY, ACQUIRED, IN_QUEUE, ...)
  *
- * Return: 0, -EALREADY (already the primary owner; flags are updated),
- * -EEXIST, -EPERM, -E2BIG, -ENOMEM.
+ * What happens is kdbus_name_decide_acquire()'s decision (kshared/names.h);
+ * the primary owner asking again has its flags updated and succeeds
+ * without KDBUS_NAME_ACQUIRED.
+ *
+ * Return: 0, -EEXIST, -EALREADY and -EEXIST (an activator's HELLO),
+ * -EUCLEAN (an activator for its own name), -EPERM, -E2BIG, -ENOMEM.
  */
 int kdbus_name_acquire(KdbusBus *bus, KdbusConn *conn, const char *name,
 		       uint64_t flags, uint64_t *ret_flags);
 
 /**
- * kdbus_name_release() - NAME_RELEASE
+ * kdbus_name_release() - NAME_RELEASE (kdbus_name_decide_release() decides)
  *
  * Return: 0, -ESRCH (no such name), -EADDRINUSE (not ours).
  */

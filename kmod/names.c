@@ -22,9 +22,8 @@
 #include <linux/uaccess.h>
 
 #include "internal.h"
+#include "kshared/names.h"
 
-#define NAME_ACQUIRE_FLAGS (KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
-#define NAME_SAVED_FLAGS (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE)
 #define LIST_FLAGS (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED)
 
 struct kdbus_name_entry {
@@ -138,6 +137,104 @@ static struct kdbus_name_owner *kdbus_name_owner_new(struct kdbus_conn *conn, st
 	return o;
 }
 
+static struct kdbus_name_owner *kdbus_name_owner_find(struct kdbus_name_entry *e, struct kdbus_conn *conn)
+{
+	struct kdbus_name_owner *o;
+
+	if (e->activator && e->activator->conn == conn)
+		return e->activator;
+	list_for_each_entry(o, &e->queue, name_link)
+		if (o->conn == conn)
+			return o;
+	return NULL;
+}
+
+/* the state of @e as @o sees it (@o NULL: a connection not on it) */
+static struct kdbus_name_state kdbus_name_state(struct kdbus_name_entry *e, struct kdbus_name_owner *o)
+{
+	struct kdbus_name_owner *primary = kdbus_name_primary(e);
+	struct kdbus_name_state s = {
+		.role = KDBUS_NAME_ROLE_NONE,
+		.has_primary = primary,
+		.has_waiter = primary && !list_is_last(&primary->name_link, &e->queue),
+		.has_activator = e->activator,
+		.primary_flags = primary ? primary->flags : 0,
+	};
+
+	if (!o)
+		return s;
+	if (o == e->activator)
+		s.role = KDBUS_NAME_ROLE_ACTIVATOR;
+	else if (o == primary)
+		s.role = KDBUS_NAME_ROLE_PRIMARY;
+	else if (!list_empty(&o->name_link))
+		s.role = KDBUS_NAME_ROLE_WAITER;
+	return s;
+}
+
+/*
+ * carry out the decision of kshared/names.h for @o: its place, the
+ * previous holder's, the handover of the activator's messages (in the
+ * same locked step that makes @o the owner), the notification
+ */
+static void kdbus_name_apply(struct kdbus_name_owner *o, const struct kdbus_name_decision *d)
+{
+	struct kdbus_name_entry *e = o->entry;
+	struct kdbus_name_owner *primary = kdbus_name_primary(e);
+	struct kdbus_name_owner *act = e->activator;
+	struct kdbus_conn *conn = o->conn;
+
+	if (d->action == KDBUS_NAME_DO_REFUSE)
+		return;
+	o->flags = d->flags;
+
+	switch (d->action) {
+	case KDBUS_NAME_DO_ACTIVATE:
+	case KDBUS_NAME_DO_ACTIVATE_BEHIND:
+		e->activator = o;
+		if (d->action == KDBUS_NAME_DO_ACTIVATE)
+			kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags,
+						 e->name);
+		break;
+	case KDBUS_NAME_DO_TAKE:
+		list_add(&o->name_link, &e->queue);
+		kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, e->name);
+		break;
+	case KDBUS_NAME_DO_HANDOVER:
+		/* what waits on the activator moves, in order */
+		list_add(&o->name_link, &e->queue);
+		kdbus_conn_move_messages(conn, act->conn, e->name_id);
+		kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_CHANGE, act->conn->id, conn->id,
+					 act->flags, o->flags, e->name);
+		act->flags = d->prev_flags;
+		break;
+	case KDBUS_NAME_DO_REPLACE:
+		list_del_init(&o->name_link);
+		list_add(&o->name_link, &e->queue);
+		kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_CHANGE, primary->conn->id, conn->id,
+					 primary->flags, o->flags, e->name);
+		if (d->prev_leaves)
+			kdbus_name_owner_free(primary);
+		else
+			primary->flags = d->prev_flags;
+		break;
+	case KDBUS_NAME_DO_QUEUE:
+		list_add_tail(&o->name_link, &e->queue);
+		break;
+	case KDBUS_NAME_DO_QUEUE_NEXT:
+		list_del_init(&o->name_link);
+		list_add(&o->name_link, &primary->name_link);
+		break;
+	case KDBUS_NAME_DO_LEAVE:
+		list_del_init(&o->name_link);
+		break;
+	case KDBUS_NAME_DO_UPDATE:
+	case KDBUS_NAME_DO_STAY:
+	case KDBUS_NAME_DO_REFUSE:
+		break;
+	}
+}
+
 /**
  * kdbus_name_activator_add() - an activator's HELLO: it holds @name
  * @conn:	the activator (in the connection table already)
@@ -151,28 +248,29 @@ static struct kdbus_name_owner *kdbus_name_owner_new(struct kdbus_conn *conn, st
 int kdbus_name_activator_add(struct kdbus_conn *conn, const char *name)
 {
 	struct kdbus_name_entry *e = kdbus_name_find(conn->bus, name);
-	struct kdbus_name_owner *o;
+	struct kdbus_name_owner *o = NULL;
+	struct kdbus_name_decision d;
+	struct kdbus_name_state s;
 
-	if (e && e->activator)
-		return -EEXIST;
-	if (!e) {
+	if (e) {
+		o = kdbus_name_owner_find(e, conn);
+	} else {
 		e = kdbus_name_entry_new(conn->bus, name);
 		if (!e)
 			return -ENOMEM;
+	}
+	s = kdbus_name_state(e, o);
+	d = kdbus_name_decide_activator(&s);
+	if (d.error) {
+		kdbus_name_entry_maybe_free(e);
+		return d.error;
 	}
 	o = kdbus_name_owner_new(conn, e);
 	if (!o) {
 		kdbus_name_entry_maybe_free(e);
 		return -ENOMEM;
 	}
-	e->activator = o;
-	o->flags = KDBUS_NAME_ACTIVATOR;
-	if (kdbus_name_primary(e)) {
-		o->flags |= KDBUS_NAME_IN_QUEUE;
-	} else {
-		o->flags |= KDBUS_NAME_PRIMARY;
-		kdbus_notify_name_change(conn->bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, name);
-	}
+	kdbus_name_apply(o, &d);
 	return 0;
 }
 
@@ -223,18 +321,14 @@ err:
 static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 flags, u64 *ret_flags)
 {
 	struct kdbus_bus *bus = conn->bus;
+	struct kdbus_name_owner *o = NULL;
+	struct kdbus_name_decision d;
 	struct kdbus_name_entry *e;
-	struct kdbus_name_owner *o = NULL, *pos, *primary;
-	u64 nflags = 0;
-	int r = 0;
+	struct kdbus_name_state s;
 
 	e = kdbus_name_find(bus, name);
 	if (e) {
-		list_for_each_entry(pos, &e->queue, name_link)
-			if (pos->conn == conn) {
-				o = pos;
-				break;
-			}
+		o = kdbus_name_owner_find(e, conn);
 	} else {
 		e = kdbus_name_entry_new(bus, name);
 		if (!e)
@@ -252,102 +346,39 @@ static int kdbus_name_acquire(struct kdbus_conn *conn, const char *name, u64 fla
 		}
 	}
 
-	primary = kdbus_name_primary(e);
-	o->flags = flags & NAME_SAVED_FLAGS;
-	if (!primary && e->activator) {
-		/* the handover: what waits on the activator moves, in order */
-		struct kdbus_name_owner *act = e->activator;
-
-		list_add(&o->name_link, &e->queue);
-		o->flags |= KDBUS_NAME_PRIMARY;
-		nflags |= KDBUS_NAME_ACQUIRED;
-		kdbus_conn_move_messages(conn, act->conn, e->name_id);
-		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE, act->conn->id, conn->id,
-					 act->flags, o->flags, e->name);
-		act->flags &= ~(u64)KDBUS_NAME_PRIMARY;
-		act->flags |= KDBUS_NAME_IN_QUEUE;
-	} else if (!primary) {
-		list_add(&o->name_link, &e->queue);
-		o->flags |= KDBUS_NAME_PRIMARY;
-		nflags |= KDBUS_NAME_ACQUIRED;
-		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, 0, conn->id, 0, o->flags, e->name);
-	} else if (o == primary) {
-		/* already the owner: the flags are updated, like dbus-daemon;
-		 * success, without KDBUS_NAME_ACQUIRED */
-		o->flags |= KDBUS_NAME_PRIMARY;
-	} else if ((primary->flags & KDBUS_NAME_ALLOW_REPLACEMENT) &&
-		   (flags & KDBUS_NAME_REPLACE_EXISTING)) {
-		list_del_init(&o->name_link);
-		list_add(&o->name_link, &e->queue);
-		o->flags |= KDBUS_NAME_PRIMARY;
-		nflags |= KDBUS_NAME_ACQUIRED;
-		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE, primary->conn->id, conn->id,
-					 primary->flags, o->flags, e->name);
-		if (primary->flags & KDBUS_NAME_QUEUE) {
-			primary->flags &= ~(u64)KDBUS_NAME_PRIMARY;
-			primary->flags |= KDBUS_NAME_IN_QUEUE;
-		} else {
-			kdbus_name_owner_free(primary);
-		}
-	} else if (flags & KDBUS_NAME_QUEUE) {
-		o->flags |= KDBUS_NAME_IN_QUEUE;
-		if (list_empty(&o->name_link))
-			nflags |= KDBUS_NAME_ACQUIRED;
-		if (flags & KDBUS_NAME_REPLACE_EXISTING) {
-			/* a waiter that wanted to replace the owner is next in line */
-			list_del_init(&o->name_link);
-			list_add(&o->name_link, &primary->name_link);
-		} else if (list_empty(&o->name_link)) {
-			list_add_tail(&o->name_link, &e->queue);
-		}
-	} else {
-		/* taken, no queueing: a waiter that no longer queues leaves */
-		list_del_init(&o->name_link);
-		r = -EEXIST;
-	}
-	*ret_flags = o->flags | nflags;
-	if (list_empty(&o->name_link))
+	s = kdbus_name_state(e, o);
+	d = kdbus_name_decide_acquire(&s, flags);
+	kdbus_name_apply(o, &d);
+	*ret_flags = d.return_flags;
+	if (list_empty(&o->name_link) && e->activator != o)
 		kdbus_name_owner_free(o);
 	kdbus_name_entry_maybe_free(e);
-	return r;
+	return d.error;
 }
 
-static void kdbus_name_release_owner(struct kdbus_name_owner *o)
+/* @o leaves its name; @action: kdbus_name_decide_release()'s, not an error */
+static void kdbus_name_release_owner(struct kdbus_name_owner *o, int action)
 {
 	struct kdbus_name_entry *e = o->entry;
-	struct kdbus_name_owner *next;
+	struct kdbus_name_owner *next = NULL;
+	struct kdbus_bus *bus = o->conn->bus;
 
-	if (o == e->activator) {
-		/* the activator goes; the name with it if nobody else has it */
-		e->activator = NULL;
-		list_del(&o->conn_link);
-		o->conn->n_names--;
-		if (!kdbus_name_primary(e))
-			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_REMOVE, o->conn->id, 0,
-						 o->flags, 0, e->name);
-		kfree(o);
-		kdbus_name_entry_maybe_free(e);
-		return;
-	}
-	if (kdbus_name_primary(e) == o) {
+	if (action == KDBUS_NAME_RELEASE_TO_WAITER)
 		next = list_next_entry(o, name_link);
-		if (&next->name_link != &e->queue) {
-			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
-			next->flags |= KDBUS_NAME_PRIMARY;
-			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id,
-						 next->conn->id, o->flags, next->flags, e->name);
-		} else if (e->activator) {
-			/* give-back: what is still queued for the name returns */
-			next = e->activator;
-			next->flags &= ~(u64)KDBUS_NAME_IN_QUEUE;
-			next->flags |= KDBUS_NAME_PRIMARY;
+	else if (action == KDBUS_NAME_RELEASE_TO_ACTIVATOR)
+		next = e->activator;
+
+	if (o == e->activator)
+		e->activator = NULL;
+	if (next) {
+		next->flags = kdbus_name_flags_primary(next->flags);
+		/* give-back: what is still queued for the name returns */
+		if (action == KDBUS_NAME_RELEASE_TO_ACTIVATOR)
 			kdbus_conn_move_messages(next->conn, o->conn, e->name_id);
-			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id,
-						 next->conn->id, o->flags, next->flags, e->name);
-		} else {
-			kdbus_notify_name_change(o->conn->bus, KDBUS_ITEM_NAME_REMOVE, o->conn->id, 0,
-						 o->flags, 0, e->name);
-		}
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_CHANGE, o->conn->id, next->conn->id,
+					 o->flags, next->flags, e->name);
+	} else if (action == KDBUS_NAME_RELEASE_REMOVE) {
+		kdbus_notify_name_change(bus, KDBUS_ITEM_NAME_REMOVE, o->conn->id, 0, o->flags, 0, e->name);
 	}
 	kdbus_name_owner_free(o);
 	kdbus_name_entry_maybe_free(e);
@@ -361,7 +392,7 @@ int kdbus_cmd_name_acquire(struct kdbus_conn *conn, void __user *argp)
 	u64 ret_flags = 0;
 	int r;
 
-	cmd = kdbus_name_cmd_copy(argp, NAME_ACQUIRE_FLAGS, true, &name);
+	cmd = kdbus_name_cmd_copy(argp, KDBUS_NAME_ACQUIRE_FLAGS, true, &name);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
 	r = -EOPNOTSUPP;
@@ -389,13 +420,18 @@ int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
 	struct kdbus_bus *bus = conn->bus;
 	struct kdbus_name_owner *o;
 	struct kdbus_name_entry *e;
+	struct kdbus_name_state s;
 	struct kdbus_cmd *cmd;
 	const char *name;
-	int r = -EADDRINUSE;
+	int r;
 
 	cmd = kdbus_name_cmd_copy(argp, 0, false, &name);
 	if (IS_ERR_OR_NULL(cmd))
 		return PTR_ERR_OR_ZERO(cmd);
+	/* as NAME_ACQUIRE: an activator's name goes with its connection */
+	r = -EOPNOTSUPP;
+	if (conn->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
+		goto out_free;
 	down_write(&bus->name_lock);
 	if (!READ_ONCE(conn->connected)) {
 		r = -ECONNRESET;
@@ -406,15 +442,17 @@ int kdbus_cmd_name_release(struct kdbus_conn *conn, void __user *argp)
 		r = -ESRCH;
 		goto out;
 	}
-	list_for_each_entry(o, &e->queue, name_link)
-		if (o->conn == conn) {
-			kdbus_name_release_owner(o);
-			r = 0;
-			break;
-		}
+	o = kdbus_name_owner_find(e, conn);
+	s = kdbus_name_state(e, o);
+	r = kdbus_name_decide_release(&s);
+	if (r >= 0) {
+		kdbus_name_release_owner(o, r);
+		r = 0;
+	}
 out:
 	up_write(&bus->name_lock);
 	kdbus_notify_flush(bus);
+out_free:
 	kfree(cmd);
 	return r;
 }
@@ -430,9 +468,13 @@ void kdbus_names_release_all(struct kdbus_conn *conn)
 	struct kdbus_bus *bus = conn->bus;
 
 	down_write(&bus->name_lock);
-	while (!list_empty(&conn->names))
-		kdbus_name_release_owner(list_last_entry(&conn->names, struct kdbus_name_owner,
-							 conn_link));
+	while (!list_empty(&conn->names)) {
+		struct kdbus_name_owner *o = list_last_entry(&conn->names, struct kdbus_name_owner,
+							     conn_link);
+		struct kdbus_name_state s = kdbus_name_state(o->entry, o);
+
+		kdbus_name_release_owner(o, kdbus_name_decide_release(&s));
+	}
 	up_write(&bus->name_lock);
 }
 

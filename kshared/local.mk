@@ -5,6 +5,7 @@ kdbus_libkdbus_a_SOURCES += \
 	kshared/platform.h \
 	kshared/name.h kshared/name.c \
 	kshared/item.h kshared/item.c \
+	kshared/names.h \
 	kshared/policy.h \
 	kshared/bloom.h \
 	kshared/match.h

@@ -188,6 +188,9 @@ int test_activator_not_addressable(Env *env) {
 	ASSERT_EQ(kt_send(act, kdbus_conn_get_id(env->conn), 1), -EOPNOTSUPP);
 	ASSERT_EQ(kt_send(ph, kdbus_conn_get_id(env->conn), 1), -EOPNOTSUPP);
 	ASSERT_EQ(kt_name_acquire(act, "org.kt.Second", 0, NULL), -EOPNOTSUPP);
+	/* nor release: an activator's name goes with its connection */
+	ASSERT_EQ(kt_name_release(act, "org.kt.NoId"), -EOPNOTSUPP);
+	ASSERT_EQ(kt_name_release(ph, "org.kt.NoIdPolicy"), -EOPNOTSUPP);
 	ASSERT_EQ(kt_recv(ph, NULL, NULL), -EOPNOTSUPP);
 	/* CONN_INFO by name finds the activator, flagged as such */
 	ASSERT_EQ(kt_conn_info(env->conn, 0, "org.kt.NoId", 0, &info, &off), 0);

@@ -169,10 +169,10 @@ int test_name_queue(Env *env) {
 }
 
 int test_name_queue_twice(Env *env) {
-	KdbusConn *a = kt_hello(env, 0), *b = kt_hello(env, 0);
+	KdbusConn *a = kt_hello(env, 0), *b = kt_hello(env, 0), *c = kt_hello(env, 0);
 	uint64_t flags;
 
-	ASSERT_RETURN(a && b);
+	ASSERT_RETURN(a && b && c);
 	ASSERT_EQ(kt_name_acquire(a, "foo.bar.q2", 0, NULL), 0);
 	ASSERT_EQ(kt_name_acquire(b, "foo.bar.q2", KDBUS_NAME_QUEUE, &flags), 0);
 	ASSERT_EQ(kt_name_acquire(b, "foo.bar.q2", KDBUS_NAME_QUEUE, &flags), 0);
@@ -188,8 +188,24 @@ int test_name_queue_twice(Env *env) {
 	ASSERT_EQ(kt_name_release(b, "foo.bar.q2"), 0);
 	ASSERT_EQ(kt_name_release(a, "foo.bar.q2"), 0);
 	ASSERT_EQ(kt_name_release(a, "foo.bar.q2"), -ESRCH);
+	/* QUEUE with a REPLACE_EXISTING the owner refuses: next in line, as
+	 * dbus-daemon, before the earlier waiter */
+	ASSERT_EQ(kt_name_acquire(a, "foo.bar.q2", 0, NULL), 0);
+	ASSERT_EQ(kt_name_acquire(b, "foo.bar.q2", KDBUS_NAME_QUEUE, NULL), 0);
+	ASSERT_EQ(kt_name_acquire(c, "foo.bar.q2", KDBUS_NAME_QUEUE | KDBUS_NAME_REPLACE_EXISTING, &flags), 0);
+	ASSERT_EQ(flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED),
+		  KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACQUIRED);
+	ASSERT_EQ(kt_name_release(a, "foo.bar.q2"), 0);
+	/* the owner asking again: its flags, no ACQUIRED */
+	ASSERT_EQ(kt_name_acquire(c, "foo.bar.q2", 0, &flags), 0);
+	ASSERT_EQ(flags & (KDBUS_NAME_IN_QUEUE | KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED | KDBUS_NAME_QUEUE),
+		  KDBUS_NAME_PRIMARY);
+	ASSERT_EQ(kt_name_release(c, "foo.bar.q2"), 0);
+	ASSERT_EQ(kt_name_release(b, "foo.bar.q2"), 0);
+	ASSERT_EQ(kt_name_release(b, "foo.bar.q2"), -ESRCH);
 	kdbus_conn_close(a);
 	kdbus_conn_close(b);
+	kdbus_conn_close(c);
 	return TEST_OK;
 }
 
@@ -774,6 +790,7 @@ int test_monitor_restrictions(Env *env) {
 
 	ASSERT_EQ(kt_hello_full(env->bus, &h, &mon), 0);
 	ASSERT_EQ(kt_name_acquire(mon, "org.kt.MonName", 0, NULL), -EOPNOTSUPP);
+	ASSERT_EQ(kt_name_release(mon, "org.kt.MonName"), -EOPNOTSUPP);
 	ASSERT_EQ(kt_match_empty(mon, 1), -EOPNOTSUPP);
 	ASSERT_EQ(kt_send(mon, kdbus_conn_get_id(env->conn), 1), -EOPNOTSUPP);
 	ASSERT_EQ(kt_byebye(mon), -EOPNOTSUPP);

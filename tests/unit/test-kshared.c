@@ -14,6 +14,7 @@
 #include "kshared/item.h"
 #include "kshared/match.h"
 #include "kshared/name.h"
+#include "kshared/names.h"
 #include "kshared/policy.h"
 #include "tests/unit/test.h"
 
@@ -512,6 +513,239 @@ TEST(item_write) {
 	check(kdbus_item_payload_size(it) == 12);
 }
 
+/* ---- names.h: the decision table of NAME_ACQUIRE and NAME_RELEASE ---- */
+
+#define R_NONE		KDBUS_NAME_ROLE_NONE
+#define R_PRIMARY	KDBUS_NAME_ROLE_PRIMARY
+#define R_WAITER	KDBUS_NAME_ROLE_WAITER
+#define R_ACTIVATOR	KDBUS_NAME_ROLE_ACTIVATOR
+#define REPLACE		KDBUS_NAME_REPLACE_EXISTING
+#define ALLOW		KDBUS_NAME_ALLOW_REPLACEMENT
+#define QUEUE		KDBUS_NAME_QUEUE
+#define IN_QUEUE	KDBUS_NAME_IN_QUEUE
+#define ACTIVATOR	KDBUS_NAME_ACTIVATOR
+#define PRIMARY		KDBUS_NAME_PRIMARY
+#define ACQUIRED	KDBUS_NAME_ACQUIRED
+
+static const struct {
+	const char *row;
+	/* the name, as the requester sees it */
+	enum kdbus_name_role role;
+	bool has_primary, has_activator;
+	uint64_t primary_flags;
+	uint64_t request;
+	/* the decision */
+	int error;
+	enum kdbus_name_action action;
+	uint64_t flags, return_flags, prev_flags;
+	bool prev_leaves;
+} acquire_rows[] = {
+	{ "the activator asks for its own name", R_ACTIVATOR, false, true, 0, 0,
+	  -EUCLEAN, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "the activator, behind an owner", R_ACTIVATOR, true, true, PRIMARY | ALLOW, REPLACE | QUEUE,
+	  -EUCLEAN, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "a free name", R_NONE, false, false, 0, 0,
+	  0, KDBUS_NAME_DO_TAKE, PRIMARY, PRIMARY | ACQUIRED, 0, false },
+	{ "a free name: ALLOW and QUEUE kept, REPLACE not", R_NONE, false, false, 0, REPLACE | ALLOW | QUEUE,
+	  0, KDBUS_NAME_DO_TAKE, ALLOW | QUEUE | PRIMARY, ALLOW | QUEUE | PRIMARY | ACQUIRED, 0, false },
+	{ "only an activator: handover", R_NONE, false, true, 0, 0,
+	  0, KDBUS_NAME_DO_HANDOVER, PRIMARY, PRIMARY | ACQUIRED, ACTIVATOR | IN_QUEUE, false },
+	{ "only an activator: any flags take it", R_NONE, false, true, 0, QUEUE,
+	  0, KDBUS_NAME_DO_HANDOVER, QUEUE | PRIMARY, QUEUE | PRIMARY | ACQUIRED, ACTIVATOR | IN_QUEUE, false },
+	{ "the owner again: flags updated, no ACQUIRED", R_PRIMARY, true, false, PRIMARY, ALLOW,
+	  0, KDBUS_NAME_DO_UPDATE, ALLOW | PRIMARY, ALLOW | PRIMARY, 0, false },
+	{ "the owner again drops ALLOW and QUEUE", R_PRIMARY, true, true, PRIMARY | ALLOW | QUEUE, 0,
+	  0, KDBUS_NAME_DO_UPDATE, PRIMARY, PRIMARY, 0, false },
+	{ "the owner again with REPLACE", R_PRIMARY, true, false, PRIMARY | ALLOW, REPLACE,
+	  0, KDBUS_NAME_DO_UPDATE, PRIMARY, PRIMARY, 0, false },
+	{ "replace an owner without QUEUE: it loses the name", R_NONE, true, false, PRIMARY | ALLOW, REPLACE,
+	  0, KDBUS_NAME_DO_REPLACE, PRIMARY, PRIMARY | ACQUIRED, 0, true },
+	{ "replace an owner with QUEUE: it waits", R_NONE, true, false, PRIMARY | ALLOW | QUEUE, REPLACE,
+	  0, KDBUS_NAME_DO_REPLACE, PRIMARY, PRIMARY | ACQUIRED, ALLOW | QUEUE | IN_QUEUE, false },
+	{ "a waiter replaces the owner", R_WAITER, true, false, PRIMARY | ALLOW, REPLACE | QUEUE,
+	  0, KDBUS_NAME_DO_REPLACE, QUEUE | PRIMARY, QUEUE | PRIMARY | ACQUIRED, 0, true },
+	{ "replace with an activator behind", R_NONE, true, true, PRIMARY | ALLOW | QUEUE, REPLACE | ALLOW,
+	  0, KDBUS_NAME_DO_REPLACE, ALLOW | PRIMARY, ALLOW | PRIMARY | ACQUIRED, ALLOW | QUEUE | IN_QUEUE, false },
+	{ "queue behind an owner", R_NONE, true, false, PRIMARY, QUEUE,
+	  0, KDBUS_NAME_DO_QUEUE, QUEUE | IN_QUEUE, QUEUE | IN_QUEUE | ACQUIRED, 0, false },
+	{ "queue behind an owner that allows replacement", R_NONE, true, false, PRIMARY | ALLOW, QUEUE | ALLOW,
+	  0, KDBUS_NAME_DO_QUEUE, ALLOW | QUEUE | IN_QUEUE, ALLOW | QUEUE | IN_QUEUE | ACQUIRED, 0, false },
+	{ "a waiter queues again: it stays", R_WAITER, true, false, PRIMARY, QUEUE,
+	  0, KDBUS_NAME_DO_STAY, QUEUE | IN_QUEUE, QUEUE | IN_QUEUE, 0, false },
+	{ "a waiter queues again with ALLOW", R_WAITER, true, true, PRIMARY, QUEUE | ALLOW,
+	  0, KDBUS_NAME_DO_STAY, ALLOW | QUEUE | IN_QUEUE, ALLOW | QUEUE | IN_QUEUE, 0, false },
+	{ "REPLACE refused, QUEUE: next in line", R_NONE, true, false, PRIMARY, REPLACE | QUEUE,
+	  0, KDBUS_NAME_DO_QUEUE_NEXT, QUEUE | IN_QUEUE, QUEUE | IN_QUEUE | ACQUIRED, 0, false },
+	{ "a waiter: REPLACE refused, QUEUE: next in line", R_WAITER, true, false, PRIMARY | QUEUE, REPLACE | QUEUE,
+	  0, KDBUS_NAME_DO_QUEUE_NEXT, QUEUE | IN_QUEUE, QUEUE | IN_QUEUE, 0, false },
+	{ "taken, no flags", R_NONE, true, false, PRIMARY, 0,
+	  -EEXIST, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "taken, REPLACE refused, no QUEUE", R_NONE, true, false, PRIMARY | QUEUE, REPLACE,
+	  -EEXIST, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "taken, ALLOW only", R_NONE, true, true, PRIMARY | ALLOW, ALLOW,
+	  -EEXIST, KDBUS_NAME_DO_REFUSE, ALLOW, ALLOW, 0, false },
+	{ "a waiter without QUEUE leaves", R_WAITER, true, false, PRIMARY, 0,
+	  -EEXIST, KDBUS_NAME_DO_LEAVE, 0, 0, 0, false },
+	{ "a waiter, REPLACE refused, without QUEUE leaves", R_WAITER, true, true, PRIMARY | QUEUE, REPLACE,
+	  -EEXIST, KDBUS_NAME_DO_LEAVE, 0, 0, 0, false },
+	/* an activator's HELLO */
+	{ "activator of a free name", R_NONE, false, false, 0, ACTIVATOR,
+	  0, KDBUS_NAME_DO_ACTIVATE, ACTIVATOR | PRIMARY, ACTIVATOR | PRIMARY | ACQUIRED, 0, false },
+	{ "activator behind an owner", R_NONE, true, false, PRIMARY | ALLOW, ACTIVATOR,
+	  0, KDBUS_NAME_DO_ACTIVATE_BEHIND, ACTIVATOR | IN_QUEUE, ACTIVATOR | IN_QUEUE | ACQUIRED, 0, false },
+	{ "activator: other flags do not count", R_NONE, true, false, PRIMARY | ALLOW, ACTIVATOR | REPLACE | QUEUE,
+	  0, KDBUS_NAME_DO_ACTIVATE_BEHIND, ACTIVATOR | IN_QUEUE, ACTIVATOR | IN_QUEUE | ACQUIRED, 0, false },
+	{ "a second activator", R_NONE, false, true, 0, ACTIVATOR,
+	  -EEXIST, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "a second activator behind an owner", R_NONE, true, true, PRIMARY, ACTIVATOR,
+	  -EEXIST, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "activator: already the owner", R_PRIMARY, true, false, PRIMARY, ACTIVATOR,
+	  -EALREADY, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "activator: already waiting", R_WAITER, true, true, PRIMARY, ACTIVATOR,
+	  -EALREADY, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+	{ "activator: already its activator", R_ACTIVATOR, false, true, 0, ACTIVATOR,
+	  -EALREADY, KDBUS_NAME_DO_REFUSE, 0, 0, 0, false },
+};
+
+TEST(names_acquire_table) {
+	for (size_t i = 0; i < sizeof(acquire_rows) / sizeof(acquire_rows[0]); i++) {
+		const __typeof__(acquire_rows[0]) *t = &acquire_rows[i];
+		struct kdbus_name_state s = {
+			.role = t->role,
+			.has_primary = t->has_primary,
+			.has_waiter = t->role == R_WAITER,
+			.has_activator = t->has_activator,
+			.primary_flags = t->primary_flags,
+		};
+		struct kdbus_name_decision d = kdbus_name_decide_acquire(&s, t->request);
+		bool ok = d.error == t->error && d.action == t->action &&
+			  (d.action == KDBUS_NAME_DO_REFUSE || d.flags == t->flags) &&
+			  d.return_flags == t->return_flags && d.prev_leaves == t->prev_leaves &&
+			  ((t->action != KDBUS_NAME_DO_HANDOVER && t->action != KDBUS_NAME_DO_REPLACE) ||
+			   t->prev_leaves || d.prev_flags == t->prev_flags);
+
+		check(ok);
+		if (!ok)
+			fprintf(stderr, "  %s: error %d action %d flags %#llx return %#llx prev %#llx%s\n", t->row,
+				d.error, d.action, (unsigned long long)d.flags,
+				(unsigned long long)d.return_flags, (unsigned long long)d.prev_flags,
+				d.prev_leaves ? " leaves" : "");
+	}
+}
+
+/* the ACTIVATOR flag of a request hands it to kdbus_name_decide_activator() */
+TEST(names_activator_same) {
+	struct kdbus_name_state s = { .role = R_NONE, .has_primary = true, .primary_flags = PRIMARY };
+	struct kdbus_name_decision a = kdbus_name_decide_acquire(&s, ACTIVATOR);
+	struct kdbus_name_decision b = kdbus_name_decide_activator(&s);
+
+	check(a.error == b.error && a.action == b.action && a.flags == b.flags &&
+	      a.return_flags == b.return_flags);
+}
+
+/* over every state and request: what holds whatever the row */
+TEST(names_acquire_invariants) {
+	static const enum kdbus_name_role roles[] = { R_NONE, R_PRIMARY, R_WAITER, R_ACTIVATOR };
+	unsigned n = 0;
+
+	for (size_t r = 0; r < 4; r++)
+	for (unsigned st = 0; st < 4; st++)
+	for (uint64_t pf = 0; pf <= (ALLOW | QUEUE); pf += ALLOW)
+	for (uint64_t req = 0; req <= (REPLACE | ALLOW | QUEUE); req++) {
+		struct kdbus_name_state s = {
+			.role = roles[r],
+			.has_primary = st & 1,
+			.has_waiter = roles[r] == R_WAITER,
+			.has_activator = (st & 2) || roles[r] == R_ACTIVATOR,
+			.primary_flags = (st & 1) ? (pf & (ALLOW | QUEUE)) | PRIMARY : 0,
+		};
+		struct kdbus_name_decision d;
+
+		/* a requester on the queue implies an owner */
+		if ((roles[r] == R_PRIMARY || roles[r] == R_WAITER) && !s.has_primary)
+			continue;
+		d = kdbus_name_decide_acquire(&s, req);
+		n++;
+		/* an error exactly when refused or leaving */
+		check(!d.error == (d.action != KDBUS_NAME_DO_REFUSE && d.action != KDBUS_NAME_DO_LEAVE));
+		/* never both PRIMARY and IN_QUEUE; never REPLACE_EXISTING kept */
+		check((d.flags & (PRIMARY | IN_QUEUE)) != (PRIMARY | IN_QUEUE));
+		check(!(d.flags & (REPLACE | ACQUIRED | ACTIVATOR)));
+		/* the saved flags are the request's */
+		if (!d.error)
+			check((d.flags & (ALLOW | QUEUE)) == (req & (ALLOW | QUEUE)));
+		/* return_flags: flags, ACQUIRED at most added */
+		check((d.return_flags & ~(uint64_t)ACQUIRED) == (d.action == KDBUS_NAME_DO_REFUSE ? d.return_flags
+											  & ~(uint64_t)ACQUIRED : d.flags));
+		/* ACQUIRED: the call put a newcomer on the name, or gave it to a waiter */
+		if (d.return_flags & ACQUIRED)
+			check(roles[r] == R_NONE || d.action == KDBUS_NAME_DO_REPLACE);
+		if (roles[r] == R_NONE && !d.error)
+			check(d.return_flags & ACQUIRED);
+		/* a free name or one only its activator holds: anyone but the activator takes it */
+		if (!s.has_primary && roles[r] != R_ACTIVATOR)
+			check(d.action == (s.has_activator ? KDBUS_NAME_DO_HANDOVER : KDBUS_NAME_DO_TAKE));
+		/* the activator never gets its own name */
+		if (roles[r] == R_ACTIVATOR)
+			check(d.error == -EUCLEAN);
+		/* REPLACE only when asked for and allowed */
+		if (d.action == KDBUS_NAME_DO_REPLACE)
+			check((req & REPLACE) && (s.primary_flags & ALLOW) && roles[r] != R_PRIMARY);
+		else if (s.has_primary && (req & REPLACE) && (s.primary_flags & ALLOW))
+			check(roles[r] == R_PRIMARY || roles[r] == R_ACTIVATOR);
+		/* prev_leaves only on REPLACE, for an owner without QUEUE */
+		check(d.prev_leaves == (d.action == KDBUS_NAME_DO_REPLACE && !(s.primary_flags & QUEUE)));
+	}
+	check(n == 4 * 4 * 4 * 8 - 2 * 2 * 4 * 8);
+}
+
+static const struct {
+	const char *row;
+	enum kdbus_name_role role;
+	bool has_primary, has_waiter, has_activator;
+	int result;
+} release_rows[] = {
+	{ "not on the name", R_NONE, true, true, true, -EADDRINUSE },
+	{ "not on a free name", R_NONE, false, false, false, -EADDRINUSE },
+	{ "a waiter", R_WAITER, true, true, false, KDBUS_NAME_RELEASE_SILENT },
+	{ "a waiter, an activator", R_WAITER, true, true, true, KDBUS_NAME_RELEASE_SILENT },
+	{ "the activator behind an owner", R_ACTIVATOR, true, false, true, KDBUS_NAME_RELEASE_SILENT },
+	{ "the activator holding the name", R_ACTIVATOR, false, false, true, KDBUS_NAME_RELEASE_REMOVE },
+	{ "the owner, a waiter", R_PRIMARY, true, true, false, KDBUS_NAME_RELEASE_TO_WAITER },
+	{ "the owner, a waiter before the activator", R_PRIMARY, true, true, true, KDBUS_NAME_RELEASE_TO_WAITER },
+	{ "the owner, the activator", R_PRIMARY, true, false, true, KDBUS_NAME_RELEASE_TO_ACTIVATOR },
+	{ "the owner alone", R_PRIMARY, true, false, false, KDBUS_NAME_RELEASE_REMOVE },
+};
+
+TEST(names_release_table) {
+	for (size_t i = 0; i < sizeof(release_rows) / sizeof(release_rows[0]); i++) {
+		struct kdbus_name_state s = {
+			.role = release_rows[i].role,
+			.has_primary = release_rows[i].has_primary,
+			.has_waiter = release_rows[i].has_waiter,
+			.has_activator = release_rows[i].has_activator,
+			.primary_flags = release_rows[i].has_primary ? PRIMARY : 0,
+		};
+		int r = kdbus_name_decide_release(&s);
+
+		check(r == release_rows[i].result);
+		if (r != release_rows[i].result)
+			fprintf(stderr, "  %s: %d, expected %d\n", release_rows[i].row, r, release_rows[i].result);
+	}
+}
+
+TEST(names_flags) {
+	/* the activator hands over and waits; it holds the name again */
+	check(kdbus_name_flags_waiting(ACTIVATOR | PRIMARY) == (ACTIVATOR | IN_QUEUE));
+	check(kdbus_name_flags_primary(ACTIVATOR | IN_QUEUE) == (ACTIVATOR | PRIMARY));
+	/* a replaced owner keeps what it asked for */
+	check(kdbus_name_flags_waiting(ALLOW | QUEUE | PRIMARY) == (ALLOW | QUEUE | IN_QUEUE));
+	check(kdbus_name_flags_primary(QUEUE | IN_QUEUE) == (QUEUE | PRIMARY));
+	check(kdbus_name_flags_primary(kdbus_name_flags_waiting(ALLOW | PRIMARY)) == (ALLOW | PRIMARY));
+	check(KDBUS_NAME_ACQUIRE_FLAGS == (REPLACE | ALLOW | QUEUE));
+	check(KDBUS_NAME_SAVED_FLAGS == (ALLOW | QUEUE));
+}
+
 int main(void) {
 	RUN(name_table);
 	RUN(name_length);
@@ -530,6 +764,11 @@ int main(void) {
 	RUN(items_parse);
 	RUN(item_sizes);
 	RUN(item_write);
+	RUN(names_acquire_table);
+	RUN(names_activator_same);
+	RUN(names_acquire_invariants);
+	RUN(names_release_table);
+	RUN(names_flags);
 
 	return test_done();
 }
