@@ -242,8 +242,8 @@ def main():
                     script = lambda s, fn=fn: fn(s, ids)  # noqa: E731
                     ts = time.monotonic()
                     try:
-                        ref, n = E.run_script(args.reference, text, tmp, 'ref', script, svcdir, base, keep_user, late)
-                        got, _ = E.run_script(args.busbridged, text, tmp, 'bb', script, svcdir, base, keep_user, late)
+                        ref, got, n = E.run_pair(args.reference, args.busbridged, text, tmp, ('ref', 'bb'), script,
+                                                 svcdir, base, keep_user, late)
                     except Exception as exc:
                         nfail += 1
                         print('not ok %d - %s: %s' % (npass + nfail + nskip, label, exc))

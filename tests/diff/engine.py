@@ -322,13 +322,20 @@ class Session:
         return v
 
     def mask_pid(self, v):
-        """the bus daemon's own pid (asked of the driver) differs per run"""
-        if isinstance(v, int) and not isinstance(v, bool) and v == self.daemon.p.pid:
-            return 'DAEMON_PID'
+        """the bus daemon's own pid (asked of the driver) differs per run,
+        and so does the tester's, whose clients are the connections: the
+        two runs of a script are two processes (run_pair())"""
+        if isinstance(v, int) and not isinstance(v, bool):
+            if v == self.daemon.p.pid:
+                return 'DAEMON_PID'
+            if v == os.getpid():
+                return 'TESTER_PID'
         if isinstance(v, W.Variant):
             return W.Variant(v.sig, self.mask_pid(v.value))
         if isinstance(v, (list, tuple)):
             return type(v)(self.mask_pid(x) for x in v)
+        if isinstance(v, dict):
+            return {k: self.mask_pid(x) for k, x in v.items()}
         return v
 
     def describe(self, client, m, fds):
@@ -588,6 +595,59 @@ def run_script(binary, conf_text, tmp, label, script, servicedir=None, base=None
         return s.lines, s.exchanges
     finally:
         d.stop()
+
+
+# the reference and busbridged run each script side by side (run_pair());
+# BUSDIFF_SIDE_BY_SIDE=0 runs them one after the other
+SIDE_BY_SIDE = os.environ.get('BUSDIFF_SIDE_BY_SIDE', '1') != '0'
+
+
+def run_pair(ref_binary, binary, conf_text, tmp, labels, script, servicedir=None, base=None, keep_user=False,
+             late=None):
+    """run_script() against the reference and against busbridged: the
+    transcripts and the reference's count of exchanges.  The reference runs
+    in a child process while busbridged runs here: each daemon has its own
+    socket, configuration and log (labels), and nothing of one run reaches
+    the other.  A script with late directories runs them one after the
+    other: both daemons watch the same paths there.  An exception of
+    either run is raised here, the reference's first"""
+    ref_label, label = labels
+    if late or not SIDE_BY_SIDE:
+        ref, n = run_script(ref_binary, conf_text, tmp, ref_label, script, servicedir, base, keep_user, late)
+        got, _ = run_script(binary, conf_text, tmp, label, script, servicedir, base, keep_user, late)
+        return ref, got, n
+    import pickle
+    sys.stdout.flush()
+    sys.stderr.flush()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            out = ('ok', run_script(ref_binary, conf_text, tmp, ref_label, script, servicedir, base, keep_user))
+        except BaseException as exc:   # noqa: B902 (the parent raises it)
+            out = ('error', '%s: %s' % (type(exc).__name__, exc))
+        try:
+            with os.fdopen(w, 'wb') as f:
+                f.write(pickle.dumps(out))
+        finally:
+            os._exit(0)
+    os.close(w)
+    got = err = None
+    try:
+        got, _ = run_script(binary, conf_text, tmp, label, script, servicedir, base, keep_user)
+    except Exception as exc:
+        err = exc
+    finally:
+        with os.fdopen(r, 'rb') as f:
+            data = f.read()
+        os.waitpid(pid, 0)
+    status, ref = pickle.loads(data) if data else ('error', 'the reference run ended without a result')
+    if status != 'ok':
+        raise RuntimeError(ref)
+    if err is not None:
+        raise err
+    return ref[0], got, ref[1]
 
 
 def canonical(lines):

@@ -104,8 +104,7 @@ def make_script(actions, ids):
 
 def differs(ref_bin, bb_bin, text, tmp, svcdir, ids, actions, base=None):
     script = make_script(actions, ids)
-    ref, n = E.run_script(ref_bin, text, tmp, 'rref', script, svcdir, base)
-    got, _ = E.run_script(bb_bin, text, tmp, 'rbb', script, svcdir, base)
+    ref, got, n = E.run_pair(ref_bin, bb_bin, text, tmp, ('rref', 'rbb'), script, svcdir, base)
     return E.compare(ref, got), n
 
 

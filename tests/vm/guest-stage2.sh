@@ -146,7 +146,8 @@ native_stress() {
 # grid-user and peer-user repeat them as another user), the session bus's
 # without those the system bus has (grid-root, peer-root) and late-dirs
 # (the service directories, no kernel in it): all of CI mode takes about
-# 20 min under TCG (VM_SCRIPT can run it by hand)
+# 10 min under TCG, each script on both daemons side by side (VM_SCRIPT
+# can run it by hand)
 busdiff_only='^(test-session (?!(grid|peer)-root|late-dirs)|system-bus (?!(grid|peer)-user))'
 busdiff_kdbus() {
 	echo "# stage 2: busdiff, busbridged --kdbus against dbus-daemon"
