@@ -11,7 +11,7 @@ pass=0 fail=0 skip=0 n=0
 ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
 
-if make -C "$build" -s distcheck DISTCHECK_CONFIGURE_FLAGS=-q > "$build/distcheck.log" 2>&1; then
+if make -C "$build" -s -j"${JOBS:-2}" distcheck DISTCHECK_CONFIGURE_FLAGS=-q > "$build/distcheck.log" 2>&1; then
 	ok "make distcheck"
 else
 	notok "make distcheck"

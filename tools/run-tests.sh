@@ -123,7 +123,8 @@ if build build; then
 			--log-file=$vgdir/vg.%p.log "$top/build/daemon/busbridged" "\$@"
 		EOF
 		chmod +x build/daemon/busbridged-valgrind
-		out=$(ONLY="${VALGRIND_TESTS:-$valgrind_tests}" tests/integration/run.sh \
+		# (one test at a time: valgrind's slowdown leaves no room for others)
+		out=$(ONLY="${VALGRIND_TESTS:-$valgrind_tests}" INTEGRATION_JOBS=1 tests/integration/run.sh \
 			"$top/build/daemon/busbridged-valgrind" 2>&1 | tee build.valgrind.log | tail -n 1)
 		set -- $(echo "$out" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 		if [ $# = 3 ]; then count "$1" "$2" "$3" "integration (valgrind)"; else count 0 1 0 "integration valgrind ($out)"; fi

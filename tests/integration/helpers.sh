@@ -8,7 +8,9 @@
 # Every process started through these is killed when the test exits.
 here=${here:-$(cd "$(dirname "$0")" && pwd)}
 PY=${PYTHON_DBUS:-/usr/bin/python3}
-T=${TEST_TMP:?TEST_TMP is not set: run me through run.sh}/$(basename "$0").d
+# (TEST_NAME: set by a test that execs another, its own name: the two may
+# run at the same time, each in its own directory)
+T=${TEST_TMP:?TEST_TMP is not set: run me through run.sh}/${TEST_NAME:-$(basename "$0")}.d
 rm -rf "$T"; mkdir -p "$T"
 _pids=()
 _cleanup() {

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # A burst of 1500 signals and 1500 calls, written at once, to receivers
 # that read only afterwards: each gets all of them, as from dbus-daemon.
 # On kdbus.ko, which queues at most 256 messages of one user for a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # More calls waiting for a reply than kdbus.ko keeps trackers for (128 per
 # connection, the final ABI), with max_replies_per_connection above it:
 # busbridged on the kernel bus tracks the rest itself (call-overflow.c).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The bus driver, compared with dbus-daemon's on the same configuration:
 # tests/integration/driver-probe.py runs the same raw conversations on
 # busbridged and on /usr/bin/dbus-daemon, and every line it prints (one per

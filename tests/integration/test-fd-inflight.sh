@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # A receiver that the bus cannot pass an fd to stays connected: busbridged
 # and dbus-daemon run as nobody with RLIMIT_NOFILE 240 on the same
 # configuration; sixteen connections that never read park a little more

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The header fields of every message the bus sends, in the order they come
 # (header-order-probe.py has the sequence), on busbridged and dbus-daemon:
 # its replies, errors (NoReply has an order of its own) and signals as

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # What a new connection receives after Hello, on busbridged and on
 # dbus-daemon with the same configurations: the Hello reply and the
 # NameAcquired of its unique name, in this order and nothing else; with

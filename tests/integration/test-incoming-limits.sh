@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # max_incoming_bytes and max_incoming_unix_fds, on busbridged and on
 # dbus-daemon with the same configuration: a sender that floods a
 # recipient that does not read (64 KiB method calls, 64 KiB signals to a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # --kdbus and <kdbus/>: the bus on kdbus.ko.  Without kdbusfs (the build
 # machine) the bus does not start and says why; with it (the VM's second
 # stage, tests/vm/guest-stage2.sh) the bus is /sys/fs/kdbus/<uid>-busbridge-<pid>

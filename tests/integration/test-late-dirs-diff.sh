@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Service directories and configuration directories that appear while the
 # bus runs, busbridged beside dbus-daemon with the same configuration: a
 # <servicedir>, the user's $XDG_DATA_HOME/dbus-1/services (as when

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # System bus activation through a setuid launch helper: busbridged with
 # <servicehelper> naming busbridge-launch-helper (installed setuid root into
 # a temporary directory) and dbus-daemon with its own

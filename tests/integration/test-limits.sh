@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # <limit>s of the configuration, on buses of our own (copies of the test
 # config with low limits): max_names_per_connection,
 # max_match_rules_per_connection, max_replies_per_connection,

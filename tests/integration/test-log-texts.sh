@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The texts that name connections, and the log lines, of busbridged and of
 # dbus-daemon for the same probe, with the same configuration (a session
 # bus: lines start "dbus-daemon[PID]: [session uid=U pid=PID] "):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # RequestName at max_names_per_connection: dbus-daemon refuses every
 # request of a connection at the limit (its unique name counted), even of a
 # name it owns or waits for already, after the policy's own refusal, and

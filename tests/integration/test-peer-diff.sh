@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Messages of org.freedesktop.DBus.Peer without a destination, on
 # busbridged and on dbus-daemon with the same configuration: dbus-daemon's
 # end of every connection (libdbus's peer filter) answers them before the

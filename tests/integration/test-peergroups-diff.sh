@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The groups the policy sees: those the kernel gives with the peer's
 # credentials (SO_PEERGROUPS), as dbus-daemon takes them, not the user
 # database's.  A process of "nobody" that runs with the supplementary group

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The compiled policy in the core (doc/policy.md): a configuration with
 # 1200 names that only root may own (more kdbus policy entries than one
 # policy holder carries), reloaded to one without them and back.  An

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Policy rules on names follow the names as they change hands, on
 # busbridged as on dbus-daemon with the same configuration: a broadcast is
 # refused to a receiver while it owns, or waits in the queue for, a name a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Policy decisions that depend on the order of the configuration files and
 # on the several names a connection owns, on busbridged as on dbus-daemon
 # with the same configuration (tests/integration/policy-order-probe.py):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # ReloadConfig under load: several clients call a service continuously
 # while the policy is reloaded back and forth between a configuration
 # that allows the method and one that denies it.  Checks that

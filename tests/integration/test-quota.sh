@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Per-user quotas (kdbus/user.h): on a bus of our own, a reader that stops
 # reading (uid A) is flooded with calls by uid B until B gets
 # org.freedesktop.DBus.Error.LimitsExceeded; a third uid C is unaffected:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # The daemon's command line as the launchers use it: dbus-run-session,
 # (debug-build) dbus-launch, --fork/--nofork with --print-address and
 # --print-pid in both forms, --address, --version, --introspect, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # SASL as dbus-daemon speaks it (sasl-probe.py has the conversations), on
 # busbridged and dbus-daemon with the same configurations:
 #  - ANONYMOUS is offered and succeeds whether or not <allow_anonymous/> is

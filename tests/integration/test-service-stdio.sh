@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Where the output of a service the bus starts goes, busbridged beside
 # dbus-daemon with the same configuration: the service keeps the stdout and
 # the stderr it inherits from the bus (dbus-daemon's dbus-spawn-unix.c), and

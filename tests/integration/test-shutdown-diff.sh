@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # What connections see when the bus gets SIGTERM, busbridged beside
 # dbus-daemon on the same configuration: dbus-daemon closes them one at a
 # time (those that have not said Hello first, then in the order of their

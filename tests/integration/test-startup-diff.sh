@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # busbridged and dbus-daemon on configurations they cannot start with, or
 # start with warnings: the same exit status and the same lines on stderr
 # (pids aside), word for word:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # What busbridged logs to syslog, and at which priority, beside dbus-daemon
 # with the same configuration and --syslog: at start (the fd limit it
 # cannot raise: a warning), at ReloadConfig, SIGHUP and a change in a

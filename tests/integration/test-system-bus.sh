@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # System bus mode: $BUS_DAEMON --system with the stock system.conf listens
 # on /run/dbus/system_bus_socket, writes the pidfile, drops to the
 # messagebus user, and refuses what the stock policy refuses for an

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # tcp: and nonce-tcp: listeners with DBUS_COOKIE_SHA1, on loopback only
 . "$(dirname "$0")/lib.sh"
 d=$TEST_TMP/tcp.d

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # dbus-daemon's own subtests that only run for a non-root user (root is
 # immune to pending_fd_timeout), run as "nobody" against the daemon
 . "$(dirname "$0")/lib.sh"

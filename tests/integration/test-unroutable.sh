@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # Messages the bus cannot simply deliver, on busbridged and on dbus-daemon
 # with the same configurations (unroutable-probe.py has the cases):
 #  - every message type, NO_REPLY_EXPECTED or not, to a name nobody holds

@@ -1,4 +1,5 @@
 #!/bin/bash
+# integration: own buses (runs beside the other tests: tests/integration/run.sh)
 # A connection whose peer no longer reads (it shut its socket for reading,
 # so that every write to it fails with EPIPE), busbridged beside
 # dbus-daemon: the connection stays, what it sends is taken (the bus's
