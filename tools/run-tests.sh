@@ -184,7 +184,7 @@ else
 fi
 
 # --- the kernel module in a VM ------------------------------------------------------
-# tests/vm/run.sh (about 12 min under TCG): kmod/ built against
+# tests/vm/run.sh (about 14 min under TCG): kmod/ built against
 # linux-headers-amd64, the matching kernel booted in qemu, the original
 # selftests and the conformance suite on the ioctl backend twice and after
 # rmmod/insmod, a minute of concurrent senders, receivers, names and
