@@ -139,14 +139,8 @@ static struct kdbus_name_state kdbus_name_state(KdbusNameEntry *e, KdbusNameOwne
 		.primary_flags = primary ? primary->flags : 0,
 	};
 
-	if (!o)
-		return s;
-	if (o == e->activator)
-		s.role = KDBUS_NAME_ROLE_ACTIVATOR;
-	else if (o == primary)
-		s.role = KDBUS_NAME_ROLE_PRIMARY;
-	else if (list_is_linked(&o->name_link))
-		s.role = KDBUS_NAME_ROLE_WAITER;
+	if (o)
+		s.role = kdbus_name_role_of(o == e->activator, o == primary, list_is_linked(&o->name_link));
 	return s;
 }
 

@@ -161,14 +161,8 @@ static struct kdbus_name_state kdbus_name_state(struct kdbus_name_entry *e, stru
 		.primary_flags = primary ? primary->flags : 0,
 	};
 
-	if (!o)
-		return s;
-	if (o == e->activator)
-		s.role = KDBUS_NAME_ROLE_ACTIVATOR;
-	else if (o == primary)
-		s.role = KDBUS_NAME_ROLE_PRIMARY;
-	else if (!list_empty(&o->name_link))
-		s.role = KDBUS_NAME_ROLE_WAITER;
+	if (o)
+		s.role = kdbus_name_role_of(o == e->activator, o == primary, !list_empty(&o->name_link));
 	return s;
 }
 

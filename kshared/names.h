@@ -82,6 +82,28 @@ enum kdbus_name_role {
 };
 
 /**
+ * kdbus_name_role_of() - the requester's place on a name
+ * @is_activator:	it is the name's activator
+ * @is_primary:		it is the first in the name's queue
+ * @is_queued:		it is in the name's queue
+ *
+ * The activator is kept apart from the queue (it holds the name while the
+ * queue is empty): it is the activator before anything else.
+ *
+ * Return: the role; KDBUS_NAME_ROLE_NONE when it is not on the name.
+ */
+static inline enum kdbus_name_role kdbus_name_role_of(bool is_activator, bool is_primary, bool is_queued)
+{
+	if (is_activator)
+		return KDBUS_NAME_ROLE_ACTIVATOR;
+	if (is_primary)
+		return KDBUS_NAME_ROLE_PRIMARY;
+	if (is_queued)
+		return KDBUS_NAME_ROLE_WAITER;
+	return KDBUS_NAME_ROLE_NONE;
+}
+
+/**
  * struct kdbus_name_state - one name, as the requester sees it
  * @role:		the requester's place on the name
  * @has_primary:	a connection other than the activator owns the name

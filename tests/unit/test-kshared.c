@@ -734,6 +734,18 @@ TEST(names_release_table) {
 	}
 }
 
+TEST(names_role) {
+	/* the activator first, then the head of the queue, then the rest */
+	check(kdbus_name_role_of(false, false, false) == R_NONE);
+	check(kdbus_name_role_of(false, false, true) == R_WAITER);
+	check(kdbus_name_role_of(false, true, false) == R_PRIMARY);
+	check(kdbus_name_role_of(false, true, true) == R_PRIMARY);
+	check(kdbus_name_role_of(true, false, false) == R_ACTIVATOR);
+	check(kdbus_name_role_of(true, false, true) == R_ACTIVATOR);
+	check(kdbus_name_role_of(true, true, false) == R_ACTIVATOR);
+	check(kdbus_name_role_of(true, true, true) == R_ACTIVATOR);
+}
+
 TEST(names_flags) {
 	/* the activator hands over and waits; it holds the name again */
 	check(kdbus_name_flags_waiting(ACTIVATOR | PRIMARY) == (ACTIVATOR | IN_QUEUE));
@@ -768,6 +780,7 @@ int main(void) {
 	RUN(names_activator_same);
 	RUN(names_acquire_invariants);
 	RUN(names_release_table);
+	RUN(names_role);
 	RUN(names_flags);
 
 	return test_done();
