@@ -334,8 +334,6 @@ class Session:
             return W.Variant(v.sig, self.mask_pid(v.value))
         if isinstance(v, (list, tuple)):
             return type(v)(self.mask_pid(x) for x in v)
-        if isinstance(v, dict):
-            return {k: self.mask_pid(x) for k, x in v.items()}
         return v
 
     def describe(self, client, m, fds):

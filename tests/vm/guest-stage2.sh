@@ -145,9 +145,9 @@ native_stress() {
 # scenarios and the regressions, the system bus's as root only (its
 # grid-user and peer-user repeat them as another user), the session bus's
 # without those the system bus has (grid-root, peer-root) and late-dirs
-# (the service directories, no kernel in it): all of CI mode takes about
-# 10 min under TCG, each script on both daemons side by side (VM_SCRIPT
-# can run it by hand)
+# (the service directories, no kernel in it), each script on both daemons
+# side by side: about 3 min under TCG.  All of CI mode (about 20 min one
+# daemon after the other) runs by hand with VM_SCRIPT
 busdiff_only='^(test-session (?!(grid|peer)-root|late-dirs)|system-bus (?!(grid|peer)-user))'
 busdiff_kdbus() {
 	echo "# stage 2: busdiff, busbridged --kdbus against dbus-daemon"
